@@ -1,0 +1,56 @@
+import type { Readable } from 'node:stream';
+
+/** A blob written to staging, hashed and counted, not yet visible under its digest. */
+export interface StagedBlob {
+  /** Hex SHA-256 of the bytes. */
+  readonly sha256: string;
+  /** Number of bytes. */
+  readonly size: number;
+  /** Store-specific handle of the staged bytes. */
+  readonly handle: string;
+}
+
+/** An inclusive byte range, as RFC 9110 ranges are. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * Content-addressed blob storage. Blobs are immutable and named by their SHA-256; the
+ * metadata store decides when one may be removed (services/blob-lifecycle.ts).
+ */
+export interface BlobStore {
+  /**
+   * Streams `source` into staging while hashing and counting. Rejects with
+   * BlobTooLargeError as soon as more than `maxBytes` arrive, and with the stream's error
+   * (or the signal's reason) otherwise; in every failure nothing is left behind.
+   */
+  stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob>;
+  /** Makes a staged blob durable under its digest; if the digest exists, just drops the staged copy. */
+  commit(staged: StagedBlob): Promise<void>;
+  /** Drops a staged blob that will not be committed; never fails for a missing one. */
+  discard(staged: StagedBlob): Promise<void>;
+  /** Streams a blob, or the inclusive range of it; rejects with BlobNotFoundError. */
+  read(sha256: string, range?: ByteRange): Promise<Readable>;
+  /** Whether a blob is stored. */
+  has(sha256: string): Promise<boolean>;
+  /** Removes a blob; a missing one is not an error. */
+  delete(sha256: string): Promise<void>;
+}
+
+export class BlobTooLargeError extends Error {
+  override name = 'BlobTooLargeError';
+  constructor(readonly limit: number) {
+    super(`blob exceeds ${limit} bytes`);
+  }
+}
+
+export class BlobNotFoundError extends Error {
+  override name = 'BlobNotFoundError';
+  constructor(readonly sha256: string) {
+    super(`blob ${sha256} not found`);
+  }
+}
+
+export const SHA256_PATTERN = /^[0-9a-f]{64}$/;

@@ -1,0 +1,34 @@
+import { loadConfig } from '../../config/config.js';
+import { startServer } from '../../server.js';
+import { parseCommandArgs } from '../args.js';
+
+export const SERVE_USAGE = 'filehaven serve [--port 8080] [--host 127.0.0.1] [--data ./data] [--public-url URL] [--web-url URL]';
+
+/** Runs the server until SIGINT/SIGTERM. */
+export async function serveCommand(args: string[]): Promise<void> {
+  const { settings, positionals } = parseCommandArgs(args);
+  if (positionals.length > 0) throw new Error(`serve takes no arguments, got "${positionals[0]}"`);
+  const config = loadConfig(settings, process.env);
+  const server = await startServer(config);
+  if (server.bootstrap) {
+    console.log('First start: created the operator account. This password is shown only once:');
+    console.log(`  login: ${server.bootstrap.login}`);
+    console.log(`  password: ${server.bootstrap.password}`);
+  }
+  console.log(`filehaven listening on ${server.baseUrl} (web ${server.webUrl}, data ${config.dataDir})`);
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal}: finishing requests and stopping`);
+    server.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error('error while stopping:', (error as Error).message);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}

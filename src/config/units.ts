@@ -1,0 +1,20 @@
+/** Parses sizes like `10GiB`, `500MB`, `1048576` into bytes; null when unreadable. */
+export function parseBytes(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$/i.exec(text);
+  if (!match) return null;
+  const unit = (match[2] ?? '').toLowerCase().replace(/b$/, '');
+  const powers: Record<string, number> = { '': 0, k: 1, ki: 1, m: 2, mi: 2, g: 3, gi: 3, t: 4, ti: 4 };
+  const power = powers[unit];
+  if (power === undefined) return null;
+  const base = unit.endsWith('i') || unit.length === 1 ? 1024 : 1000;
+  const value = Number(match[1]) * base ** power;
+  return Number.isSafeInteger(Math.round(value)) ? Math.round(value) : null;
+}
+
+/** Parses durations like `24h`, `30m`, `7d`, `90s` (a bare number is seconds) into milliseconds. */
+export function parseDuration(text: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
+  if (!match) return null;
+  const factors: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  return Math.round(Number(match[1]) * factors[(match[2] ?? 's').toLowerCase()]!);
+}

@@ -1,0 +1,28 @@
+import type { Kysely } from 'kysely';
+import type { Database } from './database.js';
+import { migrateToLatest } from './migrator.js';
+import { accountsRepository } from './repositories/accounts-repository.js';
+import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
+import { filesRepository } from './repositories/files-repository.js';
+import { foldersRepository } from './repositories/folders-repository.js';
+import type { MetadataStore, Repositories } from './repositories/repositories.js';
+
+function repositories(db: Kysely<Database>): Repositories {
+  return {
+    accounts: accountsRepository(db),
+    files: filesRepository(db),
+    folders: foldersRepository(db),
+    blobs: blobsRepository(db),
+    blacklist: blacklistRepository(db),
+  };
+}
+
+/** Migrates the database and wraps it as the MetadataStore the services use. */
+export async function openMetadataStore(db: Kysely<Database>): Promise<MetadataStore> {
+  await migrateToLatest(db);
+  return {
+    ...repositories(db),
+    transaction: (work) => db.transaction().execute((trx) => work(repositories(trx))),
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,61 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import { FileStatus } from '../../domain/types.js';
+import type { BlacklistRepository, BlobsRepository } from './repositories.js';
+
+export function blobsRepository(db: Kysely<Database>): BlobsRepository {
+  return {
+    async ensure(sha256, size, at) {
+      await db
+        .insertInto('blobs')
+        .values({ sha256, size, created_at: at })
+        // DO UPDATE rather than DO NOTHING: it takes the row lock on PostgreSQL, which
+        // orders this upload against a concurrent removeIfUnreferenced of the digest.
+        .onConflict((oc) => oc.column('sha256').doUpdateSet({ size: (eb) => eb.ref('excluded.size') }))
+        .execute();
+    },
+    async removeIfUnreferenced(sha256) {
+      // The reference check and the removal are one statement, so no file row can
+      // appear between them (API.md: a blob goes only when no live row points at it).
+      const result = await db
+        .deleteFrom('blobs')
+        .where('sha256', '=', sha256)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('files')
+                .select('files.id')
+                .where('files.sha256', '=', sha256)
+                .where('files.status', '!=', FileStatus.Deleted),
+            ),
+          ),
+        )
+        .executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+  };
+}
+
+export function blacklistRepository(db: Kysely<Database>): BlacklistRepository {
+  return {
+    async has(sha256) {
+      const row = await db.selectFrom('blacklist').select('sha256').where('sha256', '=', sha256).executeTakeFirst();
+      return row !== undefined;
+    },
+    async add(sha256, reason, at) {
+      await db
+        .insertInto('blacklist')
+        .values({ sha256, reason, created_at: at })
+        .onConflict((oc) => oc.column('sha256').doNothing())
+        .execute();
+    },
+    async remove(sha256) {
+      const result = await db.deleteFrom('blacklist').where('sha256', '=', sha256).executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+    async list() {
+      const rows = await db.selectFrom('blacklist').selectAll().orderBy('created_at').execute();
+      return rows.map((r) => ({ sha256: r.sha256, reason: r.reason, createdAt: Number(r.created_at) }));
+    },
+  };
+}

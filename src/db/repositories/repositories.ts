@@ -1,0 +1,142 @@
+import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
+
+/** What a new account row needs. */
+export interface NewAccount {
+  login: string;
+  passwordHash: string;
+  name: string;
+  email: string;
+  premiumStart: number | null;
+  premiumEnd: number | null;
+  trafficLeft: number;
+  isOperator: boolean;
+  createdAt: number;
+}
+
+/** Account rows and their credentials. */
+export interface AccountsRepository {
+  /** Inserts an account; throws DuplicateError when the login is taken. */
+  create(account: NewAccount): Promise<Account>;
+  /** The account with this id, or null. */
+  byId(id: number): Promise<Account | null>;
+  /** The account with this login, or null. */
+  byLogin(login: string): Promise<Account | null>;
+  /** The stored password hash of a login, with the account; null if unknown. */
+  credentials(login: string): Promise<{ account: Account; passwordHash: string } | null>;
+  /** The account whose API-key lookup hash is this, or null. */
+  byApiKeyHash(hash: string): Promise<Account | null>;
+  /** The sealed API key of an account, or null when none was created. */
+  sealedApiKey(id: number): Promise<string | null>;
+  /** Stores a new API key (replacing any old one). */
+  setApiKey(id: number, hash: string, sealed: string): Promise<void>;
+  /** Sets the API key only if the account has none; false when one already existed. */
+  setApiKeyIfAbsent(id: number, hash: string, sealed: string): Promise<boolean>;
+  /** Sets the premium period and traffic. */
+  setPremium(id: number, start: number | null, end: number | null, trafficLeft: number): Promise<void>;
+  /**
+   * Takes `bytes` of traffic if at least that much is left, atomically; false otherwise.
+   * Concurrent callers can never drive traffic below zero (API.md section 6).
+   */
+  reserveTraffic(id: number, bytes: number): Promise<boolean>;
+  /** Gives back traffic reserved but not sent. */
+  refundTraffic(id: number, bytes: number): Promise<void>;
+  /** All accounts, oldest first. */
+  list(): Promise<Account[]>;
+  /** Number of accounts. */
+  count(): Promise<number>;
+}
+
+/** What a new file row needs. */
+export interface NewFile {
+  id: string;
+  ownerId: number;
+  folderId: string | null;
+  name: string;
+  size: number;
+  sha256: string;
+  deleteHash: string;
+  createdAt: number;
+}
+
+/** File rows. */
+export interface FilesRepository {
+  /** Inserts a file in state A. */
+  create(file: NewFile): Promise<FileRecord>;
+  /** The file with this id in any state, or null. */
+  byId(id: string): Promise<FileRecord | null>;
+  /** The delete-secret hash of a file, or null if unknown. */
+  deleteHash(id: string): Promise<string | null>;
+  /** Sets the state; returns false if the row was missing or already in `to`/deleted. */
+  setStatus(id: string, from: FileStatus[], to: FileStatus, at: number): Promise<boolean>;
+  /** Moves those of the listed files that `ownerId` owns and are not deleted; returns how many moved. */
+  moveOwned(ids: string[], ownerId: number, folderId: string | null): Promise<number>;
+  /** The files with these ids (any state). */
+  byIds(ids: string[]): Promise<FileRecord[]>;
+  /** Files of a folder in the given states, oldest first. */
+  inFolder(folderId: string, states: FileStatus[]): Promise<FileRecord[]>;
+  /** Total size of a folder's active files. */
+  folderActiveBytes(folderId: string): Promise<number>;
+  /** Whether any non-deleted file points at this digest. */
+  liveReferenceExists(sha256: string): Promise<boolean>;
+  /** Counts a download start. */
+  recordDownload(id: string, at: number): Promise<void>;
+  /** Detaches deleted files from a folder about to be removed. */
+  detachDeleted(folderId: string): Promise<void>;
+}
+
+/** Folder rows. */
+export interface FoldersRepository {
+  /** Inserts a folder. */
+  create(folder: Folder): Promise<Folder>;
+  /** The folder with this id, or null. */
+  byId(id: string): Promise<Folder | null>;
+  /** Sub-folders of a folder. */
+  children(id: string): Promise<Folder[]>;
+  /** Removes a folder row. */
+  remove(id: string): Promise<void>;
+}
+
+/** Blob rows: the metadata side of the blob store. */
+export interface BlobsRepository {
+  /** Records a blob (a no-op when recorded) and holds its row for the rest of the transaction. */
+  ensure(sha256: string, size: number, at: number): Promise<void>;
+  /** Removes the blob row if no live file points at it; true when removed (then delete the bytes). */
+  removeIfUnreferenced(sha256: string): Promise<boolean>;
+}
+
+/** Blacklisted digests. */
+export interface BlacklistRepository {
+  /** Whether a digest is blacklisted. */
+  has(sha256: string): Promise<boolean>;
+  /** Adds a digest; a no-op if present. */
+  add(sha256: string, reason: string, at: number): Promise<void>;
+  /** Removes a digest; false if it was not listed. */
+  remove(sha256: string): Promise<boolean>;
+  /** All digests, oldest first. */
+  list(): Promise<{ sha256: string; reason: string; createdAt: number }[]>;
+}
+
+/** All repositories, bound to one connection or transaction. */
+export interface Repositories {
+  accounts: AccountsRepository;
+  files: FilesRepository;
+  folders: FoldersRepository;
+  blobs: BlobsRepository;
+  blacklist: BlacklistRepository;
+}
+
+/** The metadata store: repositories plus transactions. */
+export interface MetadataStore extends Repositories {
+  /**
+   * Runs `work` in one transaction; the blob store's commit and delete run inside it so
+   * that an upload and a removal of the same digest are ordered (see services/blob-lifecycle).
+   */
+  transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /** Closes the connection(s). */
+  close(): Promise<void>;
+}
+
+/** A unique constraint was violated (a login taken, an id collision). */
+export class DuplicateError extends Error {
+  override name = 'DuplicateError';
+}

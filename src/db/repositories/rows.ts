@@ -1,0 +1,62 @@
+import type { Selectable } from 'kysely';
+import type { AccountsTable, FilesTable, FoldersTable } from '../database.js';
+import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
+import { DuplicateError } from './repositories.js';
+
+// PostgreSQL drivers return bigint columns as strings; Number() keeps mappers dialect-neutral.
+const num = (value: unknown): number => Number(value);
+const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+
+export function toAccount(row: Selectable<AccountsTable>): Account {
+  return {
+    id: num(row.id),
+    login: row.login,
+    name: row.name,
+    email: row.email,
+    balanceCents: num(row.balance_cents),
+    premiumStart: numOrNull(row.premium_start),
+    premiumEnd: numOrNull(row.premium_end),
+    trafficLeft: num(row.traffic_left),
+    isOperator: num(row.is_operator) === 1,
+    disabled: num(row.disabled) === 1,
+    createdAt: num(row.created_at),
+  };
+}
+
+export function toFile(row: Selectable<FilesTable>): FileRecord {
+  return {
+    id: row.id,
+    ownerId: num(row.owner_id),
+    folderId: row.folder_id,
+    name: row.name,
+    size: num(row.size),
+    sha256: row.sha256,
+    status: row.status as FileStatus,
+    createdAt: num(row.created_at),
+    downloads: num(row.downloads),
+    lastDownloadAt: numOrNull(row.last_download_at),
+  };
+}
+
+export function toFolder(row: Selectable<FoldersTable>): Folder {
+  return {
+    id: row.id,
+    ownerId: num(row.owner_id),
+    parentId: row.parent_id,
+    name: row.name,
+    createdAt: num(row.created_at),
+  };
+}
+
+/** Translates a unique-constraint failure of either engine into DuplicateError. */
+export async function translateDuplicate<T>(work: Promise<T>, what: string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505') {
+      throw new DuplicateError(what);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * File names as API.md section 2 wants them: the last path component, no control or
+ * bidi-override characters, at most 255 UTF-8 bytes, never empty.
+ */
+const MAX_NAME_BYTES = 255;
+// C0, DEL, C1 controls and the bidi embedding/override/isolate marks (used to disguise
+// extensions, as in "invoice‮fdp.exe").
+const UNWANTED = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+export function sanitizeFileName(raw: string | undefined | null): string {
+  const lastPart = (raw ?? '').split(/[\\/]/).pop() ?? '';
+  let name = lastPart.replace(UNWANTED, '').trim();
+  if (name === '.' || name === '..') name = '';
+  name = truncateUtf8(name, MAX_NAME_BYTES).trim();
+  return name === '' ? 'file' : name;
+}
+
+/** Cuts a string to at most `maxBytes` of UTF-8 without splitting a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text, 'utf8') <= maxBytes) return text;
+  let bytes = 0;
+  let out = '';
+  for (const char of text) {
+    const size = Buffer.byteLength(char, 'utf8');
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    out += char;
+  }
+  return out;
+}
+
+/** Folder names follow the same rules, with "folder" for an empty one. */
+export function sanitizeFolderName(raw: string | undefined | null): string {
+  const name = truncateUtf8((raw ?? '').replace(UNWANTED, '').trim(), MAX_NAME_BYTES).trim();
+  return name === '' ? 'folder' : name;
+}

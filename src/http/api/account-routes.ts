@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { premiumState } from '../../domain/types.js';
+import { entryEl, textEl } from '../atom.js';
+import type { HttpContext } from '../context.js';
+import { requireAccount } from '../plugins/api-auth.js';
+import { sendAtom } from '../plugins/atom-reply.js';
+import { apiRoute } from '../plugins/method-dispatch.js';
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, or empty when unset (API.md 5). */
+export function sqlDateTime(epochMs: number | null): string {
+  return epochMs === null ? '' : new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** Cents as a decimal with two places. */
+export function money(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** GET /account (SPEC.md "GET /account"; API.md 3 and 5). */
+export function registerAccountRoutes(app: FastifyInstance, context: HttpContext): void {
+  apiRoute(app, '/account', {
+    GET: async (request, reply) => {
+      const account = await requireAccount(context, request);
+      return sendAtom(context, request, reply, 200, 'Account Info', [
+        entryEl(
+          textEl('id', account.id),
+          textEl('ed:name', account.name),
+          textEl('ed:email', account.email),
+          textEl('ed:balance', money(account.balanceCents)),
+          textEl('ed:premium', premiumState(account, context.services.clock())),
+          textEl('ed:premium_start', sqlDateTime(account.premiumStart)),
+          textEl('ed:premium_end', sqlDateTime(account.premiumEnd)),
+          textEl('ed:premium_trafficLeft', account.trafficLeft),
+        ),
+      ]);
+    },
+  });
+}

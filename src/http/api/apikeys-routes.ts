@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { entryEl, textEl } from '../atom.js';
+import type { HttpContext } from '../context.js';
+import { sendAtom } from '../plugins/atom-reply.js';
+import { apiRoute } from '../plugins/method-dispatch.js';
+import { formField } from './form.js';
+
+/** POST /apikeys (SPEC.md "POST /apikeys"; API.md 5). */
+export function registerApiKeyRoutes(app: FastifyInstance, context: HttpContext): void {
+  apiRoute(app, '/apikeys', {
+    POST: async (request, reply) => {
+      const login = formField(request, 'login') ?? '';
+      // `pass` is accepted as an alias of `password` (API.md 2).
+      const password = formField(request, 'password') ?? formField(request, 'pass') ?? '';
+      const account = await context.services.accounts.authenticate(login, password);
+      // An explicit "create" answers errorApiKeyAlreadyCreated when a key exists (API.md 5).
+      const explicitCreate = /^(1|true|yes)$/i.test(formField(request, 'create') ?? '');
+      const key = await context.services.accounts.apiKeyFor(account, explicitCreate);
+      return sendAtom(context, request, reply, 201, 'ApiKey', [
+        entryEl(textEl('title', 'apikey'), { name: 'content', attrs: [['type', 'text']], text: key }),
+      ]);
+    },
+  });
+}

@@ -1,0 +1,108 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../../domain/errors.js';
+import { entryEl, linkEl, textEl } from '../atom.js';
+import type { HttpContext } from '../context.js';
+import { ClientGoneError, receiveSingleFile } from '../multipart-upload.js';
+import { requireAccount, requirePremium } from '../plugins/api-auth.js';
+import { sendAtom } from '../plugins/atom-reply.js';
+import { apiRoute, dispatch, type MethodTable } from '../plugins/method-dispatch.js';
+import { createdFileEntry } from './file-entries.js';
+
+/** Multipart framing around the file: boundaries, part headers, small fields. */
+const MULTIPART_SLACK = 1024 * 1024;
+
+/**
+ * The file routes of SPEC.md: upload, details, direct link, copy, and the owner's
+ * DELETE (API.md 1). `/files/<ref>` carries `<id>`, `<id>;DirectLink` (`;` raw or as
+ * %3B) and the `copy:<id>` alias, so the ref is parsed here rather than by the router.
+ */
+export function registerFileRoutes(app: FastifyInstance, context: HttpContext): void {
+  const { services, links } = context;
+
+  const upload = async (request: FastifyRequest, reply: FastifyReply) => {
+    const account = await requireAccount(context, request);
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > services.config.maxFileSize + MULTIPART_SLACK) {
+      // Refuse before reading; the body is not drained, so the connection is closed.
+      reply.header('Connection', 'close');
+      throw errors.fileSize(services.config.maxFileSize);
+    }
+    let received;
+    try {
+      received = await receiveSingleFile(
+        request.raw,
+        (source, signal) => services.files.receive(source, signal),
+        (staged) => services.files.discard(staged),
+      );
+    } catch (error) {
+      if (!(error instanceof ClientGoneError) && !request.raw.complete) reply.header('Connection', 'close');
+      throw error;
+    }
+    const { file, deleteSecret } = await services.files.store(account, received.staged, received.filename);
+    return sendAtom(context, request, reply, 201, 'File upload result', [entryEl(...createdFileEntry(links, file, deleteSecret, 'self'))]);
+  };
+
+  const copy = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const account = await requireAccount(context, request);
+    const { file, deleteSecret } = await services.files.copy(account, id);
+    return sendAtom(context, request, reply, 201, 'File copy', [entryEl(...createdFileEntry(links, file, deleteSecret, 'related'))]);
+  };
+
+  const details = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    await requirePremium(context, request);
+    const file = await services.files.visible(id);
+    return sendAtom(context, request, reply, 200, 'File Full info', [
+      entryEl(
+        textEl('id', file.id),
+        textEl('title', file.name),
+        textEl('ed:status', file.status),
+        linkEl(['href', links.download(file)], ['rel', 'enclosure'], ['length', file.size]),
+      ),
+    ]);
+  };
+
+  const directLink = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const account = await requireAccount(context, request);
+    const { file, token } = await services.downloads.directLink(account, id);
+    return sendAtom(context, request, reply, 200, 'File info', [
+      entryEl(
+        textEl('id', file.id),
+        textEl('title', file.name),
+        linkEl(['href', links.direct(file, token)], ['rel', 'enclosure'], ['length', file.size]),
+      ),
+    ]);
+  };
+
+  const remove = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const account = await requireAccount(context, request);
+    const file = await services.files.deleteOwned(account, id);
+    return sendAtom(context, request, reply, 200, 'File delete', [
+      entryEl(textEl('id', file.id), textEl('title', file.name), textEl('ed:status', file.status)),
+    ]);
+  };
+
+  const uploadTable: MethodTable = { POST: upload };
+  apiRoute(app, '/files', uploadTable, { streamBody: true });
+  apiRoute(app, '/file', uploadTable, { streamBody: true });
+
+  app.route({
+    method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    url: '/files/copy/:id',
+    handler: (request, reply) => dispatch({ POST: copy((request.params as { id: string }).id) }, request, reply),
+  });
+
+  app.route({
+    method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    url: '/files/:ref',
+    handler: (request, reply) => {
+      const ref = (request.params as { ref: string }).ref.replace(/%3B/gi, ';');
+      const [id = '', suffix] = ref.split(';', 2);
+      let table: MethodTable;
+      if (suffix === undefined && id.startsWith('copy:')) table = { POST: copy(id.slice('copy:'.length)) };
+      else if (suffix === undefined) table = { GET: details(id), DELETE: remove(id) };
+      else if (suffix === 'DirectLink') table = { GET: directLink(id) };
+      else return reply.callNotFound();
+      return dispatch(table, request, reply);
+    },
+  });
+}

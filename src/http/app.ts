@@ -1,0 +1,47 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Services } from '../services/services.js';
+import { registerAccountRoutes } from './api/account-routes.js';
+import { registerApiKeyRoutes } from './api/apikeys-routes.js';
+import { registerFileRoutes } from './api/files-routes.js';
+import { registerFolderRoutes } from './api/folders-routes.js';
+import type { HttpContext } from './context.js';
+import { Links } from './links.js';
+import { registerBodyParsers } from './plugins/body-parsers.js';
+import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerFilePages } from './web/file-pages.js';
+import { registerFolderPage } from './web/folder-page.js';
+import { registerSitePages } from './web/site-pages.js';
+
+export interface AppOptions {
+  services: Services;
+  /** pino level or "silent". */
+  logLevel?: string;
+}
+
+/** The Fastify app with every route; `links` is configured once the address is known. */
+export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; links: Links }> {
+  const level = options.logLevel ?? 'info';
+  const app = Fastify({
+    logger: level === 'silent' ? false : { level },
+    // Uploads of many GiB take long: no overall request timeout, but idle sockets close.
+    requestTimeout: 0,
+    connectionTimeout: 0,
+    keepAliveTimeout: 65_000,
+    // Download links carry a 255-byte name, url-encoded up to three times longer.
+    routerOptions: { maxParamLength: 2048 },
+    return503OnClosing: true,
+  });
+  const links = new Links();
+  const context: HttpContext = { services: options.services, links };
+
+  await registerBodyParsers(app);
+  registerErrorHandling(app, context);
+  registerApiKeyRoutes(app, context);
+  registerFileRoutes(app, context);
+  registerFolderRoutes(app, context);
+  registerAccountRoutes(app, context);
+  registerFilePages(app, context);
+  registerFolderPage(app, context);
+  registerSitePages(app, context);
+  return { app, links };
+}

@@ -1,0 +1,43 @@
+import type { FileRecord, Folder } from '../domain/types.js';
+
+/**
+ * The public URLs of API.md section 1, built from {web_url}. The URLs are set once the
+ * server knows its address (a port of 0 is only known after listen).
+ */
+export class Links {
+  /** {base_url}, no trailing slash. */
+  baseUrl = '';
+  /** {web_url}, no trailing slash. */
+  webUrl = '';
+
+  /** Sets the addresses; called once, before the first request is served. */
+  configure(urls: { baseUrl: string; webUrl: string }): void {
+    this.baseUrl = urls.baseUrl;
+    this.webUrl = urls.webUrl;
+  }
+
+  /** {ed_namespace}: the developers page. */
+  get namespace(): string {
+    return `${this.webUrl}/developers`;
+  }
+
+  /** download_link: `/<file_id>/<url-encoded name>`. */
+  download(file: Pick<FileRecord, 'id' | 'name'>): string {
+    return `${this.webUrl}/${file.id}/${encodeURIComponent(file.name)}`;
+  }
+
+  /** delete_link: `/<file_id>/delete/<secret>`. */
+  delete(file: Pick<FileRecord, 'id'>, secret: string): string {
+    return `${this.webUrl}/${file.id}/delete/${secret}`;
+  }
+
+  /** folder_link: `/folder/<folder_id>`. */
+  folder(folder: Pick<Folder, 'id'>): string {
+    return `${this.webUrl}/folder/${folder.id}`;
+  }
+
+  /** direct link: `/direct/<file_id>/<token>/<url-encoded name>`. */
+  direct(file: Pick<FileRecord, 'id' | 'name'>, token: string): string {
+    return `${this.webUrl}/direct/${file.id}/${token}/${encodeURIComponent(file.name)}`;
+  }
+}

@@ -1,0 +1,84 @@
+import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { StagedBlob } from '../blob/blob-store.js';
+import { ApiError, errors } from '../domain/errors.js';
+
+/** The file of an upload request, staged but not yet stored. */
+export interface ReceivedFile {
+  staged: StagedBlob;
+  /** The part's filename as sent (decoded as UTF-8), before sanitising. */
+  filename: string;
+}
+
+/** The client went away before the body was complete; there is nobody to answer. */
+export class ClientGoneError extends Error {
+  override name = 'ClientGoneError';
+}
+
+type Stage = (source: Readable, signal: AbortSignal) => Promise<StagedBlob>;
+type Discard = (staged: StagedBlob) => Promise<void>;
+
+/**
+ * Reads a multipart upload with exactly one file (API.md section 2): the part named
+ * `upload`, or the first part with a filename. The file streams straight into `stage`;
+ * on any failure (malformed or truncated body, a second file, the client gone, a limit)
+ * the staging is aborted or discarded, so nothing is left on disk.
+ */
+export function receiveSingleFile(request: IncomingMessage, stage: Stage, discard: Discard): Promise<ReceivedFile> {
+  return new Promise((resolve, reject) => {
+    let parser: BusboyInstance;
+    try {
+      parser = Busboy({
+        headers: request.headers as BusboyHeaders,
+        // A part named `upload` is the file even without a filename (curl -F upload=<file).
+        isPartAFile: (name, _type, filename) => filename !== undefined || name === 'upload',
+        limits: { files: 1, fields: 50, fieldSize: 64 * 1024, parts: 100, headerPairs: 100 },
+      });
+    } catch {
+      reject(errors.uploadMalformed('expected a multipart/form-data body'));
+      return;
+    }
+
+    const abort = new AbortController();
+    let staging: Promise<StagedBlob> | undefined;
+    let filename = '';
+    let settled = false;
+
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      abort.abort(error);
+      request.unpipe(parser);
+      // The staging may already have finished: drop what it wrote.
+      staging?.then(discard, () => {}).catch(() => {});
+      reject(error);
+    };
+
+    parser.on('file', (_name, stream, name) => {
+      filename = name ?? '';
+      staging = stage(stream, abort.signal);
+      staging.catch((error: unknown) => fail(error instanceof ApiError ? error : errors.uploadMalformed('the file could not be read')));
+    });
+    parser.on('filesLimit', () => fail(errors.uploadMalformed('exactly one file per request')));
+    parser.on('partsLimit', () => fail(errors.uploadMalformed('too many parts')));
+    parser.on('fieldsLimit', () => fail(errors.uploadMalformed('too many fields')));
+    parser.on('error', () => fail(errors.uploadMalformed('malformed or truncated multipart body')));
+    parser.on('finish', () => {
+      if (settled) return;
+      if (!staging) return fail(errors.uploadMalformed('no file part in the request'));
+      staging.then(
+        (staged) => {
+          if (settled) return void discard(staged).catch(() => {});
+          settled = true;
+          resolve({ staged, filename });
+        },
+        () => {},
+      );
+    });
+    request.on('close', () => {
+      if (!request.complete) fail(new ClientGoneError('client disconnected during upload'));
+    });
+    request.pipe(parser);
+  });
+}

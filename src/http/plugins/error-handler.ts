@@ -1,0 +1,63 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, errors } from '../../domain/errors.js';
+import type { HttpContext, RouteFlags } from '../context.js';
+import { ClientGoneError } from '../multipart-upload.js';
+import { sendErrorPage } from '../web/layout.js';
+import { sendAtomError } from './atom-reply.js';
+
+const PAGE_TITLES: Record<number, string> = {
+  400: 'Bad request',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  410: 'Gone',
+  413: 'Too large',
+  429: 'Too many requests',
+};
+
+/** Maps anything thrown to an ApiError; unknown errors are logged and become a bare 500. */
+function toApiError(error: unknown, request: FastifyRequest): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof ClientGoneError) {
+    request.log.info('client disconnected during upload');
+    return errors.uploadMalformed('the client disconnected');
+  }
+  const status = (error as FastifyError).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    // Fastify's own 4xx (body too large, bad content type): their messages carry no internals.
+    return new ApiError('errorBadRequest', status, (error as Error).message);
+  }
+  request.log.error(error, 'unhandled error');
+  return errors.internal();
+}
+
+/** Whether the client reads HTML (a browser) rather than Atom. */
+function wantsHtml(request: FastifyRequest): boolean {
+  return /text\/html/.test(request.headers.accept ?? '');
+}
+
+/**
+ * One error path for the whole app: Atom for the API (API.md 3), pages for web routes.
+ * No stack trace ever reaches a client.
+ */
+export function registerErrorHandling(app: FastifyInstance, context: HttpContext): void {
+  app.setErrorHandler((error, request, reply: FastifyReply) => {
+    const apiError = toApiError(error, request);
+    if (reply.sent || reply.raw.headersSent) {
+      reply.raw.destroy();
+      return;
+    }
+    if ((request.routeOptions.config as RouteFlags | undefined)?.web) {
+      const status = apiError.status;
+      const message = status >= 500 ? 'Something went wrong on our side. Please try again later.' : apiError.message;
+      return sendErrorPage(reply.headers(apiError.headers), status, PAGE_TITLES[status] ?? 'Error', message);
+    }
+    return sendAtomError(context, request, reply, apiError);
+  });
+
+  // API.md 3: an unknown path is errorNotFound in Atom; browsers get the page instead.
+  app.setNotFoundHandler((request, reply) => {
+    if (wantsHtml(request)) return sendErrorPage(reply, 404, 'Not found', 'There is nothing at this address.');
+    return sendAtomError(context, request, reply, errors.notFound());
+  });
+}

@@ -1,0 +1,49 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errors } from '../../domain/errors.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+export type MethodTable = Partial<Record<Method, Handler>>;
+
+const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+const OVERRIDES = new Set<string>(['POST', 'PUT', 'DELETE']);
+
+function field(source: unknown, name: string): string | undefined {
+  if (typeof source !== 'object' || source === null) return undefined;
+  const value = (source as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The method a request means: a POST may carry `_method` (form field or query) naming
+ * PUT or DELETE (or POST); a `_method` on any other method is ignored (API.md 2).
+ * HEAD is served by the GET handler. Null for an override that names no known method.
+ */
+export function effectiveMethod(request: FastifyRequest): string | null {
+  if (request.method === 'HEAD') return 'GET';
+  if (request.method !== 'POST') return request.method;
+  const override = field(request.body, '_method') ?? field(request.query, '_method');
+  if (override === undefined || override === '') return 'POST';
+  const upper = override.toUpperCase();
+  return OVERRIDES.has(upper) ? upper : null;
+}
+
+/** Runs the handler for the request's effective method, or answers 405 with Allow. */
+export function dispatch(table: MethodTable, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  const method = effectiveMethod(request);
+  const handler = method ? table[method as Method] : undefined;
+  if (!handler) {
+    const allowed = Object.keys(table);
+    if (allowed.includes('GET')) allowed.push('HEAD');
+    throw errors.methodNotAllowed(allowed);
+  }
+  return handler(request, reply);
+}
+
+/**
+ * Registers one path for every method, so that method override and 405 are decided
+ * after the body is parsed, in one place.
+ */
+export function apiRoute(app: FastifyInstance, url: string, table: MethodTable, config: Record<string, unknown> = {}): void {
+  app.route({ method: [...ALL_METHODS], url, config, handler: (request, reply) => dispatch(table, request, reply) });
+}

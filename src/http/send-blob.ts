@@ -1,0 +1,95 @@
+import { create as contentDisposition } from 'content-disposition';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fresh from 'fresh';
+import rangeParser from 'range-parser';
+import { Transform, type Readable } from 'node:stream';
+import type { ByteRange } from '../blob/blob-store.js';
+import type { FileRecord } from '../domain/types.js';
+
+export interface SendFileOptions {
+  file: FileRecord;
+  /** Opens the bytes (all, or an inclusive range). */
+  open: (range?: ByteRange) => Promise<Readable>;
+  /**
+   * Called with the body length before any body byte is sent; may throw to refuse
+   * (premium traffic, API.md 6). Not called for HEAD, 304 or 416.
+   */
+  beforeBody?: (length: number) => Promise<void>;
+  /** Called once the response is over, with the body bytes written and those planned. */
+  afterBody?: (sent: number, planned: number) => void;
+}
+
+/** The strong validator of a file: its content digest (same bytes, same tag). */
+export const etagOf = (file: FileRecord) => `"${file.sha256}"`;
+
+/** Whether If-Range allows the Range header to apply (RFC 9110 13.1.5). */
+function ifRangeHolds(request: FastifyRequest, etag: string, lastModified: string): boolean {
+  const ifRange = request.headers['if-range'];
+  if (typeof ifRange !== 'string') return true;
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return ifRange === etag;
+  return ifRange === lastModified;
+}
+
+/**
+ * Streams a file with the HTTP semantics a download manager needs: ETag and
+ * Last-Modified with 304 for If-None-Match / If-Modified-Since (via `fresh`), single
+ * byte ranges with 206 and 416 (via `range-parser`; multi-range requests get the whole
+ * file, which RFC 9110 allows), HEAD, and an RFC 6266 attachment name.
+ */
+export async function sendFile(request: FastifyRequest, reply: FastifyReply, options: SendFileOptions): Promise<FastifyReply> {
+  const { file } = options;
+  const etag = etagOf(file);
+  const lastModified = new Date(file.createdAt).toUTCString();
+  reply.headers({
+    ETag: etag,
+    'Last-Modified': lastModified,
+    'Accept-Ranges': 'bytes',
+    'Cache-Control': 'private, no-cache',
+    'Content-Type': 'application/octet-stream',
+    'Content-Disposition': contentDisposition(file.name, { type: 'attachment' }),
+    'X-Content-Type-Options': 'nosniff',
+  });
+
+  if (fresh(request.headers, { etag, 'last-modified': lastModified })) {
+    return reply.code(304).send();
+  }
+
+  let range: ByteRange | undefined;
+  const header = request.headers.range;
+  if (header !== undefined && ifRangeHolds(request, etag, lastModified)) {
+    const parsed = rangeParser(file.size, header, { combine: true });
+    if (parsed === -1) {
+      return reply.code(416).header('Content-Range', `bytes */${file.size}`).type('text/plain; charset=utf-8').send('Range Not Satisfiable\n');
+    }
+    if (parsed !== -2 && parsed.type === 'bytes' && parsed.length === 1) range = parsed[0];
+  }
+  const length = range ? range.end - range.start + 1 : file.size;
+  if (range) reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
+  reply.header('Content-Length', length);
+  if (request.method === 'HEAD') return reply.send();
+
+  await options.beforeBody?.(length);
+  let sent = 0;
+  let stream: Readable;
+  try {
+    stream = await options.open(range);
+  } catch (error) {
+    options.afterBody?.(0, length);
+    throw error;
+  }
+  const meter = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      sent += chunk.length;
+      done(null, chunk);
+    },
+  });
+  stream.on('error', (error) => meter.destroy(error));
+  let reported = false;
+  reply.raw.once('close', () => {
+    if (reported) return;
+    reported = true;
+    stream.destroy();
+    options.afterBody?.(sent, length);
+  });
+  return reply.send(stream.pipe(meter));
+}

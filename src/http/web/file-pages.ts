@@ -1,0 +1,112 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ID_PATTERN } from '../../domain/ids.js';
+import { FileStatus, type FileRecord } from '../../domain/types.js';
+import type { HttpContext } from '../context.js';
+import { apiKeyOf } from '../plugins/api-auth.js';
+import { sendFile } from '../send-blob.js';
+import { html } from '../html.js';
+import { sendErrorPage, sendPage } from './layout.js';
+import { humanDate, humanSize } from './format.js';
+
+type IdParams = { id: string };
+
+/**
+ * The public file URLs of API.md section 1: the download page and its raw download,
+ * the premium direct download, and the delete link.
+ */
+export function registerFilePages(app: FastifyInstance, context: HttpContext): void {
+  const { services, links } = context;
+
+  /** The file for a public page, or an error page (404 unknown/deleted, 410 blocked). */
+  const publicFile = async (reply: FastifyReply, id: string): Promise<FileRecord | null> => {
+    const file = ID_PATTERN.test(id) ? await services.store.files.byId(id) : null;
+    if (!file || file.status === FileStatus.Deleted) {
+      sendErrorPage(reply, 404, 'File not found', 'This file does not exist or was deleted.');
+      return null;
+    }
+    if (file.status === FileStatus.Blocked) {
+      sendErrorPage(reply, 410, 'File unavailable', 'This file has been blocked by the operator.');
+      return null;
+    }
+    return file;
+  };
+
+  app.get('/:id/:name', { config: { web: true } }, async (request, reply) => {
+    const { id } = request.params as IdParams;
+    // Not an id: some other unknown path (API.md 3 wants Atom for API clients).
+    if (!ID_PATTERN.test(id)) return reply.callNotFound();
+    const file = await publicFile(reply, id);
+    if (!file) return reply;
+    if ((request.query as Record<string, unknown>).download !== undefined) {
+      return sendFile(request, reply, {
+        file,
+        open: (range) => services.downloads.open(file, range),
+        beforeBody: async () => {
+          if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) await services.files.recordDownload(file.id);
+        },
+      });
+    }
+    return sendPage(
+      reply,
+      200,
+      file.name,
+      html`<section class="card">
+<h1>${file.name}</h1>
+<p class="meta">${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}</p>
+<p><a class="button" href="${links.download(file)}?download=1" download>Download</a></p>
+<p class="meta">Have an account? Copy this file into it with <code>POST /files/copy/${file.id}</code>.</p>
+</section>`,
+    );
+  });
+
+  app.get('/direct/:id/:token/:name', async (request, reply) => {
+    const { id, token } = request.params as { id: string; token: string };
+    const { file, account } = await services.downloads.authorizeDirect(id, token, apiKeyOf(request));
+    return sendFile(request, reply, {
+      file,
+      open: (range) => services.downloads.open(file, range),
+      beforeBody: async (length) => {
+        // Reserve the whole response first so concurrent downloads cannot overdraw (API.md 6).
+        await services.downloads.reserveTraffic(account, length);
+        if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) await services.files.recordDownload(file.id);
+      },
+      afterBody: (sent, planned) => {
+        services.downloads.refundTraffic(account, planned - sent).catch((error) => request.log.error(error, 'traffic refund failed'));
+      },
+    });
+  });
+
+  const deleteTarget = async (request: FastifyRequest, reply: FastifyReply): Promise<FileRecord | null> => {
+    const { id, secret } = request.params as { id: string; secret: string };
+    const file = await services.files.byDeleteSecret(id, secret);
+    if (!file) sendErrorPage(reply, 404, 'Link not found', 'This delete link is not valid, or the file is already deleted.');
+    return file;
+  };
+
+  app.get('/:id/delete/:secret', { config: { web: true } }, async (request, reply) => {
+    const file = await deleteTarget(request, reply);
+    if (!file) return reply;
+    return sendPage(
+      reply,
+      200,
+      `Delete ${file.name}`,
+      html`<section class="card">
+<h1>Delete “${file.name}”?</h1>
+<p class="meta">${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}</p>
+<p>The file will be removed for everyone who has its link. This cannot be undone.</p>
+<form method="post"><button class="button danger" type="submit">Delete file</button></form>
+</section>`,
+    );
+  });
+
+  app.post('/:id/delete/:secret', { config: { web: true } }, async (request, reply) => {
+    const file = await deleteTarget(request, reply);
+    if (!file) return reply;
+    const { secret } = request.params as { secret: string };
+    if (!(await services.files.deleteWithSecret(file.id, secret))) {
+      return sendErrorPage(reply, 404, 'Link not found', 'The file is already deleted.');
+    }
+    return sendPage(reply, 200, 'File deleted', html`<section class="card"><h1>File deleted</h1><p>“${file.name}” has been deleted.</p><p><a href="/">Home</a></p></section>`);
+  });
+}
+

@@ -1,0 +1,17 @@
+/** Sizes in human units: 1023 B, 1.0 KiB, 48.2 MiB (binary prefixes, as file managers show). */
+export function humanSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let value = bytes;
+  let unit = -1;
+  do {
+    value /= 1024;
+    unit++;
+  } while (value >= 1024 && unit < units.length - 1);
+  return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** A UTC date for pages: `2026-11-21 10:04 UTC`. */
+export function humanDate(epochMs: number): string {
+  return `${new Date(epochMs).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

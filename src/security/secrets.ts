@@ -1,0 +1,61 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Everything derived from the server secret. Keys are split with HKDF so that the
+ * API-key lookup hash, the API-key box and link signatures never share a key.
+ */
+export class ServerSecrets {
+  private readonly lookupKey: Buffer;
+  private readonly boxKey: Buffer;
+  private readonly signKey: Buffer;
+
+  constructor(secret: string) {
+    const ikm = Buffer.from(secret, 'utf8');
+    const derive = (info: string) => Buffer.from(hkdfSync('sha256', ikm, 'filehaven', info, 32));
+    this.lookupKey = derive('apikey-lookup');
+    this.boxKey = derive('apikey-box');
+    this.signKey = derive('link-signature');
+  }
+
+  /** Keyed hash of an API key: what the database indexes, useless without the secret. */
+  apiKeyLookup(apiKey: string): string {
+    return createHmac('sha256', this.lookupKey).update(apiKey).digest('hex');
+  }
+
+  /** Encrypts an API key (AES-256-GCM) so POST /apikeys can return the same key again. */
+  sealApiKey(apiKey: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.boxKey, iv);
+    const body = Buffer.concat([cipher.update(apiKey, 'utf8'), cipher.final()]);
+    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+  }
+
+  /** Decrypts a sealed API key; null if it was sealed under another secret or tampered with. */
+  openApiKey(sealed: string): string | null {
+    try {
+      const raw = Buffer.from(sealed, 'base64');
+      const decipher = createDecipheriv('aes-256-gcm', this.boxKey, raw.subarray(0, 12));
+      decipher.setAuthTag(raw.subarray(12, 28));
+      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+    } catch {
+      return null;
+    }
+  }
+
+  /** HMAC signature (base64url, 192 bits) of a message, for signed links. */
+  sign(message: string): string {
+    return createHmac('sha256', this.signKey).update(message).digest('base64url').slice(0, 32);
+  }
+
+  /** Constant-time check of a signature made by sign(). */
+  verify(message: string, signature: string): boolean {
+    return constantTimeEqual(this.sign(message), signature);
+  }
+}
+
+/** Compares two strings without leaking where they differ. */
+export function constantTimeEqual(a: string, b: string): boolean {
+  const left = Buffer.from(a, 'utf8');
+  const right = Buffer.from(b, 'utf8');
+  return left.length === right.length && timingSafeEqual(left, right);
+}

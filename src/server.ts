@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { resolveUrls, type Config } from './config/config.js';
+import { buildApp } from './http/app.js';
+import { openServices, type ServiceOptions, type Services } from './services/services.js';
+
+/** A running server. */
+export interface RunningServer {
+  app: FastifyInstance;
+  services: Services;
+  /** {base_url} */
+  baseUrl: string;
+  /** {web_url} */
+  webUrl: string;
+  /** The operator's first password, when this start created the operator account. */
+  bootstrap: { login: string; password: string } | null;
+  /** Stops accepting, finishes in-flight requests, closes the database. */
+  close(): Promise<void>;
+}
+
+/** config → services → app → listen (STYLE.md: main.ts). */
+export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
+  const services = await openServices(config, options);
+  try {
+    const bootstrap = await services.accounts.bootstrapOperator();
+    const { app, links } = await buildApp({ services, logLevel: config.logLevel });
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const urls = resolveUrls(config, { host: config.host, port });
+    links.configure(urls);
+    return {
+      app,
+      services,
+      ...urls,
+      bootstrap,
+      close: async () => {
+        await app.close();
+        await services.close();
+      },
+    };
+  } catch (error) {
+    await services.close();
+    throw error;
+  }
+}

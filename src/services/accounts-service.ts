@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto';
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import { DuplicateError } from '../db/repositories/repositories.js';
+import { errors } from '../domain/errors.js';
+import type { Clock, IdSource } from '../domain/ids.js';
+import type { Account } from '../domain/types.js';
+import { premiumState } from '../domain/types.js';
+import { decoyHash, hashPassword, verifyPassword } from '../security/passwords.js';
+import type { ServerSecrets } from '../security/secrets.js';
+
+const DAY_MS = 86_400_000;
+
+/** A problem with operator input (CLI, sign-up); its message is shown as is. */
+export class InputError extends Error {
+  override name = 'InputError';
+}
+
+export interface CreateAccountInput {
+  login: string;
+  password: string;
+  name?: string;
+  email?: string;
+  premiumDays?: number;
+  trafficBytes?: number;
+  isOperator?: boolean;
+}
+
+export interface AccountsServiceDeps {
+  store: MetadataStore;
+  secrets: ServerSecrets;
+  ids: IdSource;
+  clock: Clock;
+}
+
+/** Accounts, credentials, API keys and premium (API.md section 5). */
+export class AccountsService {
+  constructor(private readonly deps: AccountsServiceDeps) {}
+
+  /** Creates an account; InputError for a bad or taken login or a weak password. */
+  async create(input: CreateAccountInput): Promise<Account> {
+    const login = input.login.trim();
+    if (!/^[A-Za-z0-9._@+-]{1,64}$/.test(login)) {
+      throw new InputError('login must be 1-64 characters of letters, digits and . _ @ + -');
+    }
+    if (input.password.length < 8) throw new InputError('password must be at least 8 characters');
+    if (input.password.length > 1024) throw new InputError('password must be at most 1024 characters');
+    const now = this.deps.clock();
+    const days = input.premiumDays ?? 0;
+    if (!Number.isFinite(days) || days < 0) throw new InputError('premium days must be a number >= 0');
+    try {
+      return await this.deps.store.accounts.create({
+        login,
+        passwordHash: await hashPassword(input.password),
+        name: (input.name ?? '').trim(),
+        email: (input.email ?? '').trim(),
+        premiumStart: days > 0 ? now : null,
+        premiumEnd: days > 0 ? now + days * DAY_MS : null,
+        trafficLeft: input.trafficBytes ?? 0,
+        isOperator: input.isOperator ?? false,
+        createdAt: now,
+      });
+    } catch (error) {
+      if (error instanceof DuplicateError) throw new InputError(`login "${login}" is already taken`);
+      throw error;
+    }
+  }
+
+  /**
+   * Creates the operator account on a fresh install; returns its password once, or null
+   * when accounts already exist.
+   */
+  async bootstrapOperator(): Promise<{ login: string; password: string } | null> {
+    if ((await this.deps.store.accounts.count()) > 0) return null;
+    const password = randomBytes(12).toString('base64url');
+    try {
+      await this.create({ login: 'admin', password, name: 'Operator', isOperator: true });
+    } catch (error) {
+      // Another process bootstrapped at the same moment.
+      if (error instanceof InputError) return null;
+      throw error;
+    }
+    return { login: 'admin', password };
+  }
+
+  /** The account for a login and password; errorWrongCredentials otherwise (same timing). */
+  async authenticate(login: string, password: string): Promise<Account> {
+    const found = await this.deps.store.accounts.credentials(login);
+    if (!found) {
+      // Spend the same time as a real check so logins cannot be probed by timing.
+      await verifyPassword(password, await decoyHash());
+      throw errors.wrongCredentials();
+    }
+    const ok = await verifyPassword(password, found.passwordHash);
+    if (!ok || found.account.disabled) throw errors.wrongCredentials();
+    return found.account;
+  }
+
+  /**
+   * The account's API key, created on first use and returned unchanged afterwards.
+   * With `explicitCreate`, an existing key answers errorApiKeyAlreadyCreated.
+   */
+  async apiKeyFor(account: Account, explicitCreate = false): Promise<string> {
+    const sealed = await this.deps.store.accounts.sealedApiKey(account.id);
+    if (sealed !== null) {
+      if (explicitCreate) throw errors.apiKeyAlreadyCreated();
+      const key = this.deps.secrets.openApiKey(sealed);
+      // A key sealed under another secret cannot be recovered: issue a new one.
+      if (key !== null) return key;
+      return this.regenerateApiKey(account.id);
+    }
+    const key = this.deps.ids.apiKey();
+    const stored = await this.deps.store.accounts.setApiKeyIfAbsent(
+      account.id,
+      this.deps.secrets.apiKeyLookup(key),
+      this.deps.secrets.sealApiKey(key),
+    );
+    // A concurrent request created one first: return that one, so both callers agree.
+    return stored ? key : this.apiKeyFor(account);
+  }
+
+  /** Replaces the API key; the old one stops working at once. */
+  async regenerateApiKey(accountId: number): Promise<string> {
+    const key = this.deps.ids.apiKey();
+    await this.deps.store.accounts.setApiKey(accountId, this.deps.secrets.apiKeyLookup(key), this.deps.secrets.sealApiKey(key));
+    return key;
+  }
+
+  /** The enabled account owning an API key, or null. */
+  async accountForApiKey(apiKey: string): Promise<Account | null> {
+    if (apiKey.length < 16 || apiKey.length > 256) return null;
+    const account = await this.deps.store.accounts.byApiKeyHash(this.deps.secrets.apiKeyLookup(apiKey));
+    return account && !account.disabled ? account : null;
+  }
+
+  /** Whether the account's premium is active now. */
+  isPremium(account: Account): boolean {
+    return premiumState(account, this.deps.clock()) === 'Active';
+  }
+
+  /**
+   * Extends premium by `days` (from its end if still active, else from now) and adds
+   * `trafficBytes` to the traffic left.
+   */
+  async extendPremium(login: string, days: number, trafficBytes: number): Promise<Account> {
+    const account = await this.byLoginOrFail(login);
+    if (!Number.isFinite(days) || days < 0) throw new InputError('days must be a number >= 0');
+    if (!Number.isSafeInteger(trafficBytes) || trafficBytes < 0) throw new InputError('traffic must be a whole number of bytes >= 0');
+    const now = this.deps.clock();
+    let { premiumStart: start, premiumEnd: end } = account;
+    if (days > 0) {
+      if (premiumState(account, now) === 'Active' && end !== null) {
+        end += days * DAY_MS;
+      } else {
+        start = now;
+        end = now + days * DAY_MS;
+      }
+    }
+    await this.deps.store.accounts.setPremium(account.id, start, end, account.trafficLeft + trafficBytes);
+    return (await this.deps.store.accounts.byId(account.id))!;
+  }
+
+  /** The account with this login; InputError when there is none. */
+  async byLoginOrFail(login: string): Promise<Account> {
+    const account = await this.deps.store.accounts.byLogin(login);
+    if (!account) throw new InputError(`no account with login "${login}"`);
+    return account;
+  }
+
+  /** All accounts. */
+  list(): Promise<Account[]> {
+    return this.deps.store.accounts.list();
+  }
+}

@@ -1,0 +1,95 @@
+import type { BlobStore, ByteRange } from '../blob/blob-store.js';
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import { errors } from '../domain/errors.js';
+import { ID_PATTERN, type Clock } from '../domain/ids.js';
+import { FileStatus, premiumState, type Account, type FileRecord } from '../domain/types.js';
+import type { ServerSecrets } from '../security/secrets.js';
+import type { AccountsService } from './accounts-service.js';
+import type { FilesService } from './files-service.js';
+import type { Readable } from 'node:stream';
+
+export interface DownloadsServiceDeps {
+  store: MetadataStore;
+  blobs: BlobStore;
+  secrets: ServerSecrets;
+  accounts: AccountsService;
+  files: FilesService;
+  clock: Clock;
+  /** Lifetime of a direct link. */
+  directLinkTtlMs: number;
+  /** Whether the download request must carry the owner's API key (API.md 6). */
+  directLinkRequiresKey: boolean;
+}
+
+/** A direct link's parts: the URL is built by the HTTP layer. */
+export interface DirectLink {
+  file: FileRecord;
+  token: string;
+  expiresAt: number;
+}
+
+const TOKEN_PATTERN = /^(\d{1,13})\.(\d{1,15})\.([A-Za-z0-9_-]{32})$/;
+
+/** Direct links, their checks and premium traffic (API.md section 6). */
+export class DownloadsService {
+  constructor(private readonly deps: DownloadsServiceDeps) {}
+
+  /** Issues a signed, expiring direct link to a premium account for any active file. */
+  async directLink(caller: Account, fileId: string): Promise<DirectLink> {
+    if (!this.deps.accounts.isPremium(caller)) throw errors.notPremium();
+    const file = await this.deps.files.visible(fileId);
+    if (file.status !== FileStatus.Active) throw errors.fileNotDownloadable();
+    const expiresAt = Math.floor((this.deps.clock() + this.deps.directLinkTtlMs) / 1000);
+    const token = `${expiresAt}.${caller.id}.${this.deps.secrets.sign(this.message(file.id, caller.id, expiresAt))}`;
+    return { file, token, expiresAt };
+  }
+
+  /**
+   * Checks a direct download: a valid unexpired token for this file, the API key of the
+   * token's account (unless the operator allows the signed URL alone), active premium
+   * and an active file. Returns the file and the account to charge.
+   */
+  async authorizeDirect(fileId: string, token: string, apiKey: string | undefined): Promise<{ file: FileRecord; account: Account }> {
+    const match = TOKEN_PATTERN.exec(token);
+    if (!ID_PATTERN.test(fileId) || !match) throw errors.fileNotFound();
+    const expiresAt = Number(match[1]);
+    const accountId = Number(match[2]);
+    if (!this.deps.secrets.verify(this.message(fileId, accountId, expiresAt), match[3]!)) throw errors.fileNotFound();
+    if (expiresAt * 1000 <= this.deps.clock()) throw errors.permissionDenied('The direct link has expired');
+    let account: Account | null;
+    if (this.deps.directLinkRequiresKey) {
+      account = apiKey ? await this.deps.accounts.accountForApiKey(apiKey) : null;
+      if (!account) throw errors.wrongApiKey();
+      if (account.id !== accountId) throw errors.permissionDenied('The direct link belongs to another account');
+    } else {
+      account = await this.deps.store.accounts.byId(accountId);
+      if (!account || account.disabled) throw errors.permissionDenied('The account of this link is disabled');
+    }
+    if (premiumState(account, this.deps.clock()) !== 'Active') throw errors.notPremium();
+    const file = await this.deps.files.visible(fileId);
+    if (file.status !== FileStatus.Active) throw errors.fileNotDownloadable();
+    return { file, account };
+  }
+
+  /** Reserves traffic for a response of `bytes`; 403 before any byte when it cannot be covered. */
+  async reserveTraffic(account: Account, bytes: number): Promise<void> {
+    if (bytes === 0) return;
+    if (!(await this.deps.store.accounts.reserveTraffic(account.id, bytes))) {
+      throw errors.permissionDenied('Not enough premium traffic left for this download');
+    }
+  }
+
+  /** Gives back reserved traffic that was not sent (client gone, error). */
+  async refundTraffic(account: Account, bytes: number): Promise<void> {
+    await this.deps.store.accounts.refundTraffic(account.id, bytes);
+  }
+
+  /** The bytes of a file, or a range of them. */
+  open(file: FileRecord, range?: ByteRange): Promise<Readable> {
+    return this.deps.blobs.read(file.sha256, range);
+  }
+
+  private message(fileId: string, accountId: number, expiresAt: number): string {
+    return `direct:${fileId}:${accountId}:${expiresAt}`;
+  }
+}

@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { BlobTooLargeError, SHA256_PATTERN, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
+import { DuplicateError, type MetadataStore } from '../db/repositories/repositories.js';
+import { ApiError, errors } from '../domain/errors.js';
+import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
+import { sanitizeFileName } from '../domain/names.js';
+import { FileStatus, type Account, type FileRecord } from '../domain/types.js';
+import { constantTimeEqual } from '../security/secrets.js';
+import { InputError } from './accounts-service.js';
+import { publishBlob, releaseBlob } from './blob-lifecycle.js';
+
+export interface FilesServiceDeps {
+  store: MetadataStore;
+  blobs: BlobStore;
+  ids: IdSource;
+  clock: Clock;
+  /** Largest accepted file in bytes. */
+  maxFileSize: number;
+  /** Where unexpected storage failures are reported. */
+  log: (error: unknown, message: string) => void;
+}
+
+/** A freshly created file with the one-time delete secret. */
+export interface CreatedFile {
+  file: FileRecord;
+  deleteSecret: string;
+}
+
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+const ID_ATTEMPTS = 5;
+
+/** Uploads, copies, lookups, deletes, moderation (SPEC.md "File"; API.md sections 4, 7). */
+export class FilesService {
+  constructor(private readonly deps: FilesServiceDeps) {}
+
+  /**
+   * Streams an upload into staging; errorFileSize past the limit (nothing kept). Other
+   * stream failures (client gone, malformed body) are rethrown for the caller to map.
+   */
+  async receive(source: Readable, signal?: AbortSignal): Promise<StagedBlob> {
+    try {
+      return await this.deps.blobs.stage(source, { maxBytes: this.deps.maxFileSize, signal });
+    } catch (error) {
+      if (error instanceof BlobTooLargeError) throw errors.fileSize(this.deps.maxFileSize);
+      throw error;
+    }
+  }
+
+  /** Drops a staged upload that will not be stored. */
+  async discard(staged: StagedBlob): Promise<void> {
+    await this.deps.blobs.discard(staged);
+  }
+
+  /** Turns a staged upload into an active file of `owner`; the staged blob is consumed either way. */
+  async store(owner: Account, staged: StagedBlob, rawName: string | undefined): Promise<CreatedFile> {
+    try {
+      if (staged.size === 0) throw errors.emptyFile();
+      if (await this.deps.store.blacklist.has(staged.sha256)) throw errors.blacklisted();
+      return await this.insertFile(owner.id, sanitizeFileName(rawName), staged.sha256, staged.size, staged);
+    } catch (error) {
+      await this.deps.blobs.discard(staged).catch(() => {});
+      if (error instanceof ApiError) throw error;
+      this.deps.log(error, 'storing an upload failed');
+      throw errors.uploadStorage();
+    }
+  }
+
+  /** A file visible to API calls: unknown, malformed and deleted ids are errorFileNotFound. */
+  async visible(id: string): Promise<FileRecord> {
+    const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
+    if (!file || file.status === FileStatus.Deleted) throw errors.fileNotFound();
+    return file;
+  }
+
+  /** Copies any active file into the caller's root; no bytes are duplicated (API.md 7). */
+  async copy(caller: Account, id: string): Promise<CreatedFile> {
+    const source = await this.visible(id);
+    if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
+    return this.insertFile(caller.id, source.name, source.sha256, source.size, null, source.id);
+  }
+
+  /** The owner deletes a file (A/B → D). */
+  async deleteOwned(caller: Account, id: string): Promise<FileRecord> {
+    const file = await this.visible(id);
+    if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    await this.markDeleted(file);
+    return { ...file, status: FileStatus.Deleted };
+  }
+
+  /** The file a delete link points at, if the secret is right; null otherwise. */
+  async byDeleteSecret(id: string, secret: string): Promise<FileRecord | null> {
+    if (!ID_PATTERN.test(id) || !/^[0-9a-f]{32}$/.test(secret)) return null;
+    const [file, hash] = await Promise.all([this.deps.store.files.byId(id), this.deps.store.files.deleteHash(id)]);
+    if (!file || hash === null || file.status === FileStatus.Deleted) return null;
+    return constantTimeEqual(hash, sha256Hex(secret)) ? file : null;
+  }
+
+  /** Deletes through a delete link; false when the link is wrong or the file already gone. */
+  async deleteWithSecret(id: string, secret: string): Promise<boolean> {
+    const file = await this.byDeleteSecret(id, secret);
+    if (!file) return false;
+    return this.markDeleted(file);
+  }
+
+  /** Operator: A → B. */
+  async block(id: string): Promise<FileRecord> {
+    return this.transition(id, [FileStatus.Active], FileStatus.Blocked, 'only an active file can be blocked');
+  }
+
+  /** Operator: B → A. */
+  async unblock(id: string): Promise<FileRecord> {
+    return this.transition(id, [FileStatus.Blocked], FileStatus.Active, 'only a blocked file can be unblocked');
+  }
+
+  /** Operator: A/B → D, final. */
+  async operatorDelete(id: string): Promise<FileRecord> {
+    const file = await this.operatorLookup(id);
+    if (file.status === FileStatus.Deleted) throw new InputError(`file ${id} is already deleted`);
+    await this.markDeleted(file);
+    return { ...file, status: FileStatus.Deleted };
+  }
+
+  /** Operator: adds a digest to the blacklist. */
+  async blacklistAdd(sha256: string, reason = ''): Promise<void> {
+    await this.deps.store.blacklist.add(normalizeDigest(sha256), reason, this.deps.clock());
+  }
+
+  /** Operator: removes a digest from the blacklist. */
+  async blacklistRemove(sha256: string): Promise<void> {
+    if (!(await this.deps.store.blacklist.remove(normalizeDigest(sha256)))) {
+      throw new InputError(`${sha256} is not in the blacklist`);
+    }
+  }
+
+  /** Operator: the blacklist. */
+  blacklist() {
+    return this.deps.store.blacklist.list();
+  }
+
+  /** Counts a download start (for `files info` and expiry). */
+  async recordDownload(id: string): Promise<void> {
+    await this.deps.store.files.recordDownload(id, this.deps.clock());
+  }
+
+  private async transition(id: string, from: FileStatus[], to: FileStatus, why: string): Promise<FileRecord> {
+    const file = await this.operatorLookup(id);
+    if (!(await this.deps.store.files.setStatus(id, from, to, this.deps.clock()))) {
+      throw new InputError(`${why}; file ${id} is ${file.status}`);
+    }
+    return { ...file, status: to };
+  }
+
+  private async operatorLookup(id: string): Promise<FileRecord> {
+    const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
+    if (!file) throw new InputError(`no file with id "${id}"`);
+    return file;
+  }
+
+  /** Marks deleted and releases the blob if this was its last live row; false if already deleted. */
+  private async markDeleted(file: FileRecord): Promise<boolean> {
+    return this.deps.store.transaction(async (repos) => {
+      const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock());
+      if (changed) await releaseBlob(repos, this.deps.blobs, file.sha256);
+      return changed;
+    });
+  }
+
+  /**
+   * Inserts a file row for a digest, in the blob protocol's transaction. For an upload the
+   * staged bytes are published; for a copy the source must still be active when the
+   * digest is locked, so a concurrent delete cannot remove the bytes under the copy.
+   */
+  private async insertFile(
+    ownerId: number,
+    name: string,
+    sha256: string,
+    size: number,
+    staged: StagedBlob | null,
+    copyOf?: string,
+  ): Promise<CreatedFile> {
+    const deleteSecret = this.deps.ids.deleteSecret();
+    for (let attempt = 1; ; attempt++) {
+      const now = this.deps.clock();
+      const row = {
+        id: this.deps.ids.fileId(),
+        ownerId,
+        folderId: null,
+        name,
+        size,
+        sha256,
+        deleteHash: sha256Hex(deleteSecret),
+        createdAt: now,
+      };
+      try {
+        const file = await this.deps.store.transaction(async (repos) => {
+          if (staged) return publishBlob(repos, this.deps.blobs, staged, now, () => repos.files.create(row));
+          await repos.blobs.ensure(sha256, size, now);
+          const source = await repos.files.byId(copyOf!);
+          if (!source || source.status === FileStatus.Deleted) throw errors.fileNotFound();
+          if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
+          return repos.files.create(row);
+        });
+        return { file, deleteSecret };
+      } catch (error) {
+        // A random id collided: try another (36^10 ids make this vanishingly rare).
+        if (error instanceof DuplicateError && attempt < ID_ATTEMPTS) continue;
+        throw error;
+      }
+    }
+  }
+}
+
+function normalizeDigest(sha256: string): string {
+  const digest = sha256.trim().toLowerCase();
+  if (!SHA256_PATTERN.test(digest)) throw new InputError(`"${sha256}" is not a SHA-256 digest (64 hex characters)`);
+  return digest;
+}

@@ -1,0 +1,124 @@
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import { ApiError, errors } from '../domain/errors.js';
+import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
+import { sanitizeFolderName } from '../domain/names.js';
+import { FileStatus, type Account, type FileRecord, type Folder } from '../domain/types.js';
+
+export interface FoldersServiceDeps {
+  store: MetadataStore;
+  ids: IdSource;
+  clock: Clock;
+}
+
+/** A folder with what its pages and feeds show. */
+export interface FolderListing {
+  folder: Folder;
+  /** Active files, oldest first. */
+  files: FileRecord[];
+  /** Sub-folders by name. */
+  children: Folder[];
+  /** Total bytes of the active files. */
+  activeBytes: number;
+}
+
+/** Most ids one move may list; a bound on the SQL IN list. */
+export const MAX_MOVE_IDS = 1000;
+
+/** Folders and moving files into them (SPEC.md "Folder"; API.md section 7). */
+export class FoldersService {
+  constructor(private readonly deps: FoldersServiceDeps) {}
+
+  /** Creates a folder of `owner`, optionally inside one of its folders. */
+  async create(owner: Account, rawName: string | undefined, parentId?: string): Promise<Folder> {
+    const parent = parentId ? await this.owned(owner, parentId) : null;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.deps.store.folders.create({
+          id: this.deps.ids.folderId(),
+          ownerId: owner.id,
+          parentId: parent?.id ?? null,
+          name: sanitizeFolderName(rawName),
+          createdAt: this.deps.clock(),
+        });
+      } catch (error) {
+        if (attempt < 5 && (error as Error).name === 'DuplicateError') continue;
+        throw error;
+      }
+    }
+  }
+
+  /** A folder, for anyone (public folder page); errorFolderNotFound otherwise. */
+  async find(id: string): Promise<Folder> {
+    const folder = ID_PATTERN.test(id) ? await this.deps.store.folders.byId(id) : null;
+    if (!folder) throw errors.folderNotFound();
+    return folder;
+  }
+
+  /** A folder of `caller`; errorPermissionDenied when it is another account's. */
+  async owned(caller: Account, id: string): Promise<Folder> {
+    const folder = await this.find(id);
+    if (folder.ownerId !== caller.id) throw errors.permissionDenied('The folder belongs to another account');
+    return folder;
+  }
+
+  /** A folder's contents. */
+  async listing(folder: Folder): Promise<FolderListing> {
+    const [files, children, activeBytes] = await Promise.all([
+      this.deps.store.files.inFolder(folder.id, [FileStatus.Active]),
+      this.deps.store.folders.children(folder.id),
+      this.deps.store.files.folderActiveBytes(folder.id),
+    ]);
+    return { folder, files, children, activeBytes };
+  }
+
+  /** Removes an empty folder of `caller` (no live files, no sub-folders). */
+  async remove(caller: Account, id: string): Promise<Folder> {
+    const folder = await this.owned(caller, id);
+    await this.deps.store.transaction(async (repos) => {
+      await repos.files.detachDeleted(folder.id);
+      const [live, children] = await Promise.all([
+        repos.files.inFolder(folder.id, [FileStatus.Active, FileStatus.Blocked]),
+        repos.folders.children(folder.id),
+      ]);
+      if (live.length > 0 || children.length > 0) throw errors.folderNotEmpty();
+      await repos.folders.remove(folder.id);
+    });
+    return folder;
+  }
+
+  /**
+   * Moves files into a folder, all or nothing: every id must be well-formed, listed once,
+   * exist, be not deleted and belong to the caller (API.md section 7).
+   */
+  async move(caller: Account, folderId: string, fileIds: string[]): Promise<{ folder: Folder; moved: number; activeBytes: number }> {
+    const folder = await this.owned(caller, folderId);
+    if (fileIds.length === 0) throw errors.folderFilesAddFailed('No files were listed');
+    if (fileIds.length > MAX_MOVE_IDS) throw errors.folderFilesAddFailed(`At most ${MAX_MOVE_IDS} files can be moved at once`);
+    if (new Set(fileIds).size !== fileIds.length) throw errors.folderFilesAddFailed('A file is listed more than once');
+    if (!fileIds.every((id) => ID_PATTERN.test(id))) throw errors.folderFilesAddFailed('A file id is malformed');
+    try {
+      // The conditional UPDATE moves only the caller's live files; if it moved fewer
+      // than listed, the transaction rolls back and nothing moves.
+      await this.deps.store.transaction(async (repos) => {
+        const moved = await repos.files.moveOwned(fileIds, caller.id, folder.id);
+        if (moved !== fileIds.length) throw errors.folderFilesAddFailed('');
+      });
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'errorFolderFilesAddFailed') {
+        throw errors.folderFilesAddFailed(await this.whyNotMovable(caller, fileIds));
+      }
+      throw error;
+    }
+    return { folder, moved: fileIds.length, activeBytes: await this.deps.store.files.folderActiveBytes(folder.id) };
+  }
+
+  private async whyNotMovable(caller: Account, fileIds: string[]): Promise<string> {
+    const found = new Map((await this.deps.store.files.byIds(fileIds)).map((f) => [f.id, f]));
+    for (const id of fileIds) {
+      const file = found.get(id);
+      if (!file || file.status === FileStatus.Deleted) return `File ${id} does not exist or is deleted`;
+      if (file.ownerId !== caller.id) return `File ${id} belongs to another account`;
+    }
+    return 'Files were not added to the folder';
+  }
+}

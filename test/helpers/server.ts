@@ -1,0 +1,99 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DEFAULTS, type Config } from '../../src/config/config.js';
+import type { Clock } from '../../src/domain/ids.js';
+import type { Account } from '../../src/domain/types.js';
+import { startServer, type RunningServer } from '../../src/server.js';
+
+/** A clock tests can move; starts at the given time. */
+export class TestClock {
+  constructor(public now: number = Date.parse('2026-11-21T10:04:05Z')) {}
+  readonly fn: Clock = () => this.now;
+  set(iso: string): void {
+    this.now = Date.parse(iso);
+  }
+  advance(ms: number): void {
+    this.now += ms;
+  }
+}
+
+export interface TestAccount {
+  account: Account;
+  login: string;
+  password: string;
+  key: string;
+}
+
+export interface TestServer {
+  server: RunningServer;
+  /** {base_url} */
+  url: string;
+  dataDir: string;
+  clock: TestClock | undefined;
+  /** Creates an account through the service and gets its key through POST /apikeys. */
+  account(options?: { login?: string; premiumDays?: number; trafficBytes?: number; name?: string; email?: string }): Promise<TestAccount>;
+  /** fetch() relative to the base URL. */
+  fetch(pathname: string, init?: RequestInit): Promise<Response>;
+  /** Uploads through the API; returns the response and the parsed ids. */
+  upload(key: string, name: string, content: Buffer | string): Promise<{ response: Response; body: string; id: string; deleteLink: string; downloadLink: string }>;
+  close(): Promise<void>;
+}
+
+let counter = 0;
+
+/** Starts a real server on a free port with a fresh data folder (real SQLite file). */
+export async function startTestServer(overrides: Partial<Config> = {}, clock?: TestClock): Promise<TestServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'filehaven-test-'));
+  const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', secret: 'test-secret-0123456789abcdef', ...overrides };
+  const server = await startServer(config, { clock: clock?.fn, log: () => {} });
+  const url = server.baseUrl;
+  const doFetch = (pathname: string, init?: RequestInit) => fetch(`${url}${pathname}`, init);
+  return {
+    server,
+    url,
+    dataDir,
+    clock,
+    fetch: doFetch,
+    async account(options = {}) {
+      const login = options.login ?? `user${++counter}-${process.pid}`;
+      const password = 'correct horse battery';
+      const account = await server.services.accounts.create({
+        login,
+        password,
+        name: options.name,
+        email: options.email,
+        premiumDays: options.premiumDays,
+        trafficBytes: options.trafficBytes,
+      });
+      const response = await doFetch('/apikeys', { method: 'POST', body: new URLSearchParams({ login, password }) });
+      const body = await response.text();
+      const key = /<content type="text">([^<]+)<\/content>/.exec(body)?.[1];
+      if (response.status !== 201 || !key) throw new Error(`POST /apikeys failed: ${response.status} ${body}`);
+      return { account, login, password, key };
+    },
+    async upload(key, name, content) {
+      const form = new FormData();
+      form.append('upload', new Blob([typeof content === 'string' ? content : new Uint8Array(content)]), name);
+      const response = await doFetch('/files', { method: 'POST', headers: { Authorization: key }, body: form });
+      const body = await response.text();
+      return {
+        response,
+        body,
+        id: /<entry>\s*<id>([^<]+)<\/id>/.exec(body)?.[1] ?? '',
+        downloadLink: /title="download_link" href="([^"]+)"/.exec(body)?.[1] ?? '',
+        deleteLink: /title="delete_link" href="([^"]+)"/.exec(body)?.[1] ?? '',
+      };
+    },
+    async close() {
+      await server.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The code and message of an Atom error body. */
+export function atomError(body: string): { code: string; message: string } | null {
+  const match = /<feed[^>]*>\s*<title>Error<\/title>[\s\S]*<entry>\s*<title>([^<]+)<\/title>\s*<content type="text">([^<]*)<\/content>/.exec(body);
+  return match ? { code: match[1]!, message: match[2]! } : null;
+}

@@ -1,0 +1,9 @@
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import assert from 'node:assert/strict';
+
+/** Parses an Atom body with a real XML parser, asserting it is well-formed. */
+export function parseAtom(body: string): any {
+  const valid = XMLValidator.validate(body);
+  assert.equal(valid, true, `not well-formed XML: ${JSON.stringify(valid)}\n${body}`);
+  return new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '@', parseTagValue: false, trimValues: false }).parse(body);
+}
