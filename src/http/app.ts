@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { ApiError, errors } from '../domain/errors.js';
 import type { Services } from '../services/services.js';
 import { registerAccountRoutes } from './api/account-routes.js';
 import { registerApiKeyRoutes } from './api/apikeys-routes.js';
@@ -6,6 +7,7 @@ import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
 import type { HttpContext } from './context.js';
 import { Links } from './links.js';
+import { sendAtomError } from './plugins/atom-reply.js';
 import { registerBodyParsers } from './plugins/body-parsers.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerFilePages } from './web/file-pages.js';
@@ -30,6 +32,13 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     // Download links carry a 255-byte name, url-encoded up to three times longer.
     routerOptions: { maxParamLength: 2048 },
     return503OnClosing: true,
+    // A URL the router cannot decode (bad %-escape, over-long segment) gets the Atom error
+    // shape like every other API answer (API.md 2), not Fastify's JSON.
+    frameworkErrors: (error, request, reply) => {
+      const status = error.statusCode ?? 400;
+      const why = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'Request URL too long' : 'Malformed request URL';
+      sendAtomError(context, request, reply, status >= 500 ? errors.internal() : new ApiError('errorBadRequest', status, why));
+    },
   });
   const links = new Links();
   const context: HttpContext = { services: options.services, links };

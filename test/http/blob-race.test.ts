@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+// Uploads, copies and deletes of the same content race each other; afterwards every live
+// file must still have its bytes, and bytes with no live file must be gone
+// (src/services/blob-lifecycle.ts).
+
+let t: TestServer;
+before(async () => {
+  t = await startTestServer();
+});
+after(() => t.close());
+
+const blobPath = (sha256: string) => path.join(t.dataDir, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+
+test('racing uploads, copies and deletes of one digest never lose live bytes', async () => {
+  const { key } = await t.account();
+  const content = 'the same bytes, over and over\n'.repeat(1000);
+  const sha256 = createHash('sha256').update(content).digest('hex');
+
+  for (let round = 0; round < 5; round++) {
+    const first = await t.upload(key, `seed-${round}.txt`, content);
+    assert.equal(first.response.status, 201, first.body);
+    // Delete the seed while others upload and copy the same digest.
+    const work: Promise<unknown>[] = [
+      t.fetch(`/files/${first.id}`, { method: 'DELETE', headers: { Authorization: key } }),
+      ...Array.from({ length: 6 }, (_, i) => t.upload(key, `racer-${round}-${i}.txt`, content)),
+      t.fetch(`/files/copy/${first.id}`, { method: 'POST', headers: { Authorization: key } }),
+    ];
+    const results = await Promise.all(work);
+    const uploads = results.slice(1, 7) as Awaited<ReturnType<TestServer['upload']>>[];
+    for (const u of uploads) assert.equal(u.response.status, 201, u.body);
+
+    // Every live file with this digest downloads intact.
+    for (const u of uploads) {
+      const response = await fetch(`${u.downloadLink}?download=1`);
+      assert.equal(response.status, 200);
+      assert.equal(createHash('sha256').update(Buffer.from(await response.arrayBuffer())).digest('hex'), sha256);
+    }
+    assert.ok(existsSync(blobPath(sha256)), 'blob must exist while live files point at it');
+
+    // Delete them all, concurrently: the blob goes once the last live row is gone.
+    const live = [...uploads.map((u) => u.id)];
+    const copy = results[7] as Response;
+    if (copy.status === 201) live.push(/<entry>\s*<id>([^<]+)</.exec(await copy.text())![1]!);
+    const deletes = await Promise.all(live.map((id) => t.fetch(`/files/${id}`, { method: 'DELETE', headers: { Authorization: key } })));
+    for (const d of deletes) assert.equal(d.status, 200);
+    assert.equal(existsSync(blobPath(sha256)), false, 'blob must be removed with its last live file');
+  }
+});
