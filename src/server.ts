@@ -34,7 +34,14 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       ...urls,
       bootstrap,
       close: async () => {
-        await app.close();
+        // app.close() waits for in-flight requests; connections that turn idle after it
+        // began (a download just finished) would hold it for the keep-alive timeout.
+        const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);
+        try {
+          await app.close();
+        } finally {
+          clearInterval(sweeper);
+        }
         await services.close();
       },
     };

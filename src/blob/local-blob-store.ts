@@ -47,6 +47,9 @@ export class LocalBlobStore implements BlobStore {
       await pipeline(source, meter, target, { signal: options.signal });
     } catch (error) {
       target.destroy();
+      // A destroy while the file is still opening closes it later: wait, or the rm can run
+      // first and the file appear after it.
+      if (!target.closed) await new Promise<void>((resolve) => target.once('close', () => resolve()));
       await fs.rm(tempPath, { force: true });
       throw error;
     }

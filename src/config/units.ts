@@ -1,12 +1,14 @@
-/** Parses sizes like `10GiB`, `500MB`, `1048576` into bytes; null when unreadable. */
+/** Parses sizes like `10GiB`, `500MB`, `64k`, `1048576` into bytes; null when unreadable. */
 export function parseBytes(text: string): number | null {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$/i.exec(text);
   if (!match) return null;
-  const unit = (match[2] ?? '').toLowerCase().replace(/b$/, '');
+  const written = (match[2] ?? '').toLowerCase();
+  const unit = written.replace(/b$/, '');
   const powers: Record<string, number> = { '': 0, k: 1, ki: 1, m: 2, mi: 2, g: 3, gi: 3, t: 4, ti: 4 };
   const power = powers[unit];
   if (power === undefined) return null;
-  const base = unit.endsWith('i') || unit.length === 1 ? 1024 : 1000;
+  // KiB/MiB/GiB and bare k/m/g (as nginx reads them) are binary; KB/MB/GB are decimal.
+  const base = unit.endsWith('i') || !written.endsWith('b') ? 1024 : 1000;
   const value = Number(match[1]) * base ** power;
   return Number.isSafeInteger(Math.round(value)) ? Math.round(value) : null;
 }
@@ -16,5 +18,6 @@ export function parseDuration(text: string): number | null {
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(text);
   if (!match) return null;
   const factors: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-  return Math.round(Number(match[1]) * factors[(match[2] ?? 's').toLowerCase()]!);
+  const ms = Math.round(Number(match[1]) * factors[(match[2] ?? 's').toLowerCase()]!);
+  return Number.isSafeInteger(ms) ? ms : null;
 }

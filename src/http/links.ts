@@ -1,6 +1,13 @@
 import type { FileRecord, Folder } from '../domain/types.js';
 
 /**
+ * A file name as one URL path segment: everything but RFC 3986 unreserved characters is
+ * percent-encoded (encodeURIComponent leaves !'()* alone, and a `'` would then be written
+ * as `&apos;` in an href, which regex clients would read literally).
+ */
+const encodeName = (name: string) => encodeURIComponent(name).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/**
  * The public URLs of API.md section 1, built from {web_url}. The URLs are set once the
  * server knows its address (a port of 0 is only known after listen).
  */
@@ -23,7 +30,7 @@ export class Links {
 
   /** download_link: `/<file_id>/<url-encoded name>`. */
   download(file: Pick<FileRecord, 'id' | 'name'>): string {
-    return `${this.webUrl}/${file.id}/${encodeURIComponent(file.name)}`;
+    return `${this.webUrl}/${file.id}/${encodeName(file.name)}`;
   }
 
   /** delete_link: `/<file_id>/delete/<secret>`. */
@@ -38,6 +45,6 @@ export class Links {
 
   /** direct link: `/direct/<file_id>/<token>/<url-encoded name>`. */
   direct(file: Pick<FileRecord, 'id' | 'name'>, token: string): string {
-    return `${this.webUrl}/direct/${file.id}/${token}/${encodeURIComponent(file.name)}`;
+    return `${this.webUrl}/direct/${file.id}/${token}/${encodeName(file.name)}`;
   }
 }

@@ -26,10 +26,18 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [N, r, p] = parts.slice(1, 4).map(Number) as [number, number, number];
   const salt = Buffer.from(parts[4]!, 'base64');
   const expected = Buffer.from(parts[5]!, 'base64');
-  if (!Number.isInteger(N) || !Number.isInteger(r) || !Number.isInteger(p) || expected.length !== KEY_LENGTH) {
+  // Bounds keep a crafted stored hash from costing gigabytes of memory per check.
+  const sane = (value: number, max: number) => Number.isInteger(value) && value >= 1 && value <= max;
+  if (!sane(N, 1 << 20) || !sane(r, 32) || !sane(p, 16) || expected.length !== KEY_LENGTH) {
     return false;
   }
-  const actual = await derive(password, salt, { N, r, p });
+  let actual: Buffer;
+  try {
+    actual = await derive(password, salt, { N, r, p });
+  } catch {
+    // Parameters scrypt refuses (N not a power of two, r = 0, ...): a malformed hash.
+    return false;
+  }
   return timingSafeEqual(actual, expected);
 }
 

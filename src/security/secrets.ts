@@ -34,7 +34,7 @@ export class ServerSecrets {
   openApiKey(sealed: string): string | null {
     try {
       const raw = Buffer.from(sealed, 'base64');
-      const decipher = createDecipheriv('aes-256-gcm', this.boxKey, raw.subarray(0, 12));
+      const decipher = createDecipheriv('aes-256-gcm', this.boxKey, raw.subarray(0, 12), { authTagLength: 16 });
       decipher.setAuthTag(raw.subarray(12, 28));
       return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
     } catch {

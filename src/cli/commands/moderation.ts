@@ -15,7 +15,8 @@ export async function filesCommand(args: string[]): Promise<void> {
   await withServices(settings, async (services) => {
     const action = { block: services.files.block, unblock: services.files.unblock, delete: services.files.operatorDelete }[sub as 'block' | 'unblock' | 'delete'];
     const file = await action.call(services.files, id);
-    console.log(`file ${file.id} "${file.name}" is now ${file.status}`);
+    const state = { A: 'active', B: 'blocked', D: 'deleted' }[file.status];
+    console.log(`file ${file.id} "${file.name}" is now ${state} (${file.status})`);
   });
 }
 

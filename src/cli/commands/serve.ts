@@ -1,13 +1,13 @@
 import { loadConfig } from '../../config/config.js';
 import { startServer } from '../../server.js';
-import { parseCommandArgs } from '../args.js';
+import { parseCommandArgs, UsageError } from '../args.js';
 
 export const SERVE_USAGE = 'filehaven serve [--port 8080] [--host 127.0.0.1] [--data ./data] [--public-url URL] [--web-url URL]';
 
 /** Runs the server until SIGINT/SIGTERM. */
 export async function serveCommand(args: string[]): Promise<void> {
   const { settings, positionals } = parseCommandArgs(args);
-  if (positionals.length > 0) throw new Error(`serve takes no arguments, got "${positionals[0]}"`);
+  if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${positionals[0]}"`);
   const config = loadConfig(settings, process.env);
   const server = await startServer(config);
   if (server.bootstrap) {

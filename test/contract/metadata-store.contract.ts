@@ -1,0 +1,480 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import { DuplicateError, type MetadataStore, type NewAccount, type NewFile } from '../../src/db/repositories/repositories.js';
+import { FileStatus, type Account } from '../../src/domain/types.js';
+
+/** One store under test. */
+export interface MetadataStoreHarness {
+  /** A migrated, empty store. */
+  store: MetadataStore;
+  /** Closes the store and removes what it wrote (temp folder, schema, database). */
+  cleanup(): Promise<void>;
+}
+
+/** Makes a fresh, empty store for one test (SQLite file, PostgreSQL schema, ...). */
+export type MetadataStoreFactory = () => Promise<MetadataStoreHarness>;
+
+const T0 = Date.parse('2026-11-21T10:04:05Z');
+const digest = (c: string) => c.repeat(64);
+
+/**
+ * The suite every MetadataStore (every SQL dialect) must pass (STYLE.md: one shared suite,
+ * Kysely's loop over dialects). Call it from a `*.test.ts` per dialect with a factory.
+ */
+export function metadataStoreContract(name: string, makeStore: MetadataStoreFactory): void {
+  describe(`MetadataStore contract: ${name}`, () => {
+    let harness: MetadataStoreHarness;
+    let store: MetadataStore;
+    let accountCounter = 0;
+    let fileCounter = 0;
+
+    beforeEach(async () => {
+      harness = await makeStore();
+      store = harness.store;
+    });
+    afterEach(async () => {
+      await harness.cleanup();
+    });
+
+    const newAccount = (overrides: Partial<NewAccount> = {}): NewAccount => ({
+      login: `user${++accountCounter}`,
+      passwordHash: 'scrypt$1$1$1$c2FsdA==$aGFzaA==',
+      name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      premiumStart: null,
+      premiumEnd: null,
+      trafficLeft: 0,
+      isOperator: false,
+      createdAt: T0,
+      ...overrides,
+    });
+    const account = (overrides: Partial<NewAccount> = {}) => store.accounts.create(newAccount(overrides));
+
+    const newFile = (ownerId: number, overrides: Partial<NewFile> = {}): NewFile => ({
+      id: `F${String(++fileCounter).padStart(9, '0')}`,
+      ownerId,
+      folderId: null,
+      name: 'report.pdf',
+      size: 1234,
+      sha256: digest('a'),
+      deleteHash: digest('d'),
+      createdAt: T0 + fileCounter,
+      ...overrides,
+    });
+    const file = (ownerId: number, overrides: Partial<NewFile> = {}) => store.files.create(newFile(ownerId, overrides));
+    const folder = (ownerId: number, id: string, parentId: string | null = null) =>
+      store.folders.create({ id, ownerId, parentId, name: `folder ${id}`, createdAt: T0 });
+
+    describe('accounts', () => {
+      test('create returns the stored account; byId, byLogin and credentials find it', async () => {
+        const created = await account({
+          login: 'ada',
+          premiumStart: T0,
+          premiumEnd: T0 + 86_400_000,
+          trafficLeft: 10 * 1024 ** 3,
+          isOperator: true,
+        });
+        const expected: Account = {
+          id: created.id,
+          login: 'ada',
+          name: 'Ada Lovelace',
+          email: 'ada@example.com',
+          balanceCents: 0,
+          premiumStart: T0,
+          premiumEnd: T0 + 86_400_000,
+          trafficLeft: 10 * 1024 ** 3,
+          isOperator: true,
+          disabled: false,
+          createdAt: T0,
+        };
+        assert.deepEqual(created, expected);
+        assert.ok(Number.isInteger(created.id) && created.id > 0);
+        assert.deepEqual(await store.accounts.byId(created.id), expected);
+        assert.deepEqual(await store.accounts.byLogin('ada'), expected);
+        assert.deepEqual(await store.accounts.credentials('ada'), { account: expected, passwordHash: 'scrypt$1$1$1$c2FsdA==$aGFzaA==' });
+      });
+
+      test('unknown ids and logins are null', async () => {
+        assert.equal(await store.accounts.byId(424242), null);
+        assert.equal(await store.accounts.byLogin('nobody'), null);
+        assert.equal(await store.accounts.credentials('nobody'), null);
+        assert.equal(await store.accounts.byApiKeyHash(digest('0')), null);
+        assert.equal(await store.accounts.sealedApiKey(424242), null);
+      });
+
+      test('a taken login is DuplicateError and the first account stays as it was', async () => {
+        const first = await account({ login: 'taken', name: 'First' });
+        await assert.rejects(account({ login: 'taken', name: 'Second' }), DuplicateError);
+        assert.deepEqual(await store.accounts.byLogin('taken'), first);
+        assert.equal(await store.accounts.count(), 1);
+      });
+
+      test('list is oldest first and count counts', async () => {
+        assert.deepEqual(await store.accounts.list(), []);
+        assert.equal(await store.accounts.count(), 0);
+        const a = await account({ login: 'a-first' });
+        const b = await account({ login: 'b-second' });
+        const c = await account({ login: '0-third' });
+        assert.deepEqual((await store.accounts.list()).map((x) => x.id), [a.id, b.id, c.id]);
+        assert.equal(await store.accounts.count(), 3);
+        assert.equal(new Set([a.id, b.id, c.id]).size, 3);
+      });
+
+      test('setPremium sets period and traffic, and clears them with nulls', async () => {
+        const a = await account();
+        await store.accounts.setPremium(a.id, T0, T0 + 1000, 5000);
+        assert.deepEqual(await store.accounts.byId(a.id), { ...a, premiumStart: T0, premiumEnd: T0 + 1000, trafficLeft: 5000 });
+        await store.accounts.setPremium(a.id, null, null, 0);
+        assert.deepEqual(await store.accounts.byId(a.id), { ...a, premiumStart: null, premiumEnd: null, trafficLeft: 0 });
+      });
+
+      test('large byte counts and times survive the round trip', async () => {
+        const a = await account({ trafficLeft: 2 ** 53 - 1, premiumStart: 0, premiumEnd: 8_640_000_000_000_000 });
+        const again = (await store.accounts.byId(a.id))!;
+        assert.equal(again.trafficLeft, 2 ** 53 - 1);
+        assert.equal(again.premiumStart, 0);
+        assert.equal(again.premiumEnd, 8_640_000_000_000_000);
+      });
+    });
+
+    describe('api keys', () => {
+      test('setApiKeyIfAbsent sets once; a second key is refused and the first one kept', async () => {
+        const a = await account();
+        assert.equal(await store.accounts.setApiKeyIfAbsent(a.id, digest('1'), 'sealed-one'), true);
+        assert.equal(await store.accounts.setApiKeyIfAbsent(a.id, digest('2'), 'sealed-two'), false);
+        assert.equal(await store.accounts.sealedApiKey(a.id), 'sealed-one');
+        assert.deepEqual(await store.accounts.byApiKeyHash(digest('1')), a);
+        assert.equal(await store.accounts.byApiKeyHash(digest('2')), null);
+      });
+
+      test('concurrent setApiKeyIfAbsent: exactly one wins', async () => {
+        const a = await account();
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => store.accounts.setApiKeyIfAbsent(a.id, i.toString(16).repeat(64), `sealed-${i}`)),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+        const winner = results.indexOf(true);
+        assert.equal(await store.accounts.sealedApiKey(a.id), `sealed-${winner}`);
+      });
+
+      test('setApiKey replaces the key; the old hash stops finding the account', async () => {
+        const a = await account();
+        await store.accounts.setApiKey(a.id, digest('1'), 'sealed-one');
+        await store.accounts.setApiKey(a.id, digest('2'), 'sealed-two');
+        assert.equal(await store.accounts.byApiKeyHash(digest('1')), null);
+        assert.deepEqual(await store.accounts.byApiKeyHash(digest('2')), a);
+        assert.equal(await store.accounts.sealedApiKey(a.id), 'sealed-two');
+      });
+
+      test('keys belong to one account each', async () => {
+        const a = await account();
+        const b = await account();
+        await store.accounts.setApiKey(a.id, digest('1'), 'sealed-a');
+        await store.accounts.setApiKey(b.id, digest('2'), 'sealed-b');
+        assert.equal((await store.accounts.byApiKeyHash(digest('1')))?.id, a.id);
+        assert.equal((await store.accounts.byApiKeyHash(digest('2')))?.id, b.id);
+        assert.equal(await store.accounts.sealedApiKey(b.id), 'sealed-b');
+      });
+    });
+
+    describe('traffic', () => {
+      test('reserveTraffic takes what is there, down to exactly zero, and refuses more', async () => {
+        const a = await account({ trafficLeft: 1000 });
+        assert.equal(await store.accounts.reserveTraffic(a.id, 400), true);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 600);
+        assert.equal(await store.accounts.reserveTraffic(a.id, 601), false);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 600);
+        assert.equal(await store.accounts.reserveTraffic(a.id, 600), true);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 0);
+        assert.equal(await store.accounts.reserveTraffic(a.id, 1), false);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 0);
+      });
+
+      test('reserveTraffic of an unknown account is false', async () => {
+        assert.equal(await store.accounts.reserveTraffic(424242, 1), false);
+      });
+
+      test('50 concurrent reservations never drive traffic below zero', async () => {
+        const a = await account({ trafficLeft: 1234 });
+        const other = await account({ trafficLeft: 1234 });
+        const results = await Promise.all(Array.from({ length: 50 }, () => store.accounts.reserveTraffic(a.id, 100)));
+        assert.equal(results.filter(Boolean).length, 12);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 34);
+        // Nobody else's traffic moved.
+        assert.equal((await store.accounts.byId(other.id))!.trafficLeft, 1234);
+      });
+
+      test('concurrent reservations and refunds add up', async () => {
+        const a = await account({ trafficLeft: 5000 });
+        await Promise.all([
+          ...Array.from({ length: 25 }, () => store.accounts.reserveTraffic(a.id, 100)),
+          ...Array.from({ length: 25 }, () => store.accounts.refundTraffic(a.id, 10)),
+        ]);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 5000 - 2500 + 250);
+      });
+
+      test('refundTraffic gives bytes back; zero and negative refunds change nothing', async () => {
+        const a = await account({ trafficLeft: 100 });
+        await store.accounts.refundTraffic(a.id, 50);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 150);
+        await store.accounts.refundTraffic(a.id, 0);
+        await store.accounts.refundTraffic(a.id, -500);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 150);
+      });
+    });
+
+    describe('files', () => {
+      test('create stores an active file; byId, byIds and deleteHash read it', async () => {
+        const owner = await account();
+        const created = await file(owner.id, { id: 'ABCDEFGHIJ', name: 'Ünïcødé 文件.txt', size: 11 * 1024 ** 3, createdAt: T0 });
+        assert.deepEqual(created, {
+          id: 'ABCDEFGHIJ',
+          ownerId: owner.id,
+          folderId: null,
+          name: 'Ünïcødé 文件.txt',
+          size: 11 * 1024 ** 3,
+          sha256: digest('a'),
+          status: FileStatus.Active,
+          createdAt: T0,
+          downloads: 0,
+          lastDownloadAt: null,
+        });
+        assert.deepEqual(await store.files.byId('ABCDEFGHIJ'), created);
+        assert.deepEqual(await store.files.byIds(['ABCDEFGHIJ', 'NOSUCHFILE']), [created]);
+        assert.deepEqual(await store.files.byIds([]), []);
+        assert.equal(await store.files.deleteHash('ABCDEFGHIJ'), digest('d'));
+        assert.equal(await store.files.byId('NOSUCHFILE'), null);
+        assert.equal(await store.files.deleteHash('NOSUCHFILE'), null);
+      });
+
+      test('a taken file id is DuplicateError', async () => {
+        const owner = await account();
+        await file(owner.id, { id: 'SAMEID0000' });
+        await assert.rejects(file(owner.id, { id: 'SAMEID0000', name: 'other' }), DuplicateError);
+        assert.equal((await store.files.byId('SAMEID0000'))!.name, 'report.pdf');
+      });
+
+      test('setStatus follows only the allowed transitions', async () => {
+        const owner = await account();
+        const { id } = await file(owner.id);
+        const status = async () => (await store.files.byId(id))!.status;
+        const A = FileStatus.Active;
+        const B = FileStatus.Blocked;
+        const D = FileStatus.Deleted;
+
+        assert.equal(await store.files.setStatus(id, [B], A, T0), false, 'unblock of an active file');
+        assert.equal(await status(), A);
+        assert.equal(await store.files.setStatus(id, [A], B, T0), true, 'block');
+        assert.equal(await status(), B);
+        assert.equal(await store.files.setStatus(id, [A], B, T0), false, 'block of a blocked file');
+        assert.equal(await store.files.setStatus(id, [B], A, T0), true, 'unblock');
+        assert.equal(await status(), A);
+        assert.equal(await store.files.setStatus(id, [A, B], D, T0), true, 'delete');
+        assert.equal(await status(), D);
+        assert.equal(await store.files.setStatus(id, [A, B], D, T0), false, 'delete again');
+        assert.equal(await store.files.setStatus(id, [B], A, T0), false, 'undelete');
+        assert.equal(await store.files.setStatus(id, [A], B, T0), false, 'block a deleted file');
+        assert.equal(await status(), D);
+        assert.equal(await store.files.setStatus('NOSUCHFILE', [A, B], D, T0), false, 'missing row');
+      });
+
+      test('concurrent deletes of one file: exactly one changes it', async () => {
+        const owner = await account();
+        const { id } = await file(owner.id);
+        const results = await Promise.all(
+          Array.from({ length: 10 }, () => store.files.setStatus(id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, T0)),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+      });
+
+      test("moveOwned moves only the owner's live files and counts them", async () => {
+        const owner = await account();
+        const stranger = await account();
+        await folder(owner.id, 'FOLDER0001');
+        const active = await file(owner.id);
+        const blocked = await file(owner.id);
+        const deleted = await file(owner.id);
+        const foreign = await file(stranger.id);
+        await store.files.setStatus(blocked.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await store.files.setStatus(deleted.id, [FileStatus.Active], FileStatus.Deleted, T0);
+
+        const moved = await store.files.moveOwned([active.id, blocked.id, deleted.id, foreign.id, 'NOSUCHFILE'], owner.id, 'FOLDER0001');
+        assert.equal(moved, 2);
+        assert.equal((await store.files.byId(active.id))!.folderId, 'FOLDER0001');
+        assert.equal((await store.files.byId(blocked.id))!.folderId, 'FOLDER0001');
+        assert.equal((await store.files.byId(deleted.id))!.folderId, null);
+        assert.equal((await store.files.byId(foreign.id))!.folderId, null);
+
+        assert.equal(await store.files.moveOwned([active.id], stranger.id, null), 0);
+        assert.equal((await store.files.byId(active.id))!.folderId, 'FOLDER0001');
+        assert.equal(await store.files.moveOwned([active.id], owner.id, null), 1, 'back to the root');
+        assert.equal((await store.files.byId(active.id))!.folderId, null);
+        assert.equal(await store.files.moveOwned([], owner.id, 'FOLDER0001'), 0);
+      });
+
+      test('liveReferenceExists sees active and blocked rows but not deleted ones', async () => {
+        const owner = await account();
+        const sha = digest('b');
+        assert.equal(await store.files.liveReferenceExists(sha), false);
+        const one = await file(owner.id, { sha256: sha });
+        const two = await file(owner.id, { sha256: sha });
+        await file(owner.id, { sha256: digest('c') });
+        assert.equal(await store.files.liveReferenceExists(sha), true);
+        await store.files.setStatus(one.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await store.files.setStatus(two.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        assert.equal(await store.files.liveReferenceExists(sha), true, 'blocked still counts');
+        await store.files.setStatus(one.id, [FileStatus.Blocked], FileStatus.Deleted, T0);
+        assert.equal(await store.files.liveReferenceExists(sha), false);
+        assert.equal(await store.files.liveReferenceExists(digest('c')), true);
+      });
+
+      test('recordDownload counts and stamps', async () => {
+        const owner = await account();
+        const { id } = await file(owner.id);
+        await store.files.recordDownload(id, T0 + 5);
+        await Promise.all([store.files.recordDownload(id, T0 + 9), store.files.recordDownload(id, T0 + 9)]);
+        const after = (await store.files.byId(id))!;
+        assert.equal(after.downloads, 3);
+        assert.equal(after.lastDownloadAt, T0 + 9);
+      });
+
+      test('inFolder, folderActiveBytes and detachDeleted', async () => {
+        const owner = await account();
+        await folder(owner.id, 'FOLDER0001');
+        const a = await file(owner.id, { folderId: 'FOLDER0001', size: 100, createdAt: T0 + 2 });
+        const b = await file(owner.id, { folderId: 'FOLDER0001', size: 20, createdAt: T0 + 1 });
+        const c = await file(owner.id, { folderId: 'FOLDER0001', size: 3, createdAt: T0 + 3 });
+        await file(owner.id, { size: 999 });
+        await store.files.setStatus(c.id, [FileStatus.Active], FileStatus.Deleted, T0);
+
+        assert.deepEqual((await store.files.inFolder('FOLDER0001', [FileStatus.Active])).map((f) => f.id), [b.id, a.id]);
+        assert.deepEqual((await store.files.inFolder('FOLDER0001', [FileStatus.Active, FileStatus.Deleted])).map((f) => f.id), [b.id, a.id, c.id]);
+        assert.equal(await store.files.folderActiveBytes('FOLDER0001'), 120);
+        await store.folders.create({ id: 'EMPTY00001', ownerId: owner.id, parentId: null, name: 'empty', createdAt: T0 });
+        assert.equal(await store.files.folderActiveBytes('EMPTY00001'), 0);
+
+        await store.files.detachDeleted('FOLDER0001');
+        assert.equal((await store.files.byId(c.id))!.folderId, null);
+        assert.equal((await store.files.byId(a.id))!.folderId, 'FOLDER0001');
+      });
+    });
+
+    describe('folders', () => {
+      test('create, byId, children and remove', async () => {
+        const owner = await account();
+        const top = await folder(owner.id, 'TOP0000001');
+        assert.deepEqual(top, { id: 'TOP0000001', ownerId: owner.id, parentId: null, name: 'folder TOP0000001', createdAt: T0 });
+        await folder(owner.id, 'KIDB000001', 'TOP0000001');
+        await folder(owner.id, 'KIDA000001', 'TOP0000001');
+        assert.deepEqual(await store.folders.byId('TOP0000001'), top);
+        assert.deepEqual((await store.folders.children('TOP0000001')).map((f) => f.id).sort(), ['KIDA000001', 'KIDB000001']);
+        await assert.rejects(folder(owner.id, 'TOP0000001'), DuplicateError);
+        await store.folders.remove('KIDA000001');
+        assert.equal(await store.folders.byId('KIDA000001'), null);
+        assert.equal(await store.folders.byId('NOSUCHDIR0'), null);
+      });
+    });
+
+    describe('blobs', () => {
+      test('removeIfUnreferenced is true only when no live row points at the digest', async () => {
+        const owner = await account();
+        const sha = digest('e');
+        await store.blobs.ensure(sha, 10, T0);
+        const one = await file(owner.id, { sha256: sha });
+        const two = await file(owner.id, { sha256: sha });
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), false, 'two live rows');
+        await store.files.setStatus(one.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        await store.files.setStatus(two.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), false, 'a blocked row is live');
+        await store.files.setStatus(two.id, [FileStatus.Blocked], FileStatus.Deleted, T0);
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), true, 'only deleted rows');
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), false, 'already removed');
+      });
+
+      test('a digest that was never recorded is not removed', async () => {
+        assert.equal(await store.blobs.removeIfUnreferenced(digest('9')), false);
+      });
+
+      test('ensure is idempotent and recreates a removed row', async () => {
+        const sha = digest('f');
+        await store.blobs.ensure(sha, 10, T0);
+        await store.blobs.ensure(sha, 10, T0 + 1);
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), true);
+        await store.blobs.ensure(sha, 10, T0 + 2);
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), true);
+      });
+
+      test('live rows of other digests do not hold a blob', async () => {
+        const owner = await account();
+        await store.blobs.ensure(digest('1'), 10, T0);
+        await file(owner.id, { sha256: digest('2') });
+        assert.equal(await store.blobs.removeIfUnreferenced(digest('1')), true);
+      });
+    });
+
+    describe('transactions', () => {
+      test('commit on success, with the result passed through', async () => {
+        const result = await store.transaction(async (repos) => {
+          const a = await repos.accounts.create(newAccount({ login: 'in-trx' }));
+          await repos.blacklist.add(digest('7'), 'spam', T0);
+          return a.id;
+        });
+        assert.equal((await store.accounts.byLogin('in-trx'))?.id, result);
+        assert.equal(await store.blacklist.has(digest('7')), true);
+      });
+
+      test('roll back everything when the work throws', async () => {
+        const boom = new Error('boom');
+        await assert.rejects(
+          store.transaction(async (repos) => {
+            await repos.accounts.create(newAccount({ login: 'rolled-back' }));
+            await repos.blobs.ensure(digest('8'), 1, T0);
+            throw boom;
+          }),
+          (error: unknown) => error === boom,
+        );
+        assert.equal(await store.accounts.byLogin('rolled-back'), null);
+        assert.equal(await store.blobs.removeIfUnreferenced(digest('8')), false);
+      });
+
+      test('a DuplicateError inside a transaction rolls it back and stays a DuplicateError', async () => {
+        await account({ login: 'dup' });
+        await assert.rejects(
+          store.transaction(async (repos) => {
+            await repos.blacklist.add(digest('6'), '', T0);
+            await repos.accounts.create(newAccount({ login: 'dup' }));
+          }),
+          DuplicateError,
+        );
+        assert.equal(await store.blacklist.has(digest('6')), false);
+      });
+    });
+
+    describe('blacklist', () => {
+      test('add, has, list, remove', async () => {
+        const x = digest('1');
+        const y = digest('2');
+        assert.equal(await store.blacklist.has(x), false);
+        await store.blacklist.add(x, 'malware', T0);
+        await store.blacklist.add(y, '', T0 + 1);
+        assert.equal(await store.blacklist.has(x), true);
+        assert.equal(await store.blacklist.has(digest('3')), false);
+        assert.deepEqual(await store.blacklist.list(), [
+          { sha256: x, reason: 'malware', createdAt: T0 },
+          { sha256: y, reason: '', createdAt: T0 + 1 },
+        ]);
+        assert.equal(await store.blacklist.remove(x), true);
+        assert.equal(await store.blacklist.has(x), false);
+        assert.equal(await store.blacklist.remove(x), false, 'second remove');
+        assert.equal(await store.blacklist.remove(digest('3')), false, 'never listed');
+        assert.deepEqual((await store.blacklist.list()).map((e) => e.sha256), [y]);
+      });
+
+      test('adding a listed digest again is a no-op that keeps the first entry', async () => {
+        await store.blacklist.add(digest('1'), 'first', T0);
+        await store.blacklist.add(digest('1'), 'second', T0 + 5);
+        assert.deepEqual(await store.blacklist.list(), [{ sha256: digest('1'), reason: 'first', createdAt: T0 }]);
+      });
+    });
+  });
+}

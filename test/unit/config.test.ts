@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, DEFAULTS, loadConfig, resolveUrls, SETTINGS } from '../../src/config/config.js';
+
+/** Asserts that loading throws a ConfigError whose message names `source` and the expectation. */
+function assertConfigError(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv, source: string, expected: RegExp): void {
+  assert.throws(
+    () => loadConfig(flags, env),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, `not a ConfigError: ${String(error)}`);
+      assert.ok(error.message.includes(source), `"${error.message}" does not name ${source}`);
+      assert.match(error.message, expected);
+      return true;
+    },
+  );
+}
+
+describe('loadConfig', () => {
+  test('nothing given: the defaults', () => {
+    assert.deepEqual(loadConfig({}, {}), DEFAULTS);
+  });
+
+  test('environment variables are read and parsed', () => {
+    const config = loadConfig(
+      {},
+      {
+        FILEHAVEN_PORT: '9000',
+        FILEHAVEN_HOST: '0.0.0.0',
+        FILEHAVEN_DATA: '/srv/filehaven',
+        FILEHAVEN_PUBLIC_URL: 'https://files.example.com/',
+        FILEHAVEN_WEB_URL: 'https://www.example.com',
+        FILEHAVEN_SECRET: 's'.repeat(16),
+        FILEHAVEN_MAX_FILE_SIZE: '2GiB',
+        FILEHAVEN_DIRECT_LINK_TTL: '30m',
+        FILEHAVEN_DIRECT_LINK_REQUIRES_KEY: 'false',
+        FILEHAVEN_LOG_LEVEL: 'warn',
+      },
+    );
+    assert.deepEqual(config, {
+      port: 9000,
+      host: '0.0.0.0',
+      dataDir: '/srv/filehaven',
+      // Trailing slashes go, so paths can be appended.
+      publicUrl: 'https://files.example.com',
+      webUrl: 'https://www.example.com',
+      secret: 's'.repeat(16),
+      maxFileSize: 2 * 1024 ** 3,
+      directLinkTtlMs: 1_800_000,
+      directLinkRequiresKey: false,
+      logLevel: 'warn',
+    });
+  });
+
+  test('flags beat the environment, setting by setting', () => {
+    const config = loadConfig(
+      { port: '7000', data: '/from/flag' },
+      { FILEHAVEN_PORT: '9000', FILEHAVEN_DATA: '/from/env', FILEHAVEN_HOST: '::1' },
+    );
+    assert.equal(config.port, 7000);
+    assert.equal(config.dataDir, '/from/flag');
+    assert.equal(config.host, '::1');
+  });
+
+  test('a flag replaces an environment value, even an invalid one', () => {
+    assert.equal(loadConfig({ port: '0' }, { FILEHAVEN_PORT: 'abc' }).port, 0);
+  });
+
+  test('an undefined flag falls back to the environment', () => {
+    assert.equal(loadConfig({ port: undefined }, { FILEHAVEN_PORT: '1234' }).port, 1234);
+  });
+
+  test('does not touch the objects it is given', () => {
+    const flags = { port: '1' };
+    const env = { FILEHAVEN_HOST: 'h' };
+    loadConfig(flags, env);
+    assert.deepEqual(flags, { port: '1' });
+    assert.deepEqual(env, { FILEHAVEN_HOST: 'h' });
+    assert.equal(DEFAULTS.port, 8080);
+  });
+
+  test('a bad flag is a ConfigError naming the flag and what was expected', () => {
+    assertConfigError({ port: '99999' }, {}, '--port', /99999.*port number 0-65535/);
+    assertConfigError({ port: '-1' }, {}, '--port', /port number/);
+    assertConfigError({ 'public-url': 'ftp://x' }, {}, '--public-url', /http\(s\) URL/);
+    assertConfigError({ 'web-url': 'not a url' }, {}, '--web-url', /http\(s\) URL/);
+    assertConfigError({ secret: 'short' }, {}, '--secret', /at least 16 characters/);
+    assertConfigError({ 'max-file-size': '0' }, {}, '--max-file-size', /size/);
+    assertConfigError({ 'max-file-size': 'lots' }, {}, '--max-file-size', /size/);
+    assertConfigError({ 'direct-link-ttl': '0s' }, {}, '--direct-link-ttl', /duration/);
+    assertConfigError({ 'direct-link-requires-key': 'maybe' }, {}, '--direct-link-requires-key', /true or false/);
+    assertConfigError({ 'log-level': 'loud' }, {}, '--log-level', /silent/);
+    assertConfigError({ data: '  ' }, {}, '--data', /folder/);
+  });
+
+  test('a bad environment value is a ConfigError naming the variable', () => {
+    assertConfigError({}, { FILEHAVEN_PORT: 'abc' }, 'FILEHAVEN_PORT', /"abc".*port number/);
+    assertConfigError({}, { FILEHAVEN_PORT: '65536' }, 'FILEHAVEN_PORT', /port number/);
+    assertConfigError({}, { FILEHAVEN_MAX_FILE_SIZE: '-5' }, 'FILEHAVEN_MAX_FILE_SIZE', /size/);
+    assertConfigError({}, { FILEHAVEN_DIRECT_LINK_REQUIRES_KEY: '2' }, 'FILEHAVEN_DIRECT_LINK_REQUIRES_KEY', /true or false/);
+  });
+
+  test('booleans accept the usual spellings', () => {
+    for (const yes of ['1', 'true', 'YES', 'on']) assert.equal(loadConfig({ 'direct-link-requires-key': yes }, {}).directLinkRequiresKey, true);
+    for (const no of ['0', 'false', 'No', 'OFF']) assert.equal(loadConfig({ 'direct-link-requires-key': no }, {}).directLinkRequiresKey, false);
+  });
+
+  test('every setting has a distinct flag and FILEHAVEN_ variable', () => {
+    assert.equal(new Set(SETTINGS.map((s) => s.flag)).size, SETTINGS.length);
+    assert.equal(new Set(SETTINGS.map((s) => s.env)).size, SETTINGS.length);
+    for (const s of SETTINGS) assert.match(s.env, /^FILEHAVEN_[A-Z_]+$/);
+  });
+});
+
+describe('resolveUrls', () => {
+  test('derives the URLs from the listening address; a wildcard host shows as loopback', () => {
+    assert.deepEqual(resolveUrls(DEFAULTS, { host: '127.0.0.1', port: 8080 }), { baseUrl: 'http://127.0.0.1:8080', webUrl: 'http://127.0.0.1:8080' });
+    assert.equal(resolveUrls(DEFAULTS, { host: '0.0.0.0', port: 1 }).baseUrl, 'http://127.0.0.1:1');
+    assert.equal(resolveUrls(DEFAULTS, { host: '::1', port: 2 }).baseUrl, 'http://[::1]:2');
+  });
+
+  test('configured URLs win', () => {
+    const config = { ...DEFAULTS, publicUrl: 'https://api.example.com', webUrl: 'https://example.com' };
+    assert.deepEqual(resolveUrls(config, { host: '127.0.0.1', port: 8080 }), { baseUrl: 'https://api.example.com', webUrl: 'https://example.com' });
+    assert.equal(resolveUrls({ ...DEFAULTS, publicUrl: 'https://api.example.com' }, { host: 'h', port: 1 }).webUrl, 'https://api.example.com');
+  });
+});
