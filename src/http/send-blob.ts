@@ -2,7 +2,7 @@ import { create as contentDisposition } from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fresh from 'fresh';
 import rangeParser from 'range-parser';
-import { Transform, type Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { ByteRange } from '../blob/blob-store.js';
 import type { FileRecord } from '../domain/types.js';
 
@@ -66,16 +66,26 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   const length = range ? range.end - range.start + 1 : file.size;
   if (range) reply.code(206).header('Content-Range', `bytes ${range.start}-${range.end}/${file.size}`);
   reply.header('Content-Length', length);
-  if (request.method === 'HEAD') return reply.send();
+  // An empty stream, not undefined: Fastify's HEAD route rewrites Content-Length to 0 for an empty payload.
+  if (request.method === 'HEAD') return reply.send(Readable.from([]));
 
-  await options.beforeBody?.(length);
+  // A refusal (or a failure to open) is an error response, not the file: without its headers.
+  const notTheFile = (error: unknown) => {
+    for (const name of ['ETag', 'Last-Modified', 'Accept-Ranges', 'Content-Disposition', 'Content-Range', 'Content-Length']) reply.removeHeader(name);
+    return error;
+  };
+  try {
+    await options.beforeBody?.(length);
+  } catch (error) {
+    throw notTheFile(error);
+  }
   let sent = 0;
   let stream: Readable;
   try {
     stream = await options.open(range);
   } catch (error) {
     options.afterBody?.(0, length);
-    throw error;
+    throw notTheFile(error);
   }
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
