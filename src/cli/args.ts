@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { SETTINGS } from '../config/config.js';
+import { CONFIG_FILE_FLAG, SETTINGS } from '../config/config.js';
 
 /** A mistake in how a command was called; printed with the usage hint. */
 export class UsageError extends Error {
@@ -9,7 +9,9 @@ export class UsageError extends Error {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Every command accepts the configuration flags (`--data`, `--port`, ...). */
-const SETTING_OPTIONS: Options = Object.fromEntries(SETTINGS.map((s) => [s.flag, { type: 'string' as const }]));
+const SETTING_OPTIONS: Options = Object.fromEntries(
+  [...SETTINGS.map((s) => s.flag), CONFIG_FILE_FLAG].map((flag) => [flag, { type: 'string' as const }]),
+);
 
 export interface ParsedArgs {
   positionals: string[];
@@ -28,9 +30,9 @@ export function parseCommandArgs(args: string[], options: Options = {}): ParsedA
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const settings: Record<string, string | undefined> = {};
-  for (const s of SETTINGS) {
-    const value = values[s.flag];
-    if (typeof value === 'string') settings[s.flag] = value;
+  for (const flag of [...SETTINGS.map((s) => s.flag), CONFIG_FILE_FLAG]) {
+    const value = values[flag];
+    if (typeof value === 'string') settings[flag] = value;
   }
   return { positionals: parsed.positionals, values, settings };
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { parseBytes, parseDuration } from './units.js';
 
 /** The one validated configuration object the server and the CLI run on. */
@@ -22,6 +23,28 @@ export interface Config {
   directLinkRequiresKey: boolean;
   /** pino log level, or "silent". */
   logLevel: string;
+  /** Upload volume of a free account over a rolling 24 h, bytes; null = unlimited (API.md 8). */
+  uploadVolumeFree: number | null;
+  /** Upload volume of a premium account over a rolling 24 h, bytes; null = unlimited. */
+  uploadVolumePremium: number | null;
+  /** Failed sign-ins per minute per IP and per login before 429 (API.md 8). */
+  loginAttemptsPerMinute: number;
+  /** API requests per minute per API key; 0 = unlimited. */
+  apiRatePerKey: number;
+  /** API requests per minute per client IP; 0 = unlimited. */
+  apiRatePerIp: number;
+  /** Speed cap of one free download, bytes per second; null = unlimited. */
+  freeDownloadSpeed: number | null;
+  /** Concurrent free downloads per client IP; 0 = unlimited. */
+  freeDownloadsPerIp: number;
+  /** Whether X-Forwarded-For is trusted for the client IP (behind a reverse proxy). */
+  trustProxy: boolean;
+  /** How often the server runs gc (blobs and temp files); 0 = never. */
+  gcIntervalMs: number;
+  /** Temp files untouched this long are abandoned uploads; blobs younger than this are never collected. */
+  tempGraceMs: number;
+  /** Files not downloaded for this many days are deleted by gc; 0 = never (default). */
+  expireAfterDays: number;
 }
 
 /** One configurable setting: its flag, env variable, default and parser. */
@@ -29,26 +52,37 @@ interface Setting<K extends keyof Config> {
   key: K;
   flag: string;
   env: string;
-  parse: (raw: string) => Config[K] | null;
+  parse: (raw: string) => Config[K] | null | undefined;
   expected: string;
   description: string;
 }
 
-const text = (raw: string) => (raw.trim() === '' ? null : raw);
+const text = (raw: string) => (raw.trim() === '' ? undefined : raw);
 const url = (raw: string) => {
   try {
     const parsed = new URL(raw);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return undefined;
     return raw.replace(/\/+$/, '');
   } catch {
-    return null;
+    return undefined;
   }
 };
-const port = (raw: string) => (/^\d+$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : null);
+const port = (raw: string) => (/^\d+$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined);
+const count = (raw: string) => (/^\d+$/.test(raw.trim()) && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined);
 const bool = (raw: string) =>
-  /^(1|true|yes|on)$/i.test(raw) ? true : /^(0|false|no|off)$/i.test(raw) ? false : null;
+  /^(1|true|yes|on)$/i.test(raw) ? true : /^(0|false|no|off)$/i.test(raw) ? false : undefined;
 const logLevel = (raw: string) =>
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(raw) ? raw : null;
+  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(raw) ? raw : undefined;
+const positiveBytes = (raw: string) => {
+  const n = parseBytes(raw);
+  return n !== null && n > 0 ? n : undefined;
+};
+/** A byte amount or `unlimited` (null). */
+const bytesOrUnlimited = (raw: string) => (/^\s*unlimited\s*$/i.test(raw) ? null : positiveBytes(raw));
+const duration = (min: number) => (raw: string) => {
+  const n = parseDuration(raw);
+  return n !== null && n >= min ? n : undefined;
+};
 
 /** The settings table; the README's configuration table is written from it. */
 export const SETTINGS = [
@@ -57,12 +91,25 @@ export const SETTINGS = [
   { key: 'dataDir', flag: 'data', env: 'FILEHAVEN_DATA', parse: text, expected: 'a folder path', description: 'data folder (database, blobs, secret)' },
   { key: 'publicUrl', flag: 'public-url', env: 'FILEHAVEN_PUBLIC_URL', parse: url, expected: 'an http(s) URL', description: '{base_url} written into API responses' },
   { key: 'webUrl', flag: 'web-url', env: 'FILEHAVEN_WEB_URL', parse: url, expected: 'an http(s) URL', description: '{web_url} of download, folder and delete links' },
-  { key: 'secret', flag: 'secret', env: 'FILEHAVEN_SECRET', parse: (raw: string) => (raw.length >= 16 ? raw : null), expected: 'at least 16 characters', description: 'server secret (key sealing, link signatures)' },
-  { key: 'maxFileSize', flag: 'max-file-size', env: 'FILEHAVEN_MAX_FILE_SIZE', parse: (raw: string) => { const n = parseBytes(raw); return n !== null && n > 0 ? n : null; }, expected: 'a size such as 10GiB or 1048576', description: 'largest accepted file' },
-  { key: 'directLinkTtlMs', flag: 'direct-link-ttl', env: 'FILEHAVEN_DIRECT_LINK_TTL', parse: (raw: string) => { const n = parseDuration(raw); return n !== null && n > 0 ? n : null; }, expected: 'a duration such as 24h or 30m', description: 'lifetime of a signed direct link' },
+  { key: 'secret', flag: 'secret', env: 'FILEHAVEN_SECRET', parse: (raw: string) => (raw.length >= 16 ? raw : undefined), expected: 'at least 16 characters', description: 'server secret (key sealing, link signatures)' },
+  { key: 'maxFileSize', flag: 'max-file-size', env: 'FILEHAVEN_MAX_FILE_SIZE', parse: positiveBytes, expected: 'a size such as 10GiB or 1048576', description: 'largest accepted file' },
+  { key: 'directLinkTtlMs', flag: 'direct-link-ttl', env: 'FILEHAVEN_DIRECT_LINK_TTL', parse: duration(1), expected: 'a duration such as 24h or 30m', description: 'lifetime of a signed direct link' },
   { key: 'directLinkRequiresKey', flag: 'direct-link-requires-key', env: 'FILEHAVEN_DIRECT_LINK_REQUIRES_KEY', parse: bool, expected: 'true or false', description: 'direct downloads also need the Authorization header' },
   { key: 'logLevel', flag: 'log-level', env: 'FILEHAVEN_LOG_LEVEL', parse: logLevel, expected: 'fatal, error, warn, info, debug, trace or silent', description: 'log level' },
+  { key: 'uploadVolumeFree', flag: 'upload-volume-free', env: 'FILEHAVEN_UPLOAD_VOLUME_FREE', parse: bytesOrUnlimited, expected: 'a size such as 50GiB, or unlimited', description: 'upload volume of a free account per rolling 24 h' },
+  { key: 'uploadVolumePremium', flag: 'upload-volume-premium', env: 'FILEHAVEN_UPLOAD_VOLUME_PREMIUM', parse: bytesOrUnlimited, expected: 'a size such as 500GiB, or unlimited', description: 'upload volume of a premium account per rolling 24 h' },
+  { key: 'loginAttemptsPerMinute', flag: 'login-attempts', env: 'FILEHAVEN_LOGIN_ATTEMPTS', parse: (raw: string) => { const n = count(raw); return n !== undefined && n > 0 ? n : undefined; }, expected: 'a whole number > 0', description: 'failed sign-ins per minute per IP and per login' },
+  { key: 'apiRatePerKey', flag: 'api-rate-per-key', env: 'FILEHAVEN_API_RATE_PER_KEY', parse: count, expected: 'a whole number (0 = unlimited)', description: 'API requests per minute per API key' },
+  { key: 'apiRatePerIp', flag: 'api-rate-per-ip', env: 'FILEHAVEN_API_RATE_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'API requests per minute per client IP' },
+  { key: 'freeDownloadSpeed', flag: 'free-download-speed', env: 'FILEHAVEN_FREE_DOWNLOAD_SPEED', parse: bytesOrUnlimited, expected: 'bytes per second such as 2MiB, or unlimited', description: 'speed cap of one free download' },
+  { key: 'freeDownloadsPerIp', flag: 'free-downloads-per-ip', env: 'FILEHAVEN_FREE_DOWNLOADS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'concurrent free downloads per client IP' },
+  { key: 'trustProxy', flag: 'trust-proxy', env: 'FILEHAVEN_TRUST_PROXY', parse: bool, expected: 'true or false', description: 'take the client IP from X-Forwarded-For' },
+  { key: 'gcIntervalMs', flag: 'gc-interval', env: 'FILEHAVEN_GC_INTERVAL', parse: duration(0), expected: 'a duration such as 1h (0 = never)', description: 'how often the server collects garbage' },
+  { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(0), expected: 'a duration such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
+  { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
 ] as const satisfies readonly Setting<keyof Config>[];
+
+const GiB = 1024 ** 3;
 
 export const DEFAULTS: Config = {
   port: 8080,
@@ -71,30 +118,79 @@ export const DEFAULTS: Config = {
   publicUrl: null,
   webUrl: null,
   secret: null,
-  maxFileSize: 10 * 1024 ** 3,
+  maxFileSize: 10 * GiB,
   directLinkTtlMs: 24 * 3_600_000,
   directLinkRequiresKey: true,
   logLevel: 'info',
+  uploadVolumeFree: 50 * GiB,
+  uploadVolumePremium: null,
+  loginAttemptsPerMinute: 10,
+  apiRatePerKey: 600,
+  apiRatePerIp: 1200,
+  freeDownloadSpeed: null,
+  freeDownloadsPerIp: 4,
+  trustProxy: false,
+  gcIntervalMs: 3_600_000,
+  tempGraceMs: 3_600_000,
+  expireAfterDays: 0,
 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** The flag naming the config file, and its environment variable. */
+export const CONFIG_FILE_FLAG = 'config';
+export const CONFIG_FILE_ENV = 'FILEHAVEN_CONFIG';
+
 /**
- * Builds the Config from defaults, then environment, then flags (flags win).
- * Throws ConfigError naming the flag or variable and what was expected.
+ * Reads a JSON config file: an object whose keys are flag names (`"max-file-size":
+ * "10GiB"`), values strings, numbers or booleans. Unknown keys are errors, so a typo
+ * never silently falls back to a default.
+ */
+export function readConfigFile(file: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+    throw new ConfigError(`cannot read config file ${file}: ${reason}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${file} must hold a JSON object`);
+  }
+  const known = new Set<string>(SETTINGS.map((s) => s.flag));
+  const values: Record<string, string> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!known.has(key)) throw new ConfigError(`config file ${file}: unknown setting "${key}"`);
+    if (!['string', 'number', 'boolean'].includes(typeof value)) {
+      throw new ConfigError(`config file ${file}: "${key}" must be a string, number or boolean`);
+    }
+    values[key] = String(value);
+  }
+  return values;
+}
+
+/**
+ * Builds the Config from defaults, then the config file (`--config` or FILEHAVEN_CONFIG),
+ * then environment, then flags (flags win). Throws ConfigError naming the flag, variable
+ * or file and what was expected.
  */
 export function loadConfig(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Config {
+  const configFile = flags[CONFIG_FILE_FLAG] ?? env[CONFIG_FILE_ENV];
+  const fromFile = configFile ? readConfigFile(configFile) : {};
   const config: Record<string, unknown> = { ...DEFAULTS };
   for (const setting of SETTINGS) {
-    const fromFlag = flags[setting.flag];
-    const fromEnv = env[setting.env];
-    const [raw, source] =
-      fromFlag !== undefined ? [fromFlag, `--${setting.flag}`] : fromEnv !== undefined ? [fromEnv, setting.env] : [undefined, ''];
-    if (raw === undefined) continue;
+    const sources: Array<[string | undefined, string]> = [
+      [flags[setting.flag], `--${setting.flag}`],
+      [env[setting.env], setting.env],
+      [fromFile[setting.flag], `"${setting.flag}" in ${configFile}`],
+    ];
+    const found = sources.find(([raw]) => raw !== undefined);
+    if (!found) continue;
+    const [raw, source] = found as [string, string];
     const value = (setting.parse as (raw: string) => unknown)(raw);
-    if (value === null) throw new ConfigError(`invalid ${source} "${raw}": expected ${setting.expected}`);
+    if (value === undefined) throw new ConfigError(`invalid ${source} "${raw}": expected ${setting.expected}`);
     config[setting.key] = value;
   }
   return config as unknown as Config;

@@ -10,6 +10,9 @@ export interface Database {
   folders: FoldersTable;
   blobs: BlobsTable;
   blacklist: BlacklistTable;
+  blacklist_names: BlacklistNamesTable;
+  audit_log: AuditLogTable;
+  upload_log: UploadLogTable;
 }
 
 export interface AccountsTable {
@@ -45,6 +48,8 @@ export interface FilesTable {
   deleted_at: number | null;
   downloads: number;
   last_download_at: number | null;
+  /** Body bytes sent by downloads of this file (free and direct). */
+  bytes_served: Generated<number>;
 }
 
 export interface FoldersTable {
@@ -66,4 +71,29 @@ export interface BlacklistTable {
   sha256: string;
   reason: string;
   created_at: number;
+}
+
+/** File-name patterns refused at upload (`*` and `?` wildcards, case-insensitive). */
+export interface BlacklistNamesTable {
+  pattern: string;
+  reason: string;
+  created_at: number;
+}
+
+/** Operator actions: what, on which object, when, by whom. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  action: string;
+  object: string;
+  details: string;
+}
+
+/** One row per stored upload, for the rolling 24 h upload volume (API.md 8). */
+export interface UploadLogTable {
+  id: Generated<number>;
+  account_id: number;
+  bytes: number;
+  at: number;
 }

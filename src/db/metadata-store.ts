@@ -5,6 +5,7 @@ import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
 import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
+import { auditRepository, housekeepingRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 
 function repositories(db: Kysely<Database>): Repositories {
@@ -14,6 +15,9 @@ function repositories(db: Kysely<Database>): Repositories {
     folders: foldersRepository(db),
     blobs: blobsRepository(db),
     blacklist: blacklistRepository(db),
+    uploadLog: uploadLogRepository(db),
+    audit: auditRepository(db),
+    housekeeping: housekeepingRepository(db),
   };
 }
 

@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ConfigError, DEFAULTS, loadConfig, resolveUrls, SETTINGS } from '../../src/config/config.js';
 
 /** Asserts that loading throws a ConfigError whose message names `source` and the expectation. */
@@ -37,6 +40,7 @@ describe('loadConfig', () => {
       },
     );
     assert.deepEqual(config, {
+      ...DEFAULTS,
       port: 9000,
       host: '0.0.0.0',
       dataDir: '/srv/filehaven',
@@ -122,5 +126,34 @@ describe('resolveUrls', () => {
     const config = { ...DEFAULTS, publicUrl: 'https://api.example.com', webUrl: 'https://example.com' };
     assert.deepEqual(resolveUrls(config, { host: '127.0.0.1', port: 8080 }), { baseUrl: 'https://api.example.com', webUrl: 'https://example.com' });
     assert.equal(resolveUrls({ ...DEFAULTS, publicUrl: 'https://api.example.com' }, { host: 'h', port: 1 }).webUrl, 'https://api.example.com');
+  });
+});
+
+describe('config file', () => {
+  const write = (content: string) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'filehaven-config-'));
+    const file = path.join(dir, 'filehaven.json');
+    writeFileSync(file, content);
+    return file;
+  };
+
+  test('a JSON file of flag names sets values; env and flags win over it', () => {
+    const file = write(JSON.stringify({ port: 7000, 'max-file-size': '1GiB', 'upload-volume-free': 'unlimited', 'trust-proxy': true, host: '10.0.0.1' }));
+    const config = loadConfig({ config: file, port: '7001' }, { FILEHAVEN_HOST: '0.0.0.0' });
+    assert.equal(config.port, 7001);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.maxFileSize, 1024 ** 3);
+    assert.equal(config.uploadVolumeFree, null);
+    assert.equal(config.trustProxy, true);
+    assert.equal(loadConfig({}, { FILEHAVEN_CONFIG: file }).port, 7000);
+  });
+
+  test('unknown keys, bad values, bad JSON and a missing file are clear errors', () => {
+    assert.throws(() => loadConfig({ config: write('{"prot": 1}') }, {}), /unknown setting "prot"/);
+    assert.throws(() => loadConfig({ config: write('{"port": "x"}') }, {}), /invalid "port" in .*filehaven.json "x": expected a port number/);
+    assert.throws(() => loadConfig({ config: write('{port: 1') }, {}), /cannot read config file/);
+    assert.throws(() => loadConfig({ config: write('[1]') }, {}), /must hold a JSON object/);
+    assert.throws(() => loadConfig({ config: write('{"port": [1]}') }, {}), /must be a string, number or boolean/);
+    assert.throws(() => loadConfig({ config: '/nonexistent/filehaven.json' }, {}), /no such file/);
   });
 });

@@ -96,5 +96,23 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
       const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
       return Number(row.n);
     },
+    async setDisabled(id, disabled) {
+      await db.updateTable('accounts').set({ disabled: disabled ? 1 : 0 }).where('id', '=', id).execute();
+    },
+    async setPasswordHash(id, passwordHash) {
+      await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+    },
+    async setBalance(id, cents) {
+      await db.updateTable('accounts').set({ balance_cents: cents }).where('id', '=', id).execute();
+    },
+    async addBalance(id, cents) {
+      const row = await db
+        .updateTable('accounts')
+        .set({ balance_cents: sql`balance_cents + ${cents}` })
+        .where('id', '=', id)
+        .returning('balance_cents')
+        .executeTakeFirstOrThrow();
+      return Number(row.balance_cents);
+    },
   };
 }

@@ -57,5 +57,20 @@ export function blacklistRepository(db: Kysely<Database>): BlacklistRepository {
       const rows = await db.selectFrom('blacklist').selectAll().orderBy('created_at').execute();
       return rows.map((r) => ({ sha256: r.sha256, reason: r.reason, createdAt: Number(r.created_at) }));
     },
+    async addName(pattern, reason, at) {
+      await db
+        .insertInto('blacklist_names')
+        .values({ pattern, reason, created_at: at })
+        .onConflict((oc) => oc.column('pattern').doNothing())
+        .execute();
+    },
+    async removeName(pattern) {
+      const result = await db.deleteFrom('blacklist_names').where('pattern', '=', pattern).executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+    async names() {
+      const rows = await db.selectFrom('blacklist_names').selectAll().orderBy('created_at').orderBy('pattern').execute();
+      return rows.map((r) => ({ pattern: r.pattern, reason: r.reason, createdAt: Number(r.created_at) }));
+    },
   };
 }

@@ -106,5 +106,37 @@ export function filesRepository(db: Kysely<Database>): FilesRepository {
         .where('status', '=', FileStatus.Deleted)
         .execute();
     },
+    async list(query) {
+      let q = select();
+      if (query.ownerId !== undefined) q = q.where('owner_id', '=', query.ownerId);
+      if (query.states && query.states.length > 0) q = q.where('status', 'in', query.states);
+      if (query.folderId === null) q = q.where('folder_id', 'is', null);
+      else if (query.folderId !== undefined) q = q.where('folder_id', '=', query.folderId);
+      const before = query.before;
+      if (before) {
+        q = q.where((eb) =>
+          eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
+        );
+      }
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+      return rows.map(toFile);
+    },
+    async blockByDigest(sha256, _at) {
+      const result = await db
+        .updateTable('files')
+        .set({ status: FileStatus.Blocked })
+        .where('sha256', '=', sha256)
+        .where('status', '=', FileStatus.Active)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+    async addBytesServed(id, bytes) {
+      if (bytes <= 0) return;
+      await db
+        .updateTable('files')
+        .set((eb) => ({ bytes_served: eb('bytes_served', '+', bytes) }))
+        .where('id', '=', id)
+        .execute();
+    },
   };
 }

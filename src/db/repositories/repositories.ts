@@ -44,6 +44,14 @@ export interface AccountsRepository {
   list(): Promise<Account[]>;
   /** Number of accounts. */
   count(): Promise<number>;
+  /** Disables or enables an account; a disabled account's key and sessions stop working. */
+  setDisabled(id: number, disabled: boolean): Promise<void>;
+  /** Replaces the password hash. */
+  setPasswordHash(id: number, passwordHash: string): Promise<void>;
+  /** Sets the balance (cents). */
+  setBalance(id: number, cents: number): Promise<void>;
+  /** Adds to the balance (cents, may be negative) atomically; returns the new balance. */
+  addBalance(id: number, cents: number): Promise<number>;
 }
 
 /** What a new file row needs. */
@@ -82,6 +90,82 @@ export interface FilesRepository {
   recordDownload(id: string, at: number): Promise<void>;
   /** Detaches deleted files from a folder about to be removed. */
   detachDeleted(folderId: string): Promise<void>;
+  /** A page of files, newest first (created_at, then id, descending), after the cursor. */
+  list(query: FileQuery): Promise<FileRecord[]>;
+  /** Blocks every active file with this digest; returns how many. */
+  blockByDigest(sha256: string, at: number): Promise<number>;
+  /** Adds body bytes sent by a download. */
+  addBytesServed(id: string, bytes: number): Promise<void>;
+}
+
+/** Filters and cursor for listing files. */
+export interface FileQuery {
+  /** Only this owner's files. */
+  ownerId?: number;
+  /** Only files in these states (default: all). */
+  states?: FileStatus[];
+  /** Only files in this folder; null = the account's root; undefined = any folder. */
+  folderId?: string | null;
+  /** Files strictly older than this position (the last item of the previous page). */
+  before?: { createdAt: number; id: string };
+  /** Page size. */
+  limit: number;
+}
+
+/** The upload volume log (API.md 8: rolling 24 h per account). */
+export interface UploadLogRepository {
+  /** Records a stored upload. */
+  record(accountId: number, bytes: number, at: number): Promise<void>;
+  /** The uploads of an account at or after `since`, oldest first. */
+  since(accountId: number, since: number): Promise<{ bytes: number; at: number }[]>;
+  /** Drops rows older than `before`; returns how many. */
+  prune(before: number): Promise<number>;
+}
+
+/** One audit log entry. */
+export interface AuditEntry {
+  id: number;
+  at: number;
+  /** Who acted, e.g. `cli:root` or `web:admin`. */
+  actor: string;
+  /** What was done, e.g. `files.block`. */
+  action: string;
+  /** The object acted on, e.g. `file:K7Q2M9X4PA`. */
+  object: string;
+  /** Free-form details. */
+  details: string;
+}
+
+/** The audit log of operator actions. */
+export interface AuditRepository {
+  /** Appends an entry. */
+  record(entry: Omit<AuditEntry, 'id'>): Promise<void>;
+  /** The newest entries first, at most `limit`, optionally only one action prefix. */
+  list(options: { limit: number; action?: string }): Promise<AuditEntry[]>;
+}
+
+/** Aggregates for `filehaven stats` and the expiry sweep. */
+export interface HousekeepingRepository {
+  /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
+  stats(): Promise<StoreStats>;
+  /** Digests of blob rows with no live file, created before `before`. */
+  unreferencedBlobs(before: number): Promise<string[]>;
+  /** Whether a blob row exists for a digest. */
+  blobRecorded(sha256: string): Promise<boolean>;
+  /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`. */
+  expiredFiles(cutoff: number, limit: number): Promise<string[]>;
+}
+
+/** What `filehaven stats` reports. */
+export interface StoreStats {
+  accounts: number;
+  files: Record<FileStatus, { count: number; bytes: number }>;
+  /** Distinct blobs and their bytes: what the disk holds. */
+  blobs: { count: number; bytes: number };
+  /** Total downloads started. */
+  downloads: number;
+  /** Total body bytes sent. */
+  bytesServed: number;
 }
 
 /** Folder rows. */
@@ -114,6 +198,12 @@ export interface BlacklistRepository {
   remove(sha256: string): Promise<boolean>;
   /** All digests, oldest first. */
   list(): Promise<{ sha256: string; reason: string; createdAt: number }[]>;
+  /** Adds a file-name pattern; a no-op if present. */
+  addName(pattern: string, reason: string, at: number): Promise<void>;
+  /** Removes a file-name pattern; false if it was not listed. */
+  removeName(pattern: string): Promise<boolean>;
+  /** All file-name patterns, oldest first. */
+  names(): Promise<{ pattern: string; reason: string; createdAt: number }[]>;
 }
 
 /** All repositories, bound to one connection or transaction. */
@@ -123,6 +213,9 @@ export interface Repositories {
   folders: FoldersRepository;
   blobs: BlobsRepository;
   blacklist: BlacklistRepository;
+  uploadLog: UploadLogRepository;
+  audit: AuditRepository;
+  housekeeping: HousekeepingRepository;
 }
 
 /** The metadata store: repositories plus transactions. */

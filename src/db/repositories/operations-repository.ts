@@ -1,0 +1,110 @@
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../database.js';
+import { FileStatus } from '../../domain/types.js';
+import type { AuditRepository, HousekeepingRepository, StoreStats, UploadLogRepository } from './repositories.js';
+
+export function uploadLogRepository(db: Kysely<Database>): UploadLogRepository {
+  return {
+    async record(accountId, bytes, at) {
+      await db.insertInto('upload_log').values({ account_id: accountId, bytes, at }).execute();
+    },
+    async since(accountId, since) {
+      const rows = await db
+        .selectFrom('upload_log')
+        .select(['bytes', 'at'])
+        .where('account_id', '=', accountId)
+        .where('at', '>=', since)
+        .orderBy('at')
+        .execute();
+      return rows.map((r) => ({ bytes: Number(r.bytes), at: Number(r.at) }));
+    },
+    async prune(before) {
+      const result = await db.deleteFrom('upload_log').where('at', '<', before).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export function auditRepository(db: Kysely<Database>): AuditRepository {
+  return {
+    async record(entry) {
+      await db.insertInto('audit_log').values(entry).execute();
+    },
+    async list({ limit, action }) {
+      let q = db.selectFrom('audit_log').selectAll();
+      // A prefix match without LIKE, so `%` and `_` in the filter mean themselves.
+      if (action) q = q.where(sql<string>`substr(action, 1, ${action.length})`, '=', action);
+      const rows = await q.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map((r) => ({ ...r, id: Number(r.id), at: Number(r.at) }));
+    },
+  };
+}
+
+export function housekeepingRepository(db: Kysely<Database>): HousekeepingRepository {
+  return {
+    async stats(): Promise<StoreStats> {
+      const [accounts, byStatus, blobs, downloads] = await Promise.all([
+        db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+        db
+          .selectFrom('files')
+          .select((eb) => ['status', eb.fn.countAll().as('n'), eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes')])
+          .groupBy('status')
+          .execute(),
+        db
+          .selectFrom('blobs')
+          .select((eb) => [eb.fn.countAll().as('n'), eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes')])
+          .executeTakeFirstOrThrow(),
+        db
+          .selectFrom('files')
+          .select((eb) => [
+            eb.fn.coalesce(eb.fn.sum<number>('downloads'), eb.lit(0)).as('downloads'),
+            eb.fn.coalesce(eb.fn.sum<number>('bytes_served'), eb.lit(0)).as('served'),
+          ])
+          .executeTakeFirstOrThrow(),
+      ]);
+      const files = { A: { count: 0, bytes: 0 }, B: { count: 0, bytes: 0 }, D: { count: 0, bytes: 0 } } as StoreStats['files'];
+      for (const row of byStatus) {
+        if (row.status in files) files[row.status as FileStatus] = { count: Number(row.n), bytes: Number(row.bytes) };
+      }
+      return {
+        accounts: Number(accounts.n),
+        files,
+        blobs: { count: Number(blobs.n), bytes: Number(blobs.bytes) },
+        downloads: Number(downloads.downloads),
+        bytesServed: Number(downloads.served),
+      };
+    },
+    async unreferencedBlobs(before) {
+      const rows = await db
+        .selectFrom('blobs')
+        .select('blobs.sha256')
+        .where('blobs.created_at', '<', before)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('files')
+                .select('files.id')
+                .whereRef('files.sha256', '=', 'blobs.sha256')
+                .where('files.status', '!=', FileStatus.Deleted),
+            ),
+          ),
+        )
+        .execute();
+      return rows.map((r) => r.sha256);
+    },
+    async blobRecorded(sha256) {
+      return (await db.selectFrom('blobs').select('sha256').where('sha256', '=', sha256).executeTakeFirst()) !== undefined;
+    },
+    async expiredFiles(cutoff, limit) {
+      const rows = await db
+        .selectFrom('files')
+        .select('id')
+        .where('status', '!=', FileStatus.Deleted)
+        .where((eb) => eb(eb.fn.coalesce('last_download_at', 'created_at'), '<', cutoff))
+        .orderBy('created_at')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.id);
+    },
+  };
+}
