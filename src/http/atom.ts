@@ -24,18 +24,30 @@ export const entryEl = (...children: XmlElement[]): XmlElement => ({ name: 'entr
 
 // Characters XML 1.0 cannot carry at all (C0 controls but tab/LF/CR, lone surrogates, U+FFFE/F).
 const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' };
+const TEXT_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+const ATTRIBUTE_ENTITIES: Record<string, string> = { ...TEXT_ENTITIES, '"': '&quot;' };
 
-/** Escapes text and attribute values; drops characters XML cannot represent. */
+/**
+ * Escapes text content: only `&`, `<` and `>`, so quotes in names stay literal for the
+ * regex and sed clients that read `<title>(.*?)</title>` without decoding entities.
+ * Characters XML cannot represent are dropped.
+ */
 export function escapeXml(value: string | number): string {
   return String(value)
     .replace(NOT_XML, '')
-    .replace(/[&<>"']/g, (c) => ENTITIES[c]!);
+    .replace(/[&<>]/g, (c) => TEXT_ENTITIES[c]!);
+}
+
+/** Escapes a double-quoted attribute value: also `"`. */
+export function escapeXmlAttribute(value: string | number): string {
+  return String(value)
+    .replace(NOT_XML, '')
+    .replace(/[&<>"]/g, (c) => ATTRIBUTE_ENTITIES[c]!);
 }
 
 function render(element: XmlElement, depth: number, out: string[]): void {
   const pad = '  '.repeat(depth);
-  const attrs = (element.attrs ?? []).map(([k, v]) => ` ${k}="${escapeXml(v)}"`).join('');
+  const attrs = (element.attrs ?? []).map(([k, v]) => ` ${k}="${escapeXmlAttribute(v)}"`).join('');
   if (element.children && element.children.length > 0) {
     out.push(`${pad}<${element.name}${attrs}>`);
     for (const child of element.children) render(child, depth + 1, out);
@@ -73,7 +85,7 @@ export function rfc822(date: Date): string {
 
 /** Serialises a whole feed, ending with a newline. */
 export function atomFeed(options: FeedOptions): string {
-  const out = ['<?xml version="1.0" encoding="UTF-8"?>', `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:ed="${escapeXml(options.namespace)}">`];
+  const out = ['<?xml version="1.0" encoding="UTF-8"?>', `<feed xmlns="http://www.w3.org/2005/Atom" xmlns:ed="${escapeXmlAttribute(options.namespace)}">`];
   const children: XmlElement[] = [
     textEl('title', options.title),
     textEl('id', options.id),

@@ -385,10 +385,10 @@ function rawUpload(account: TestAccount, quotedFilename: string, content: Buffer
   return srv.fetch('/files', auth(account, { method: 'POST', headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}` }, body }));
 }
 
-test('a name with <&">\' is XML-escaped in the title and URL-encoded in the download link', async () => {
+test('a name with <&">\' is XML-escaped (quotes stay literal in text) in the title and URL-encoded in the download link', async () => {
   const name = `q<&">'.txt`;
   // The upload example with only the name changed (same 48213 bytes).
-  let entry = replaceLine(UPLOAD_ENTRY, '    <title>report 2026.pdf</title>', '    <title>q&lt;&amp;&quot;&gt;&apos;.txt</title>');
+  let entry = replaceLine(UPLOAD_ENTRY, '    <title>report 2026.pdf</title>', `    <title>q&lt;&amp;"&gt;'.txt</title>`);
   entry = replaceLine(
     entry,
     '    <link title="download_link" href="{web_url}/K7Q2M9X4PA/report%202026.pdf" rel="enclosure" length="48213"/>',
@@ -410,7 +410,7 @@ test('a name with <&">\' is XML-escaped in the title and URL-encoded in the down
     feed('File Full info', '/files/{file_id}', [
       '  <entry>',
       '    <id>{file_id}</id>',
-      '    <title>q&lt;&amp;&quot;&gt;&apos;.txt</title>',
+      `    <title>q&lt;&amp;"&gt;'.txt</title>`,
       '    <ed:status>A</ed:status>',
       '    <link href="{web_url}/{file_id}/q%3C%26%22%3E%27.txt" rel="enclosure" length="48213"/>',
       '  </entry>',

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { atomFeed, entryEl, escapeXml, linkEl, rfc822, textEl } from '../../src/http/atom.js';
+import { atomFeed, entryEl, escapeXml, escapeXmlAttribute, linkEl, rfc822, textEl } from '../../src/http/atom.js';
 import { parseAtom } from '../helpers/xml.js';
 
 describe('escapeXml', () => {
   test('escapes the five markup characters', () => {
-    assert.equal(escapeXml(`<a href="x">Tom & Jerry's</a>`), '&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&apos;s&lt;/a&gt;');
+    assert.equal(escapeXml(`<a href="x">Tom & Jerry's</a>`), `&lt;a href="x"&gt;Tom &amp; Jerry's&lt;/a&gt;`);
+    assert.equal(escapeXmlAttribute(`<a href="x">Tom & Jerry's</a>`), `&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry's&lt;/a&gt;`);
     assert.equal(escapeXml('&amp;'), '&amp;amp;');
   });
 
