@@ -24,6 +24,8 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
   }
   const status = (error as FastifyError).statusCode;
   if (typeof status === 'number' && status >= 400 && status < 500) {
+    // An upload whose body Fastify parsed or refused (JSON, too large) was not multipart (API.md 3).
+    if ((request.routeOptions.config as RouteFlags | undefined)?.streamBody) return errors.uploadMalformed('expected a multipart/form-data body');
     // Fastify's own 4xx (body too large, bad content type): their messages carry no internals.
     return new ApiError('errorBadRequest', status, (error as Error).message);
   }
