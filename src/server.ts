@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { resolveUrls, type Config } from './config/config.js';
 import { buildApp } from './http/app.js';
+import { scheduleGc } from './services/gc-service.js';
 import { openServices, type ServiceOptions, type Services } from './services/services.js';
 
 /** A running server. */
@@ -28,12 +29,18 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     const port = typeof address === 'object' && address ? address.port : config.port;
     const urls = resolveUrls(config, { host: config.host, port });
     links.configure(urls);
+    const gc = scheduleGc(services.gc, config.gcIntervalMs, {
+      onReport: (report) => app.log.info({ gc: report }, 'gc done'),
+      onError: (error) => app.log.error(error, 'gc failed'),
+    });
     return {
       app,
       services,
       ...urls,
       bootstrap,
       close: async () => {
+        // No new gc run, and the one in progress finishes before the database closes.
+        await gc.stop();
         // app.close() waits for in-flight requests; connections that turn idle after it
         // began (a download just finished) would hold it for the keep-alive timeout.
         const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);

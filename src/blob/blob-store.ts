@@ -37,6 +37,37 @@ export interface BlobStore {
   has(sha256: string): Promise<boolean>;
   /** Removes a blob; a missing one is not an error. */
   delete(sha256: string): Promise<void>;
+  /**
+   * Every stored blob, streamed (a store may hold millions: never all names at once).
+   * A blob removed or added during the walk may or may not be listed. gc uses this to find
+   * bytes without a blob row; the metadata store, not the listing, decides what may go.
+   */
+  listBlobs(): AsyncIterable<StoredBlobInfo>;
+  /** Every staged upload not yet committed or discarded, streamed; gc removes abandoned ones. */
+  listStaged(): AsyncIterable<StagedInfo>;
+  /**
+   * Removes staged bytes by handle (as listStaged gives it); a missing one is not an error.
+   * Only for abandoned uploads: an upload still writing would fail at commit.
+   */
+  deleteStaged(handle: string): Promise<void>;
+}
+
+/** A stored blob as a listing sees it. */
+export interface StoredBlobInfo {
+  /** Hex SHA-256: the blob's name. */
+  readonly sha256: string;
+  /** Bytes stored. */
+  readonly size: number;
+  /** Last modification, epoch ms of the wall clock (the upload's last write). */
+  readonly modifiedAt: number;
+}
+
+/** A staged upload as a listing sees it. */
+export interface StagedInfo {
+  /** The StagedBlob handle. */
+  readonly handle: string;
+  /** Last write, epoch ms of the wall clock: an upload in progress keeps this fresh. */
+  readonly modifiedAt: number;
 }
 
 export class BlobTooLargeError extends Error {

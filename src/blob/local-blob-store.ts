@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, promises as fs } from 'node:fs';
+import { createWriteStream, promises as fs, type Dirent, type Stats } from 'node:fs';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFoundError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob } from './blob-store.js';
+import { BlobNotFoundError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 const STAGED_HANDLE = /^[0-9a-f]{32}\.part$/;
 
@@ -98,15 +98,72 @@ export class LocalBlobStore implements BlobStore {
     await fs.rm(this.blobPath(sha256), { force: true });
   }
 
+  async *listBlobs(): AsyncIterable<StoredBlobInfo> {
+    // blobs/<aa>/<bb>/<sha256>, each level read with opendir so no folder is ever held
+    // in memory whole; anything not shaped like a blob is left alone.
+    for await (const first of entries(this.blobDir)) {
+      if (!first.isDirectory() || !BUCKET.test(first.name)) continue;
+      const firstDir = path.join(this.blobDir, first.name);
+      for await (const second of entries(firstDir)) {
+        if (!second.isDirectory() || !BUCKET.test(second.name)) continue;
+        const secondDir = path.join(firstDir, second.name);
+        const prefix = first.name + second.name;
+        for await (const entry of entries(secondDir)) {
+          if (!entry.isFile() || !SHA256_PATTERN.test(entry.name) || !entry.name.startsWith(prefix)) continue;
+          const info = await statIfPresent(path.join(secondDir, entry.name));
+          if (info) yield { sha256: entry.name, size: info.size, modifiedAt: info.mtimeMs };
+        }
+      }
+    }
+  }
+
+  async *listStaged(): AsyncIterable<StagedInfo> {
+    for await (const entry of entries(this.tempDir)) {
+      if (!entry.isFile() || !STAGED_HANDLE.test(entry.name)) continue;
+      const info = await statIfPresent(path.join(this.tempDir, entry.name));
+      if (info) yield { handle: entry.name, modifiedAt: info.mtimeMs };
+    }
+  }
+
+  async deleteStaged(handle: string): Promise<void> {
+    await fs.rm(this.stagedPath({ handle }), { force: true });
+  }
+
   /** Path of a blob; the digest is validated so no path is ever built from raw input. */
   blobPath(sha256: string): string {
     if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256 digest: ${sha256}`);
     return path.join(this.blobDir, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
   }
 
-  private stagedPath(staged: StagedBlob): string {
+  private stagedPath(staged: Pick<StagedBlob, 'handle'>): string {
     if (!STAGED_HANDLE.test(staged.handle)) throw new Error(`not a staged handle: ${staged.handle}`);
     return path.join(this.tempDir, staged.handle);
+  }
+}
+
+const BUCKET = /^[0-9a-f]{2}$/;
+
+/** The entries of a folder, streamed; a folder that does not exist has none. */
+async function* entries(dir: string): AsyncIterable<Dirent> {
+  let handle;
+  try {
+    handle = await fs.opendir(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  // Iterating a Dir closes it at the end, on break and on error.
+  yield* handle;
+}
+
+/** lstat, or null when the file went away between the listing and now. */
+async function statIfPresent(file: string): Promise<Stats | null> {
+  try {
+    const info = await fs.lstat(file);
+    return info.isFile() ? info : null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
   }
 }
 

@@ -2,14 +2,19 @@ import { ConfigError } from '../config/config.js';
 import { InputError } from '../services/accounts-service.js';
 import { UsageError } from './args.js';
 import { ACCOUNTS_USAGE, accountsCommand } from './commands/accounts.js';
+import { AUDIT_USAGE, auditCommand } from './commands/audit.js';
+import { GC_USAGE, STATS_USAGE, gcCommand, statsCommand } from './commands/housekeeping.js';
 import { BLACKLIST_USAGE, FILES_USAGE, blacklistCommand, filesCommand } from './commands/moderation.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
 
 const USAGE = `usage:
   ${SERVE_USAGE}
   ${ACCOUNTS_USAGE.split('\n').join('\n  ')}
-  ${FILES_USAGE}
-  ${BLACKLIST_USAGE}
+  ${FILES_USAGE.split('\n').join('\n  ')}
+  ${BLACKLIST_USAGE.split('\n').join('\n  ')}
+  ${AUDIT_USAGE}
+  ${GC_USAGE}
+  ${STATS_USAGE}
 
 Every command takes --data DIR (or FILEHAVEN_DATA) and the other settings of the README.`;
 
@@ -18,6 +23,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   accounts: accountsCommand,
   files: filesCommand,
   blacklist: blacklistCommand,
+  audit: auditCommand,
+  gc: gcCommand,
+  stats: statsCommand,
 };
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage). */

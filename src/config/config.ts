@@ -45,6 +45,8 @@ export interface Config {
   tempGraceMs: number;
   /** Files not downloaded for this many days are deleted by gc; 0 = never (default). */
   expireAfterDays: number;
+  /** Whether anyone may create an account on the web site (`open`) or only operators (`closed`). */
+  signup: 'open' | 'closed';
 }
 
 /** One configurable setting: its flag, env variable, default and parser. */
@@ -107,6 +109,7 @@ export const SETTINGS = [
   { key: 'gcIntervalMs', flag: 'gc-interval', env: 'FILEHAVEN_GC_INTERVAL', parse: duration(0), expected: 'a duration such as 1h (0 = never)', description: 'how often the server collects garbage' },
   { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(0), expected: 'a duration such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
   { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
+  { key: 'signup', flag: 'signup', env: 'FILEHAVEN_SIGNUP', parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined), expected: 'open or closed', description: 'whether visitors may create accounts at /signup' },
 ] as const satisfies readonly Setting<keyof Config>[];
 
 const GiB = 1024 ** 3;
@@ -133,6 +136,7 @@ export const DEFAULTS: Config = {
   gcIntervalMs: 3_600_000,
   tempGraceMs: 3_600_000,
   expireAfterDays: 0,
+  signup: 'closed',
 };
 
 export class ConfigError extends Error {

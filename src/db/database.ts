@@ -13,6 +13,7 @@ export interface Database {
   blacklist_names: BlacklistNamesTable;
   audit_log: AuditLogTable;
   upload_log: UploadLogTable;
+  sessions: SessionsTable;
 }
 
 export interface AccountsTable {
@@ -96,4 +97,15 @@ export interface UploadLogTable {
   account_id: number;
   bytes: number;
   at: number;
+}
+
+/** Web sign-in sessions; the id is the SHA-256 (hex) of the token the cookie holds. */
+export interface SessionsTable {
+  id: string;
+  account_id: number;
+  /** Random secret the session's CSRF token is derived from (ServerSecrets.csrfToken). */
+  csrf_secret: string;
+  created_at: number;
+  expires_at: number;
+  last_seen_at: number;
 }

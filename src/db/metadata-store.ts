@@ -7,6 +7,7 @@ import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
 import { auditRepository, housekeepingRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
+import { sessionsRepository } from './repositories/sessions-repository.js';
 
 function repositories(db: Kysely<Database>): Repositories {
   return {
@@ -18,6 +19,7 @@ function repositories(db: Kysely<Database>): Repositories {
     uploadLog: uploadLogRepository(db),
     audit: auditRepository(db),
     housekeeping: housekeepingRepository(db),
+    sessions: sessionsRepository(db),
   };
 }
 

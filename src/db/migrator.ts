@@ -1,11 +1,13 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
+import * as sessions from './migrations/0003-sessions.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-operator-controls': operatorControls,
+  '0003-sessions': sessions,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -72,4 +72,40 @@ export const errors = {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
     }),
   internal: () => new ApiError('errorInternal', 500, 'Internal server error'),
+  /** Too many failed sign-ins (API.md 8: errorWrongCredentials with 429). */
+  signInThrottled: (retryAfterSeconds: number) =>
+    new ApiError('errorWrongCredentials', 429, 'Too many failed sign-ins, try again later', {
+      'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+    }),
+  /** Every free download slot of the client's address is taken (API.md 8). */
+  tooManyDownloads: (retryAfterSeconds: number) =>
+    new ApiError('errorRateLimited', 429, 'Too many downloads at once from your address. Wait for one to finish, then try again.', {
+      'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+    }),
+};
+
+/**
+ * What every code means (SPEC.md "Errors", plus our extensions), for the developers page.
+ * A Record over ErrorCode, so a new code cannot be added without its meaning.
+ */
+export const ERROR_MEANINGS: Record<ErrorCode, string> = {
+  errorAccountNotFound: 'Account does not exist.',
+  errorApiKeyAlreadyCreated: 'An API key is already created (answer to an explicit create=1).',
+  errorEmptyFile: 'Upload of a zero-size file.',
+  errorFileInBlackList: 'The file (its digest or its name) is in the black list.',
+  errorFileInNoDownloadedStatus: 'File is not available (blocked) or is deleted: no direct link.',
+  errorFileNotFound: 'File does not exist or is deleted.',
+  errorFolderNotFound: 'Folder does not exist or is deleted.',
+  errorFolderFilesAddFailed: 'Files were not added to the folder; nothing was moved.',
+  errorFileSize: 'File size exceeds the limit.',
+  errorPermissionDenied: 'No permission to run the command: a missing or wrong API key, no active premium, not the owner.',
+  errorUploadLimit: 'Upload volume limit of the account exceeded for now.',
+  errorUploadFaild: 'Upload failed: a malformed or interrupted body, or a storage failure. (The spelling is the code as defined.)',
+  errorWrongCredentials: 'Invalid login or password, or too many failed attempts.',
+  errorNotFound: 'Extension: no such API path.',
+  errorMethodNotAllowed: 'Extension: the path exists, the method does not (see Allow).',
+  errorFolderNotEmpty: 'Extension: only an empty folder can be removed.',
+  errorBadRequest: 'Extension: a malformed parameter or body.',
+  errorRateLimited: 'Extension: too many requests from this key or address.',
+  errorInternal: 'Extension: an unexpected server failure; details stay in the server log.',
 };

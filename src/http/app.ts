@@ -7,11 +7,17 @@ import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
 import type { HttpContext } from './context.js';
 import { Links } from './links.js';
+import { registerApiRateLimit } from './plugins/api-rate-limit.js';
 import { sendAtomError } from './plugins/atom-reply.js';
 import { registerBodyParsers } from './plugins/body-parsers.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerAccountPages } from './web/account-pages.js';
+import { registerCopyToAccount } from './web/download-page.js';
 import { registerFilePages } from './web/file-pages.js';
 import { registerFolderPage } from './web/folder-page.js';
+import { registerMyFiles } from './web/my-files-page.js';
+import { registerProfilePage } from './web/profile-page.js';
+import { registerSessions } from './web/session-plugin.js';
 import { registerSitePages } from './web/site-pages.js';
 
 export interface AppOptions {
@@ -32,6 +38,9 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     // Download links carry a 255-byte name, url-encoded up to three times longer.
     routerOptions: { maxParamLength: 2048 },
     return503OnClosing: true,
+    // The client address of the per-IP limits: behind a reverse proxy, the one address it
+    // adds to X-Forwarded-For (one trusted hop, so a client cannot forge its own).
+    trustProxy: options.services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     // A URL the router cannot decode (bad %-escape, over-long segment) gets the Atom error
     // shape like every other API answer (API.md 2), not Fastify's JSON.
     frameworkErrors: (error, request, reply) => {
@@ -44,13 +53,19 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const context: HttpContext = { services: options.services, links };
 
   await registerBodyParsers(app);
+  await registerSessions(app, context);
   registerErrorHandling(app, context);
+  registerApiRateLimit(app, context);
   registerApiKeyRoutes(app, context);
   registerFileRoutes(app, context);
   registerFolderRoutes(app, context);
   registerAccountRoutes(app, context);
   registerFilePages(app, context);
+  registerCopyToAccount(app, context);
   registerFolderPage(app, context);
   registerSitePages(app, context);
+  registerAccountPages(app, context);
+  registerProfilePage(app, context);
+  registerMyFiles(app, context);
   return { app, links };
 }

@@ -17,6 +17,12 @@ export interface SendFileOptions {
   beforeBody?: (length: number) => Promise<void>;
   /** Called once the response is over, with the body bytes written and those planned. */
   afterBody?: (sent: number, planned: number) => void;
+  /**
+   * Headers that replace the download defaults (an inline preview's Content-Type,
+   * Content-Disposition and Content-Security-Policy); by default the bytes are an
+   * `application/octet-stream` attachment.
+   */
+  headers?: Record<string, string>;
 }
 
 /** The strong validator of a file: its content digest (same bytes, same tag). */
@@ -48,6 +54,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     'Content-Type': 'application/octet-stream',
     'Content-Disposition': contentDisposition(file.name, { type: 'attachment' }),
     'X-Content-Type-Options': 'nosniff',
+    ...options.headers,
   });
 
   if (fresh(request.headers, { etag, 'last-modified': lastModified })) {

@@ -8,6 +8,7 @@ export class ServerSecrets {
   private readonly lookupKey: Buffer;
   private readonly boxKey: Buffer;
   private readonly signKey: Buffer;
+  private readonly csrfKey: Buffer;
 
   constructor(secret: string) {
     const ikm = Buffer.from(secret, 'utf8');
@@ -15,6 +16,7 @@ export class ServerSecrets {
     this.lookupKey = derive('apikey-lookup');
     this.boxKey = derive('apikey-box');
     this.signKey = derive('link-signature');
+    this.csrfKey = derive('csrf-token');
   }
 
   /** Keyed hash of an API key: what the database indexes, useless without the secret. */
@@ -45,6 +47,15 @@ export class ServerSecrets {
   /** HMAC signature (base64url, 192 bits) of a message, for signed links. */
   sign(message: string): string {
     return createHmac('sha256', this.signKey).update(message).digest('base64url').slice(0, 32);
+  }
+
+  /**
+   * The form token (base64url, 256 bits) bound to a session's or pre-session's secret:
+   * whoever can read or plant the secret's cookie still cannot make a token without the
+   * server secret.
+   */
+  csrfToken(purpose: 'session' | 'pre-session', secret: string): string {
+    return createHmac('sha256', this.csrfKey).update(`${purpose}\n${secret}`).digest('base64url');
   }
 
   /** Constant-time check of a signature made by sign(). */

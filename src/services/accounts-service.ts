@@ -42,8 +42,7 @@ export class AccountsService {
     if (!/^[A-Za-z0-9._@+-]{1,64}$/.test(login)) {
       throw new InputError('login must be 1-64 characters of letters, digits and . _ @ + -');
     }
-    if (input.password.length < 8) throw new InputError('password must be at least 8 characters');
-    if (input.password.length > 1024) throw new InputError('password must be at most 1024 characters');
+    checkPassword(input.password);
     const now = this.deps.clock();
     const days = input.premiumDays ?? 0;
     if (!Number.isFinite(days) || days < 0) throw new InputError('premium days must be a number >= 0');
@@ -125,6 +124,16 @@ export class AccountsService {
     return key;
   }
 
+  /**
+   * The account with this id if it exists and is enabled, else null. Anything that keeps
+   * an account id between requests (web sessions) calls this on every request, so that
+   * `accounts disable` takes effect at once, as it does for API keys.
+   */
+  async activeAccount(id: number): Promise<Account | null> {
+    const account = await this.deps.store.accounts.byId(id);
+    return account && !account.disabled ? account : null;
+  }
+
   /** The enabled account owning an API key, or null. */
   async accountForApiKey(apiKey: string): Promise<Account | null> {
     if (apiKey.length < 16 || apiKey.length > 256) return null;
@@ -170,4 +179,54 @@ export class AccountsService {
   list(): Promise<Account[]> {
     return this.deps.store.accounts.list();
   }
+
+  /**
+   * Operator: disables or enables an account. A disabled account cannot get or use an
+   * API key (accountForApiKey, authenticate), nor a session (activeAccount), nor direct links.
+   */
+  async setDisabled(login: string, disabled: boolean): Promise<{ before: Account; after: Account }> {
+    const before = await this.byLoginOrFail(login);
+    await this.deps.store.accounts.setDisabled(before.id, disabled);
+    return { before, after: { ...before, disabled } };
+  }
+
+  /**
+   * Operator: replaces the password; the old one stops working and so do the account's web
+   * sessions (whoever signed in with it is signed out). The API key stays.
+   */
+  async setPassword(login: string, password: string): Promise<Account> {
+    checkPassword(password);
+    const account = await this.byLoginOrFail(login);
+    await this.deps.store.accounts.setPasswordHash(account.id, await hashPassword(password));
+    await this.deps.store.sessions.removeForAccount(account.id);
+    return account;
+  }
+
+  /** Operator: sets the balance to `cents` (>= 0); returns the account before and after. */
+  async setBalance(login: string, cents: number): Promise<{ before: Account; after: Account }> {
+    if (!Number.isSafeInteger(cents) || cents < 0) throw new InputError('the balance must be an amount >= 0.00');
+    const before = await this.byLoginOrFail(login);
+    await this.deps.store.accounts.setBalance(before.id, cents);
+    return { before, after: { ...before, balanceCents: cents } };
+  }
+
+  /** Operator: adds `cents` (may be negative) to the balance; refuses to go below zero. */
+  async addBalance(login: string, cents: number): Promise<{ before: Account; after: Account }> {
+    if (!Number.isSafeInteger(cents)) throw new InputError('the amount must be a whole number of cents');
+    const before = await this.byLoginOrFail(login);
+    // Write first, check after: the update takes the write lock, so a concurrent change
+    // cannot slip between the check and the write; a negative result rolls back.
+    const balance = await this.deps.store.transaction(async (repos) => {
+      const after = await repos.accounts.addBalance(before.id, cents);
+      if (after < 0) throw new InputError(`the balance of "${login}" cannot go below 0.00`);
+      return after;
+    });
+    return { before, after: { ...before, balanceCents: balance } };
+  }
+}
+
+/** The password rules of sign-up, the CLI and password changes. */
+function checkPassword(password: string): void {
+  if (password.length < 8) throw new InputError('password must be at least 8 characters');
+  if (password.length > 1024) throw new InputError('password must be at most 1024 characters');
 }

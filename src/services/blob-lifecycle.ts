@@ -27,7 +27,9 @@ export async function publishBlob<T>(
   return result;
 }
 
-/** Removes a digest's bytes if no live file points at it any more. */
-export async function releaseBlob(repos: Repositories, blobs: BlobStore, sha256: string): Promise<void> {
-  if (await repos.blobs.removeIfUnreferenced(sha256)) await blobs.delete(sha256);
+/** Removes a digest's bytes if no live file points at it any more; true when removed. */
+export async function releaseBlob(repos: Repositories, blobs: BlobStore, sha256: string): Promise<boolean> {
+  if (!(await repos.blobs.removeIfUnreferenced(sha256))) return false;
+  await blobs.delete(sha256);
+  return true;
 }

@@ -9,6 +9,7 @@ import { FileStatus, type Account, type FileRecord } from '../domain/types.js';
 import { constantTimeEqual } from '../security/secrets.js';
 import { InputError } from './accounts-service.js';
 import { publishBlob, releaseBlob } from './blob-lifecycle.js';
+import { blacklistedNamePattern } from './moderation-service.js';
 
 export interface FilesServiceDeps {
   store: MetadataStore;
@@ -57,7 +58,10 @@ export class FilesService {
     try {
       if (staged.size === 0) throw errors.emptyFile();
       if (await this.deps.store.blacklist.has(staged.sha256)) throw errors.blacklisted();
-      return await this.insertFile(owner.id, sanitizeFileName(rawName), staged.sha256, staged.size, staged);
+      const name = sanitizeFileName(rawName);
+      // Name patterns (API.md 8) match the name as it would be stored.
+      if ((await blacklistedNamePattern(this.deps.store.blacklist, name)) !== null) throw errors.blacklisted();
+      return await this.insertFile(owner.id, name, staged.sha256, staged.size, staged);
     } catch (error) {
       await this.deps.blobs.discard(staged).catch(() => {});
       if (error instanceof ApiError) throw error;
@@ -121,9 +125,16 @@ export class FilesService {
     return { ...file, status: FileStatus.Deleted };
   }
 
-  /** Operator: adds a digest to the blacklist. */
-  async blacklistAdd(sha256: string, reason = ''): Promise<void> {
-    await this.deps.store.blacklist.add(normalizeDigest(sha256), reason, this.deps.clock());
+  /**
+   * Operator: adds a digest to the blacklist; with `blockExisting`, also blocks every
+   * active file with that digest (A → B). Returns how many files were blocked.
+   */
+  async blacklistAdd(sha256: string, reason = '', blockExisting = false): Promise<number> {
+    const digest = normalizeDigest(sha256);
+    return this.deps.store.transaction(async (repos) => {
+      await repos.blacklist.add(digest, reason, this.deps.clock());
+      return blockExisting ? repos.files.blockByDigest(digest, this.deps.clock()) : 0;
+    });
   }
 
   /** Operator: removes a digest from the blacklist. */
@@ -141,6 +152,11 @@ export class FilesService {
   /** Counts a download start (for `files info` and expiry). */
   async recordDownload(id: string): Promise<void> {
     await this.deps.store.files.recordDownload(id, this.deps.clock());
+  }
+
+  /** Adds the body bytes a download actually sent (for `filehaven stats`). */
+  async recordBytesServed(id: string, bytes: number): Promise<void> {
+    await this.deps.store.files.addBytesServed(id, bytes);
   }
 
   private async transition(id: string, from: FileStatus[], to: FileStatus, why: string): Promise<FileRecord> {

@@ -71,6 +71,26 @@ export class FoldersService {
     return { folder, files, children, activeBytes };
   }
 
+  /** Active files and their bytes in each of these folders (not counting sub-folders). */
+  async totals(folders: Folder[]): Promise<Map<string, { files: number; bytes: number }>> {
+    return folders.length === 0 ? new Map() : this.deps.store.folders.activeTotals(folders.map((folder) => folder.id));
+  }
+
+  /** The folders above `folder`, outermost first (breadcrumbs); the walk stops at a cycle or 32 levels. */
+  async ancestors(folder: Folder): Promise<Folder[]> {
+    const chain: Folder[] = [];
+    const seen = new Set([folder.id]);
+    let parentId = folder.parentId;
+    while (parentId !== null && !seen.has(parentId) && chain.length < 32) {
+      seen.add(parentId);
+      const parent = await this.deps.store.folders.byId(parentId);
+      if (!parent) break;
+      chain.unshift(parent);
+      parentId = parent.parentId;
+    }
+    return chain;
+  }
+
   /** Removes an empty folder of `caller` (no live files, no sub-folders). */
   async remove(caller: Account, id: string): Promise<Folder> {
     const folder = await this.owned(caller, id);

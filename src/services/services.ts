@@ -7,11 +7,17 @@ import { openSqlite } from '../db/dialect.js';
 import { openMetadataStore } from '../db/metadata-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
+import { createLimits, type Limits } from '../limits/limits.js';
 import { ServerSecrets } from '../security/secrets.js';
 import { AccountsService } from './accounts-service.js';
+import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
 import { FilesService } from './files-service.js';
 import { FoldersService } from './folders-service.js';
+import { GcService } from './gc-service.js';
+import { ModerationService } from './moderation-service.js';
+import { SessionService } from './session-service.js';
+import { SignUpService } from './sign-up-service.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */
 export interface Services {
@@ -23,6 +29,18 @@ export interface Services {
   files: FilesService;
   folders: FoldersService;
   downloads: DownloadsService;
+  /** Upload volume, sign-in, API rate and free download limits (API.md 8); one set per server. */
+  limits: Limits;
+  /** Housekeeping: gc runs and store statistics. */
+  gc: GcService;
+  /** Operator-only: file-name blacklist, file reports. */
+  moderation: ModerationService;
+  /** The audit log of operator actions. */
+  audit: AuditService;
+  /** Web sign-in sessions and their CSRF tokens. */
+  sessions: SessionService;
+  /** Self-service accounts on the web site (`--signup open`). */
+  signUp: SignUpService;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -58,5 +76,20 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     directLinkTtlMs: config.directLinkTtlMs,
     directLinkRequiresKey: config.directLinkRequiresKey,
   });
-  return { config, store, blobs, clock, accounts, files, folders, downloads, close: () => store.close() };
+  const moderation = new ModerationService({ store, clock });
+  const audit = new AuditService({ store, clock });
+  const gc = new GcService({
+    store,
+    blobs,
+    files,
+    clock,
+    // File modification times come from the real clock, whatever clock the metadata uses.
+    fileClock: systemClock,
+    tempGraceMs: config.tempGraceMs,
+    expireAfterDays: config.expireAfterDays,
+  });
+  const sessions = new SessionService({ store, accounts, secrets, clock });
+  const signUp = new SignUpService({ accounts, mode: config.signup });
+  const limits = createLimits(config, { store, clock, isPremium: (account) => accounts.isPremium(account), log });
+  return { config, store, blobs, clock, accounts, files, folders, downloads, limits, moderation, audit, gc, sessions, signUp, close: () => store.close() };
 }

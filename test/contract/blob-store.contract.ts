@@ -340,5 +340,87 @@ export function blobStoreContract(name: string, makeStore: BlobStoreFactory): vo
         await assertStagingEmpty('after discard and commit');
       });
     });
+
+    describe('listing (gc)', () => {
+      const collect = async <T>(items: AsyncIterable<T>): Promise<T[]> => {
+        const all: T[] = [];
+        for await (const item of items) all.push(item);
+        return all;
+      };
+      /** Modification times are wall-clock times; file systems may round them to a second or two. */
+      const assertRecent = (modifiedAt: number, since: number) => {
+        assert.equal(typeof modifiedAt, 'number');
+        assert.ok(modifiedAt >= since - 2000 && modifiedAt <= Date.now() + 2000, `modifiedAt ${modifiedAt} not near now`);
+      };
+
+      test('an empty store lists no blobs and nothing staged', async () => {
+        assert.deepEqual(await collect(store.listBlobs()), []);
+        assert.deepEqual(await collect(store.listStaged()), []);
+      });
+
+      test('listBlobs yields every committed blob once with its size, and no staged bytes', async () => {
+        const since = Date.now();
+        const committed = new Map<string, number>();
+        for (let i = 0; i < 40; i++) {
+          const staged = await stageAndCommit(randomBytes(1 + i * 37));
+          committed.set(staged.sha256, staged.size);
+        }
+        const pending = await store.stage(chunked(randomBytes(500)), { maxBytes: 500 });
+        const listed = await collect(store.listBlobs());
+        assert.equal(listed.length, committed.size, 'each blob exactly once');
+        for (const blob of listed) {
+          assert.equal(blob.size, committed.get(blob.sha256), `size of ${blob.sha256}`);
+          assertRecent(blob.modifiedAt, since);
+        }
+        assert.ok(!listed.some((b) => b.sha256 === pending.sha256), 'staged bytes are not a blob');
+        await store.discard(pending);
+      });
+
+      test('a deleted blob is no longer listed', async () => {
+        const keep = await stageAndCommit(randomBytes(100));
+        const gone = await stageAndCommit(randomBytes(100));
+        await store.delete(gone.sha256);
+        assert.deepEqual((await collect(store.listBlobs())).map((b) => b.sha256), [keep.sha256]);
+      });
+
+      test('blobs can be deleted while the listing walks them (as gc does)', async () => {
+        for (let i = 0; i < 30; i++) await stageAndCommit(randomBytes(64));
+        const seen = new Set<string>();
+        for await (const blob of store.listBlobs()) {
+          assert.ok(!seen.has(blob.sha256), `${blob.sha256} listed twice`);
+          seen.add(blob.sha256);
+          await store.delete(blob.sha256);
+        }
+        assert.equal(seen.size, 30);
+        assert.deepEqual(await collect(store.listBlobs()), []);
+      });
+
+      test('listStaged yields the uploads not yet committed or discarded', async () => {
+        const since = Date.now();
+        const a = await store.stage(chunked(randomBytes(300)), { maxBytes: 300 });
+        const b = await store.stage(chunked(randomBytes(300)), { maxBytes: 300 });
+        const c = await store.stage(chunked(randomBytes(300)), { maxBytes: 300 });
+        const d = await store.stage(chunked(randomBytes(300)), { maxBytes: 300 });
+        await store.commit(c);
+        await store.discard(d);
+        const listed = await collect(store.listStaged());
+        assert.deepEqual(listed.map((s) => s.handle).sort(), [a.handle, b.handle].sort());
+        for (const entry of listed) assertRecent(entry.modifiedAt, since);
+        await store.discard(a);
+        await store.discard(b);
+      });
+
+      test('deleteStaged removes a staged upload, which then cannot be published; a missing one is no error', async () => {
+        const staged = await store.stage(chunked(randomBytes(300)), { maxBytes: 300 });
+        await store.deleteStaged(staged.handle);
+        assert.deepEqual(await collect(store.listStaged()), []);
+        await assertStagingEmpty('after deleteStaged');
+        await store.deleteStaged(staged.handle);
+        // What gc does to an abandoned upload: should its client come back, the commit fails
+        // rather than publishing bytes that are gone.
+        await store.commit(staged).catch(() => {});
+        assert.equal(await store.has(staged.sha256), false);
+      });
+    });
   });
 }

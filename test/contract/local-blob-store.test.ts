@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -73,5 +73,28 @@ describe('LocalBlobStore on disk', () => {
     assert.throws(() => store.blobPath('A'.repeat(64)), /not a sha256/);
     await assert.rejects(store.discard({ sha256: 'a'.repeat(64), size: 0, handle: '../secret' }), /not a staged handle/);
     await assert.rejects(store.commit({ sha256: 'a'.repeat(64), size: 0, handle: '../../x.part' }), /not a staged handle/);
+    await assert.rejects(store.deleteStaged('../filehaven.db'), /not a staged handle/);
+  });
+
+  test('listings leave alone whatever is not shaped like a blob or a temp file', async () => {
+    const bytes = randomBytes(100);
+    const sha256 = sha256Of(bytes);
+    await store.commit(await store.stage(chunked(bytes), { maxBytes: 100 }));
+    const stray = 'e'.repeat(64);
+    await mkdir(path.join(store.blobDir, 'zz', '00'), { recursive: true });
+    await writeFile(path.join(store.blobDir, 'zz', '00', stray), 'x');
+    // A digest in the wrong bucket is not at its address: not a blob.
+    await mkdir(path.join(store.blobDir, 'ab', 'cd'), { recursive: true });
+    await writeFile(path.join(store.blobDir, 'ab', 'cd', stray), 'x');
+    await mkdir(path.join(store.blobDir, stray.slice(0, 2), stray.slice(2, 4), stray), { recursive: true });
+    await writeFile(path.join(store.blobDir, 'README'), 'x');
+    await writeFile(path.join(store.tempDir, 'notes.txt'), 'x');
+    await writeFile(path.join(store.tempDir, `${'0'.repeat(32)}.part.bak`), 'x');
+    const blobs = [];
+    for await (const blob of store.listBlobs()) blobs.push(blob.sha256);
+    assert.deepEqual(blobs, [sha256]);
+    const staged = [];
+    for await (const entry of store.listStaged()) staged.push(entry.handle);
+    assert.deepEqual(staged, []);
   });
 });

@@ -373,6 +373,38 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(await store.folders.byId('KIDA000001'), null);
         assert.equal(await store.folders.byId('NOSUCHDIR0'), null);
       });
+
+      test('list pages one owner\'s folders newest first, by parent; activeTotals counts active files in one call', async () => {
+        const owner = await account();
+        const other = await account();
+        const at = (id: string, createdAt: number, parentId: string | null = null) =>
+          store.folders.create({ id, ownerId: owner.id, parentId, name: id, createdAt });
+        await at('LISTA00001', T0 + 1);
+        await at('LISTB00002', T0 + 2);
+        await at('LISTC00003', T0 + 2);
+        await at('LISTD00004', T0 + 3, 'LISTA00001');
+        await folder(other.id, 'OTHER00001');
+        const ids = (folders: { id: string }[]) => folders.map((f) => f.id);
+
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, limit: 10 })), ['LISTD00004', 'LISTC00003', 'LISTB00002', 'LISTA00001']);
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, parentId: null, limit: 10 })), ['LISTC00003', 'LISTB00002', 'LISTA00001']);
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, parentId: 'LISTA00001', limit: 10 })), ['LISTD00004']);
+        // Keyset: strictly after (created_at, id), the id breaking the tie.
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, limit: 2 })), ['LISTD00004', 'LISTC00003']);
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, before: { createdAt: T0 + 2, id: 'LISTC00003' }, limit: 2 })), ['LISTB00002', 'LISTA00001']);
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, before: { createdAt: T0 + 1, id: 'LISTA00001' }, limit: 2 })), []);
+
+        await file(owner.id, { folderId: 'LISTA00001', size: 100 });
+        await file(owner.id, { folderId: 'LISTA00001', size: 20 });
+        const blocked = await file(owner.id, { folderId: 'LISTA00001', size: 7 });
+        const deleted = await file(owner.id, { folderId: 'LISTB00002', size: 5 });
+        await file(owner.id, { folderId: 'LISTD00004', size: 1 });
+        await store.files.setStatus(blocked.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await store.files.setStatus(deleted.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        const totals = await store.folders.activeTotals(['LISTA00001', 'LISTB00002', 'LISTD00004', 'NOSUCHDIR0']);
+        assert.deepEqual(Object.fromEntries(totals), { LISTA00001: { files: 2, bytes: 120 }, LISTD00004: { files: 1, bytes: 1 } });
+        assert.equal((await store.folders.activeTotals([])).size, 0);
+      });
     });
 
     describe('blobs', () => {
@@ -474,6 +506,48 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         await store.blacklist.add(digest('1'), 'first', T0);
         await store.blacklist.add(digest('1'), 'second', T0 + 5);
         assert.deepEqual(await store.blacklist.list(), [{ sha256: digest('1'), reason: 'first', createdAt: T0 }]);
+      });
+    });
+
+    describe('sessions', () => {
+      const session = (accountId: number, id: string, expiresAt = T0 + 1000) => ({
+        id,
+        accountId,
+        csrfSecret: digest('c'),
+        createdAt: T0,
+        expiresAt,
+        lastSeenAt: T0,
+      });
+
+      test('create, byId, touch, remove', async () => {
+        const a = await account();
+        await store.sessions.create(session(a.id, digest('1')));
+        assert.deepEqual(await store.sessions.byId(digest('1')), session(a.id, digest('1')));
+        assert.equal(await store.sessions.byId(digest('2')), null);
+        await store.sessions.touch(digest('1'), T0 + 50, T0 + 5000);
+        assert.deepEqual(await store.sessions.byId(digest('1')), { ...session(a.id, digest('1'), T0 + 5000), lastSeenAt: T0 + 50 });
+        assert.equal(await store.sessions.remove(digest('1')), true);
+        assert.equal(await store.sessions.remove(digest('1')), false, 'second remove');
+        assert.equal(await store.sessions.byId(digest('1')), null);
+      });
+
+      test('an id collision is a DuplicateError', async () => {
+        const a = await account();
+        await store.sessions.create(session(a.id, digest('1')));
+        await assert.rejects(store.sessions.create(session(a.id, digest('1'))), DuplicateError);
+      });
+
+      test('removeForAccount and removeExpired remove only theirs', async () => {
+        const [a, b] = [await account(), await account()];
+        await store.sessions.create(session(a.id, digest('1')));
+        await store.sessions.create(session(a.id, digest('2'), T0 + 10));
+        await store.sessions.create(session(b.id, digest('3'), T0 + 10));
+        await store.sessions.create(session(b.id, digest('4'), T0 + 20));
+        assert.equal(await store.sessions.removeExpired(T0 + 20), 2);
+        assert.notEqual(await store.sessions.byId(digest('4')), null, 'ends exactly now: kept');
+        assert.equal(await store.sessions.removeForAccount(a.id), 1);
+        assert.equal(await store.sessions.byId(digest('1')), null);
+        assert.notEqual(await store.sessions.byId(digest('4')), null);
       });
     });
   });

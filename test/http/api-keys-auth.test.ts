@@ -147,6 +147,8 @@ describe('Authorization', () => {
     ['PUT', `/folders/${folderId};files`, () => form({ 'files[0]': fileId })],
     ['POST', '/folders', () => form({ name: 'x' })],
     ['GET', `/folders/${folderId}`, () => undefined],
+    ['GET', '/files', () => undefined],
+    ['GET', '/folders', () => undefined],
     ['DELETE', `/folders/${folderId}`, () => undefined],
     [
       'POST',

@@ -121,7 +121,7 @@ describe('405 and 404', () => {
     const cases: Array<[string, string, string[]]> = [
       ['DELETE', '/account', ['GET']],
       ['PUT', '/apikeys', ['POST']],
-      ['GET', '/files', ['POST']],
+      ['PUT', '/files', ['GET', 'POST']],
       ['GET', '/file', ['POST']],
       ['PATCH', `/files/${a}`, ['GET', 'DELETE']],
       ['PUT', `/files/${a}`, ['GET', 'DELETE']],
@@ -131,7 +131,7 @@ describe('405 and 404', () => {
       ['GET', `/folders/${folder};files`, ['PUT']],
       ['DELETE', `/folders/${folder};files`, ['PUT']],
       ['PUT', `/folders/${folder}`, ['GET', 'DELETE']],
-      ['GET', '/folders', ['POST']],
+      ['DELETE', '/folders', ['GET', 'POST']],
     ];
     for (const [method, path, allowed] of cases) {
       const response = await read(await t.fetch(path, { method, headers: auth() }));

@@ -1,14 +1,34 @@
 import { parseBytes } from '../../config/units.js';
 import { premiumState, type Account } from '../../domain/types.js';
-import { sqlDateTime } from '../../http/api/account-routes.js';
+import { money, sqlDateTime } from '../../http/api/account-routes.js';
 import { optionalNumber, parseCommandArgs, required, UsageError } from '../args.js';
+import { audit } from '../audit-trail.js';
+import { joinNegativeValues, moneyFlag, noPositionals } from '../flags.js';
 import { withServices } from '../with-services.js';
 
 export const ACCOUNTS_USAGE = `filehaven accounts create --login L --password W [--name N] [--email E] [--premium-days D] [--traffic BYTES] [--json]
 filehaven accounts list [--json]
-filehaven accounts premium --login L [--days D] [--traffic BYTES]`;
+filehaven accounts premium --login L [--days D] [--traffic BYTES]
+filehaven accounts disable|enable --login L
+filehaven accounts set-password --login L --password W
+filehaven accounts regenerate-key --login L
+filehaven accounts balance --login L (--set AMOUNT | --add AMOUNT)    AMOUNT like 12.50 or -3.00`;
 
 const days = (raw: string) => (/^\d+(\.\d+)?$/.test(raw) ? Number(raw) : null);
+
+// The flags each command takes; anything else is a usage error naming the flag.
+const str = { type: 'string' } as const;
+const bool = { type: 'boolean' } as const;
+const FLAGS = {
+  create: { login: str, password: str, name: str, email: str, 'premium-days': str, traffic: str, json: bool },
+  list: { json: bool },
+  premium: { login: str, days: str, traffic: str },
+  disable: { login: str },
+  enable: { login: str },
+  'set-password': { login: str, password: str },
+  'regenerate-key': { login: str },
+  balance: { login: str, set: str, add: str },
+};
 
 function describe(account: Account, now: number) {
   return {
@@ -18,6 +38,7 @@ function describe(account: Account, now: number) {
     email: account.email,
     operator: account.isOperator,
     disabled: account.disabled,
+    balance: money(account.balanceCents),
     premium: premiumState(account, now),
     premiumStart: sqlDateTime(account.premiumStart) || null,
     premiumEnd: sqlDateTime(account.premiumEnd) || null,
@@ -28,16 +49,9 @@ function describe(account: Account, now: number) {
 /** `filehaven accounts ...` */
 export async function accountsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  const { values, settings } = parseCommandArgs(rest, {
-    login: { type: 'string' },
-    password: { type: 'string' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    'premium-days': { type: 'string' },
-    days: { type: 'string' },
-    traffic: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  if (!sub || !Object.hasOwn(FLAGS, sub)) throw new UsageError(sub ? `unknown accounts command "${sub}"` : 'accounts needs a command');
+  const { values, positionals, settings } = parseCommandArgs(joinNegativeValues(rest, ['set', 'add']), FLAGS[sub as keyof typeof FLAGS]);
+  noPositionals(positionals, `accounts ${sub}`);
   switch (sub) {
     case 'create': {
       const input = {
@@ -50,6 +64,10 @@ export async function accountsCommand(args: string[]): Promise<void> {
       };
       await withServices(settings, async (services) => {
         const account = await services.accounts.create(input);
+        const details = [`id=${account.id}`];
+        if (input.premiumDays) details.push(`premium-days=${input.premiumDays}`);
+        if (input.trafficBytes) details.push(`traffic=${input.trafficBytes}`);
+        await audit(services, 'accounts.create', `account:${account.login}`, details.join(' '));
         if (values.json) console.log(JSON.stringify(describe(account, services.clock())));
         else console.log(`created account ${account.id} "${account.login}"`);
       });
@@ -75,11 +93,56 @@ export async function accountsCommand(args: string[]): Promise<void> {
       await withServices(settings, async (services) => {
         const account = await services.accounts.extendPremium(login, addDays, traffic);
         const d = describe(account, services.clock());
+        await audit(services, 'accounts.premium', `account:${d.login}`, `days=${addDays} traffic=${traffic}; premium until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft}`);
         console.log(`${d.login}: premium ${d.premium} until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft} bytes`);
       });
       return;
     }
-    default:
-      throw new UsageError(sub ? `unknown accounts command "${sub}"` : 'accounts needs a command');
+    case 'disable':
+    case 'enable': {
+      const login = required(values, 'login');
+      const disabled = sub === 'disable';
+      await withServices(settings, async (services) => {
+        const { before } = await services.accounts.setDisabled(login, disabled);
+        if (before.disabled === disabled) return console.log(`account "${before.login}" was already ${sub}d`);
+        await audit(services, `accounts.${sub}`, `account:${before.login}`, `id=${before.id}`);
+        console.log(disabled ? `disabled account "${before.login}": its API key and sign-in stop working now` : `enabled account "${before.login}"`);
+      });
+      return;
+    }
+    case 'set-password': {
+      const login = required(values, 'login');
+      const password = required(values, 'password');
+      await withServices(settings, async (services) => {
+        const account = await services.accounts.setPassword(login, password);
+        await audit(services, 'accounts.set-password', `account:${account.login}`, `id=${account.id}`);
+        console.log(`password of "${account.login}" changed; the old one no longer works`);
+      });
+      return;
+    }
+    case 'regenerate-key': {
+      const login = required(values, 'login');
+      await withServices(settings, async (services) => {
+        const account = await services.accounts.byLoginOrFail(login);
+        const key = await services.accounts.regenerateApiKey(account.id);
+        await audit(services, 'accounts.regenerate-key', `account:${account.login}`, `id=${account.id}`);
+        // The key alone, so scripts can take it with $(...); the old key no longer works.
+        console.log(key);
+      });
+      return;
+    }
+    case 'balance': {
+      const login = required(values, 'login');
+      const set = moneyFlag(values, 'set');
+      const add = moneyFlag(values, 'add');
+      if ((set === undefined) === (add === undefined)) throw new UsageError('give exactly one of --set AMOUNT and --add AMOUNT');
+      await withServices(settings, async (services) => {
+        const { before, after } = set !== undefined ? await services.accounts.setBalance(login, set) : await services.accounts.addBalance(login, add!);
+        const what = set !== undefined ? `set ${money(set)}` : `add ${money(add!)}`;
+        await audit(services, 'accounts.balance', `account:${before.login}`, `${what}: ${money(before.balanceCents)} -> ${money(after.balanceCents)}`);
+        console.log(`${before.login}: balance ${money(after.balanceCents)} (was ${money(before.balanceCents)})`);
+      });
+      return;
+    }
   }
 }

@@ -1,47 +1,187 @@
+import { isFileStatus, type FileStatus } from '../../domain/types.js';
+import { sqlDateTime } from '../../http/api/account-routes.js';
+import type { OperatorFileInfo, OperatorFileView } from '../../services/moderation-service.js';
 import { humanDateOrDash } from '../format.js';
-import { parseCommandArgs, UsageError } from '../args.js';
+import { parseCommandArgs, UsageError, type ParsedArgs } from '../args.js';
+import { audit } from '../audit-trail.js';
+import { limitFlag, noPositionals, onePositional, reasonFlag } from '../flags.js';
 import { withServices } from '../with-services.js';
 
-export const FILES_USAGE = 'filehaven files block|unblock|delete <file_id>';
-export const BLACKLIST_USAGE = 'filehaven blacklist add|remove <sha256> [--reason TEXT] | blacklist list';
+export const FILES_USAGE = `filehaven files block|unblock|delete <file_id>
+filehaven files list [--login L] [--status A|B|D] [--limit N] [--json]
+filehaven files info <file_id> [--json]`;
+export const BLACKLIST_USAGE = `filehaven blacklist add <sha256> [--reason TEXT] [--block-existing]
+filehaven blacklist remove <sha256>
+filehaven blacklist add-name <pattern> [--reason TEXT]    pattern with * and ?, e.g. '*.exe'
+filehaven blacklist remove-name <pattern>
+filehaven blacklist list [--json]`;
 
-/** `filehaven files block|unblock|delete <id>` */
-export async function filesCommand(args: string[]): Promise<void> {
-  const [sub, ...rest] = args;
-  const { positionals, settings } = parseCommandArgs(rest);
-  const id = positionals[0];
-  if (!sub || !['block', 'unblock', 'delete'].includes(sub)) throw new UsageError(sub ? `unknown files command "${sub}"` : 'files needs a command');
-  if (!id || positionals.length > 1) throw new UsageError(`files ${sub} takes exactly one file id`);
-  await withServices(settings, async (services) => {
-    const action = { block: services.files.block, unblock: services.files.unblock, delete: services.files.operatorDelete }[sub as 'block' | 'unblock' | 'delete'];
-    const file = await action.call(services.files, id);
-    const state = { A: 'active', B: 'blocked', D: 'deleted' }[file.status];
-    console.log(`file ${file.id} "${file.name}" is now ${state} (${file.status})`);
+const STATE_NAMES: Record<FileStatus, string> = { A: 'active', B: 'blocked', D: 'deleted' };
+const str = { type: 'string' } as const;
+const bool = { type: 'boolean' } as const;
+const FILES_FLAGS = {
+  block: {},
+  unblock: {},
+  delete: {},
+  list: { login: str, status: str, limit: str, json: bool },
+  info: { json: bool },
+};
+const BLACKLIST_FLAGS = {
+  add: { reason: str, 'block-existing': bool },
+  remove: {},
+  'add-name': { reason: str },
+  'remove-name': {},
+  list: { json: bool },
+};
+
+/** `--status A,B` (letters or names, any case) → states. */
+function statusFlag(values: ParsedArgs['values']): FileStatus[] | undefined {
+  const raw = values.status;
+  if (typeof raw !== 'string') return undefined;
+  const byName: Record<string, string> = { active: 'A', blocked: 'B', deleted: 'D' };
+  const states = raw.split(',').map((part) => {
+    const word = part.trim().toLowerCase();
+    const letter = byName[word] ?? word.toUpperCase();
+    if (!isFileStatus(letter)) throw new UsageError(`--status expects A, B or D (or several, comma-separated), got "${raw}"`);
+    return letter;
   });
+  return [...new Set(states)];
 }
 
-/** `filehaven blacklist add|remove|list` */
+function fileJson(file: OperatorFileView) {
+  return {
+    id: file.id,
+    name: file.name,
+    ownerId: file.ownerId,
+    ownerLogin: file.ownerLogin,
+    status: file.status,
+    size: file.size,
+    sha256: file.sha256,
+    created: sqlDateTime(file.createdAt),
+    downloads: file.downloads,
+    lastDownload: sqlDateTime(file.lastDownloadAt) || null,
+    folderId: file.folderId,
+  };
+}
+
+function printInfo(file: OperatorFileInfo): void {
+  const folder = file.folder ? `${file.folder.id} "${file.folder.name}"` : '- (root)';
+  const rows: [string, string | number][] = [
+    ['id', file.id],
+    ['name', file.name],
+    ['owner', `${file.ownerLogin || '?'} (account ${file.ownerId})`],
+    ['status', `${file.status} (${STATE_NAMES[file.status]})`],
+    ['size', `${file.size} bytes`],
+    ['sha256', file.sha256],
+    ['created', humanDateOrDash(file.createdAt)],
+    ['downloads', file.downloads],
+    ['last download', humanDateOrDash(file.lastDownloadAt)],
+    ['folder', folder],
+  ];
+  for (const [label, value] of rows) console.log(`${`${label}:`.padEnd(15)}${value}`);
+}
+
+/** `filehaven files block|unblock|delete|list|info` */
+export async function filesCommand(args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (!sub || !Object.hasOwn(FILES_FLAGS, sub)) throw new UsageError(sub ? `unknown files command "${sub}"` : 'files needs a command');
+  const { positionals, values, settings } = parseCommandArgs(rest, FILES_FLAGS[sub as keyof typeof FILES_FLAGS]);
+  switch (sub) {
+    case 'block':
+    case 'unblock':
+    case 'delete': {
+      const id = onePositional(positionals, `files ${sub}`, 'file id');
+      await withServices(settings, async (services) => {
+        const action = { block: services.files.block, unblock: services.files.unblock, delete: services.files.operatorDelete }[sub];
+        const file = await action.call(services.files, id);
+        await audit(services, `files.${sub}`, `file:${file.id}`, `"${file.name}" owner=${file.ownerId} sha256=${file.sha256}`);
+        console.log(`file ${file.id} "${file.name}" is now ${STATE_NAMES[file.status]} (${file.status})`);
+      });
+      return;
+    }
+    case 'list': {
+      noPositionals(positionals, 'files list');
+      const query = {
+        login: typeof values.login === 'string' ? values.login : undefined,
+        states: statusFlag(values),
+        limit: limitFlag(values, 'limit', 50),
+      };
+      await withServices(settings, async (services) => {
+        const files = await services.moderation.listFiles(query);
+        if (values.json) return console.log(JSON.stringify(files.map(fileJson)));
+        console.log(['ID', 'STATUS', 'SIZE', 'CREATED', 'OWNER', 'DOWNLOADS', 'NAME'].join('\t'));
+        for (const f of files) {
+          console.log([f.id, f.status, f.size, humanDateOrDash(f.createdAt), f.ownerLogin || `#${f.ownerId}`, f.downloads, f.name].join('\t'));
+        }
+      });
+      return;
+    }
+    case 'info': {
+      const id = onePositional(positionals, 'files info', 'file id');
+      await withServices(settings, async (services) => {
+        const file = await services.moderation.fileInfo(id);
+        if (values.json) return console.log(JSON.stringify({ ...fileJson(file), folderName: file.folder?.name ?? null }));
+        printInfo(file);
+      });
+      return;
+    }
+  }
+}
+
+/** `filehaven blacklist add|remove|add-name|remove-name|list` */
 export async function blacklistCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  const { positionals, values, settings } = parseCommandArgs(rest, { reason: { type: 'string' } });
+  if (!sub || !Object.hasOwn(BLACKLIST_FLAGS, sub)) throw new UsageError(sub ? `unknown blacklist command "${sub}"` : 'blacklist needs a command');
+  const { positionals, values, settings } = parseCommandArgs(rest, BLACKLIST_FLAGS[sub as keyof typeof BLACKLIST_FLAGS]);
+  const reason = reasonFlag(values);
+  if (sub === 'list') noPositionals(positionals, 'blacklist list');
+  const argument = sub === 'list' ? '' : onePositional(positionals, `blacklist ${sub}`, sub.endsWith('-name') ? 'name pattern' : 'sha256');
   await withServices(settings, async (services) => {
     switch (sub) {
-      case 'add':
-      case 'remove': {
-        const digest = positionals[0];
-        if (!digest || positionals.length > 1) throw new UsageError(`blacklist ${sub} takes exactly one sha256`);
-        if (sub === 'add') await services.files.blacklistAdd(digest, (values.reason as string | undefined) ?? '');
-        else await services.files.blacklistRemove(digest);
-        console.log(`${sub === 'add' ? 'added' : 'removed'} ${digest.toLowerCase()}`);
+      case 'add': {
+        const digest = argument.trim().toLowerCase();
+        const blocked = await services.files.blacklistAdd(argument, reason, values['block-existing'] === true);
+        const details = [reason ? `reason: ${reason}` : '', values['block-existing'] ? `blocked ${blocked} existing file(s)` : ''].filter(Boolean).join('; ');
+        await audit(services, 'blacklist.add', `sha256:${digest}`, details);
+        console.log(`added ${digest}`);
+        if (values['block-existing']) console.log(`blocked ${blocked} existing file${blocked === 1 ? '' : 's'} with this digest`);
         return;
       }
-      case 'list':
-        for (const entry of await services.files.blacklist()) {
-          console.log([entry.sha256, humanDateOrDash(entry.createdAt), entry.reason].join('\t'));
-        }
+      case 'remove': {
+        await services.files.blacklistRemove(argument);
+        const digest = argument.trim().toLowerCase();
+        await audit(services, 'blacklist.remove', `sha256:${digest}`);
+        console.log(`removed ${digest}`);
         return;
-      default:
-        throw new UsageError(sub ? `unknown blacklist command "${sub}"` : 'blacklist needs a command');
+      }
+      case 'add-name': {
+        const pattern = await services.moderation.addNamePattern(argument, reason);
+        await audit(services, 'blacklist.add-name', `name:${pattern}`, reason ? `reason: ${reason}` : '');
+        console.log(`added name pattern ${pattern}`);
+        return;
+      }
+      case 'remove-name': {
+        const pattern = await services.moderation.removeNamePattern(argument);
+        await audit(services, 'blacklist.remove-name', `name:${pattern}`);
+        console.log(`removed name pattern ${pattern}`);
+        return;
+      }
+      case 'list': {
+        const [digests, names] = await Promise.all([services.files.blacklist(), services.moderation.namePatterns()]);
+        if (values.json) {
+          const entry = (e: { reason: string; createdAt: number }) => ({ reason: e.reason, created: sqlDateTime(e.createdAt) });
+          return console.log(
+            JSON.stringify({
+              digests: digests.map((d) => ({ sha256: d.sha256, ...entry(d) })),
+              names: names.map((n) => ({ pattern: n.pattern, ...entry(n) })),
+            }),
+          );
+        }
+        // Digest rows as before; pattern rows prefixed `name:` (a digest never holds a colon).
+        for (const entry of digests) console.log([entry.sha256, humanDateOrDash(entry.createdAt), entry.reason].join('\t'));
+        for (const entry of names) console.log([`name:${entry.pattern}`, humanDateOrDash(entry.createdAt), entry.reason].join('\t'));
+        return;
+      }
     }
   });
 }

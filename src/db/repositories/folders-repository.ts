@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
+import { FileStatus } from '../../domain/types.js';
 import type { FoldersRepository } from './repositories.js';
 import { toFolder, translateDuplicate } from './rows.js';
 
@@ -32,6 +33,33 @@ export function foldersRepository(db: Kysely<Database>): FoldersRepository {
     },
     async remove(id) {
       await db.deleteFrom('folders').where('id', '=', id).execute();
+    },
+    async list(query) {
+      let q = db.selectFrom('folders').selectAll().where('owner_id', '=', query.ownerId);
+      if (query.parentId === null) q = q.where('parent_id', 'is', null);
+      else if (query.parentId !== undefined) q = q.where('parent_id', '=', query.parentId);
+      const before = query.before;
+      if (before) {
+        q = q.where((eb) =>
+          eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
+        );
+      }
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+      return rows.map(toFolder);
+    },
+    async activeTotals(ids) {
+      const totals = new Map<string, { files: number; bytes: number }>();
+      if (ids.length === 0) return totals;
+      const rows = await db
+        .selectFrom('files')
+        .select((eb) => ['folder_id', eb.fn.countAll<number>().as('files'), eb.fn.sum<number>('size').as('bytes')])
+        .where('folder_id', 'in', ids)
+        .where('status', '=', FileStatus.Active)
+        .groupBy('folder_id')
+        .execute();
+      // Numbers from either engine (PostgreSQL returns bigint aggregates as strings).
+      for (const row of rows) if (row.folder_id !== null) totals.set(row.folder_id, { files: Number(row.files), bytes: Number(row.bytes) });
+      return totals;
     },
   };
 }

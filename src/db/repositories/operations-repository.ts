@@ -77,7 +77,7 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
     async unreferencedBlobs(before) {
       const rows = await db
         .selectFrom('blobs')
-        .select('blobs.sha256')
+        .select(['blobs.sha256', 'blobs.size'])
         .where('blobs.created_at', '<', before)
         .where(({ not, exists, selectFrom }) =>
           not(
@@ -90,7 +90,7 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
           ),
         )
         .execute();
-      return rows.map((r) => r.sha256);
+      return rows.map((r) => ({ sha256: r.sha256, size: Number(r.size) }));
     },
     async blobRecorded(sha256) {
       return (await db.selectFrom('blobs').select('sha256').where('sha256', '=', sha256).executeTakeFirst()) !== undefined;

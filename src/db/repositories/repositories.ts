@@ -148,8 +148,8 @@ export interface AuditRepository {
 export interface HousekeepingRepository {
   /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
   stats(): Promise<StoreStats>;
-  /** Digests of blob rows with no live file, created before `before`. */
-  unreferencedBlobs(before: number): Promise<string[]>;
+  /** Blob rows (digest and size) with no live file, created before `before`. */
+  unreferencedBlobs(before: number): Promise<{ sha256: string; size: number }[]>;
   /** Whether a blob row exists for a digest. */
   blobRecorded(sha256: string): Promise<boolean>;
   /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`. */
@@ -178,6 +178,22 @@ export interface FoldersRepository {
   children(id: string): Promise<Folder[]>;
   /** Removes a folder row. */
   remove(id: string): Promise<void>;
+  /** A page of one owner's folders, newest first (created_at, then id, descending), after the cursor. */
+  list(query: FolderQuery): Promise<Folder[]>;
+  /** Active file count and bytes of each listed folder, in one grouped query; folders without active files are absent. */
+  activeTotals(ids: string[]): Promise<Map<string, { files: number; bytes: number }>>;
+}
+
+/** Filters and cursor for listing folders. */
+export interface FolderQuery {
+  /** Only this owner's folders. */
+  ownerId: number;
+  /** Only children of this folder; null = top-level folders; undefined = any parent. */
+  parentId?: string | null;
+  /** Folders strictly older than this position (the last item of the previous page). */
+  before?: { createdAt: number; id: string };
+  /** Page size. */
+  limit: number;
 }
 
 /** Blob rows: the metadata side of the blob store. */
@@ -206,6 +222,38 @@ export interface BlacklistRepository {
   names(): Promise<{ pattern: string; reason: string; createdAt: number }[]>;
 }
 
+/** One web sign-in session row. */
+export interface SessionRecord {
+  /** SHA-256 (hex) of the token in the cookie; the token itself is never stored. */
+  id: string;
+  /** The signed-in account. */
+  accountId: number;
+  /** Random secret the session's CSRF token is derived from. */
+  csrfSecret: string;
+  /** Sign-in time, epoch ms. */
+  createdAt: number;
+  /** End of the session, epoch ms; moved forward while the session is used. */
+  expiresAt: number;
+  /** Last request seen (recorded at most every few minutes), epoch ms. */
+  lastSeenAt: number;
+}
+
+/** Web sign-in sessions. */
+export interface SessionsRepository {
+  /** Inserts a session; throws DuplicateError on an id collision. */
+  create(session: SessionRecord): Promise<void>;
+  /** The session with this id, expired or not, or null. */
+  byId(id: string): Promise<SessionRecord | null>;
+  /** Records use of a session and its new end. */
+  touch(id: string, lastSeenAt: number, expiresAt: number): Promise<void>;
+  /** Removes a session; false if there was none. */
+  remove(id: string): Promise<boolean>;
+  /** Removes every session of an account (sign out everywhere); returns how many. */
+  removeForAccount(accountId: number): Promise<number>;
+  /** Removes sessions that ended before `now`; returns how many. */
+  removeExpired(now: number): Promise<number>;
+}
+
 /** All repositories, bound to one connection or transaction. */
 export interface Repositories {
   accounts: AccountsRepository;
@@ -216,6 +264,7 @@ export interface Repositories {
   uploadLog: UploadLogRepository;
   audit: AuditRepository;
   housekeeping: HousekeepingRepository;
+  sessions: SessionsRepository;
 }
 
 /** The metadata store: repositories plus transactions. */

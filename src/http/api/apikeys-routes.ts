@@ -12,7 +12,8 @@ export function registerApiKeyRoutes(app: FastifyInstance, context: HttpContext)
       const login = formField(request, 'login') ?? '';
       // `pass` is accepted as an alias of `password` (API.md 2).
       const password = formField(request, 'password') ?? formField(request, 'pass') ?? '';
-      const account = await context.services.accounts.authenticate(login, password);
+      // Failed attempts are limited per client address and per login (API.md 8).
+      const account = await context.services.limits.signIn.attempt(request.ip, login, () => context.services.accounts.authenticate(login, password));
       // An explicit "create" answers errorApiKeyAlreadyCreated when a key exists (API.md 5).
       const explicitCreate = /^(1|true|yes)$/i.test(formField(request, 'create') ?? '');
       const key = await context.services.accounts.apiKeyFor(account, explicitCreate);

@@ -7,6 +7,7 @@ import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, dispatch, type MethodTable } from '../plugins/method-dispatch.js';
 import { createdFileEntry } from './file-entries.js';
+import { listFilesHandler } from './listing-routes.js';
 
 /** Multipart framing around the file: boundaries, part headers, small fields. */
 const MULTIPART_SLACK = 1024 * 1024;
@@ -27,18 +28,25 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
       reply.header('Connection', 'close');
       throw errors.fileSize(services.config.maxFileSize);
     }
+    // The upload volume (API.md 8): refused before reading when none is left, else the
+    // file's bytes are counted as they stream.
+    const volume = await services.limits.uploads.begin(account, Number.isFinite(declared) ? declared : undefined).catch((error: unknown) => {
+      reply.header('Connection', 'close');
+      throw error;
+    });
     let received;
     try {
       received = await receiveSingleFile(
         request.raw,
-        (source, signal) => services.files.receive(source, signal),
+        (source, signal) => services.files.receive(volume.meter(source), signal),
         (staged) => services.files.discard(staged),
       );
     } catch (error) {
+      volume.end();
       if (!(error instanceof ClientGoneError) && !request.raw.complete) reply.header('Connection', 'close');
       throw error;
     }
-    const { file, deleteSecret } = await services.files.store(account, received.staged, received.filename);
+    const { file, deleteSecret } = await volume.whenStored(services.files.store(account, received.staged, received.filename));
     return sendAtom(context, request, reply, 201, 'File upload result', [entryEl(...createdFileEntry(links, file, deleteSecret, 'self'))]);
   };
 
@@ -82,7 +90,8 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
   };
 
   const uploadTable: MethodTable = { POST: upload };
-  apiRoute(app, '/files', uploadTable, { streamBody: true });
+  // GET only on /files: /file is the upload alias of SPEC.md, the listing is our extension.
+  apiRoute(app, '/files', { ...uploadTable, GET: listFilesHandler(context) }, { streamBody: true });
   apiRoute(app, '/file', uploadTable, { streamBody: true });
 
   app.route({

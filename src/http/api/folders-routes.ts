@@ -6,6 +6,7 @@ import { requireAccount } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, dispatch, type MethodTable } from '../plugins/method-dispatch.js';
 import { formField, indexedFiles } from './form.js';
+import { listFoldersHandler } from './listing-routes.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
@@ -66,7 +67,7 @@ export function registerFolderRoutes(app: FastifyInstance, context: HttpContext)
     ]);
   };
 
-  apiRoute(app, '/folders', { POST: create });
+  apiRoute(app, '/folders', { GET: listFoldersHandler(context), POST: create });
   app.route({
     method: [...METHODS],
     url: '/folders/:ref',

@@ -13,6 +13,7 @@ const PAGE_TITLES: Record<number, string> = {
   410: 'Gone',
   413: 'Too large',
   429: 'Too many requests',
+  500: 'Something went wrong',
 };
 
 /** Maps anything thrown to an ApiError; unknown errors are logged and become a bare 500. */
@@ -49,9 +50,10 @@ export function registerErrorHandling(app: FastifyInstance, context: HttpContext
       reply.raw.destroy();
       return;
     }
-    if ((request.routeOptions.config as RouteFlags | undefined)?.web) {
+    // A browser's request for an unknown path (its session lookup failed) gets a page too.
+    if ((request.routeOptions.config as RouteFlags | undefined)?.web || (request.is404 && wantsHtml(request))) {
       const status = apiError.status;
-      const message = status >= 500 ? 'Something went wrong on our side. Please try again later.' : apiError.message;
+      const message = status >= 500 ? 'Something went wrong on our side, so this page cannot be shown.' : apiError.message;
       return sendErrorPage(reply.headers(apiError.headers), status, PAGE_TITLES[status] ?? 'Error', message);
     }
     return sendAtomError(context, request, reply, apiError);

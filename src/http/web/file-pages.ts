@@ -6,6 +6,7 @@ import { apiKeyOf } from '../plugins/api-auth.js';
 import { sendFile } from '../send-blob.js';
 import { html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
+import { sendDownloadPage, sendPreview } from './download-page.js';
 import { humanDate, humanSize } from './format.js';
 
 type IdParams = { id: string };
@@ -15,7 +16,7 @@ type IdParams = { id: string };
  * the premium direct download, and the delete link.
  */
 export function registerFilePages(app: FastifyInstance, context: HttpContext): void {
-  const { services, links } = context;
+  const { services } = context;
 
   /** The file for a public page, or an error page (404 unknown/deleted, 410 blocked). */
   const publicFile = async (reply: FastifyReply, id: string): Promise<FileRecord | null> => {
@@ -38,25 +39,24 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
     const file = await publicFile(reply, id);
     if (!file) return reply;
     if ((request.query as Record<string, unknown>).download !== undefined) {
+      // Free downloads (API.md 8): a few at once per client address, each at the speed
+      // cap; the slot is given back when the response is over, however it ends.
+      const leave = services.limits.freeDownloads.enter(request.ip);
+      reply.raw.once('close', leave);
+      if (reply.raw.destroyed) leave();
       return sendFile(request, reply, {
         file,
-        open: (range) => services.downloads.open(file, range),
+        open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),
         beforeBody: async () => {
           if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) await services.files.recordDownload(file.id);
         },
+        afterBody: (sent) => {
+          services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
+        },
       });
     }
-    return sendPage(
-      reply,
-      200,
-      file.name,
-      html`<section class="card">
-<h1>${file.name}</h1>
-<p class="meta">${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}</p>
-<p><a class="button" href="${links.download(file)}?download=1" download>Download</a></p>
-<p class="meta">Have an account? Copy this file into it with <code>POST /files/copy/${file.id}</code>.</p>
-</section>`,
-    );
+    if ((request.query as Record<string, unknown>).preview !== undefined) return sendPreview(context, request, reply, file);
+    return sendDownloadPage(context, request, reply, file);
   });
 
   app.get('/direct/:id/:token/:name', async (request, reply) => {
@@ -72,6 +72,7 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
       },
       afterBody: (sent, planned) => {
         services.downloads.refundTraffic(account, planned - sent).catch((error) => request.log.error(error, 'traffic refund failed'));
+        services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
       },
     });
   });

@@ -1,28 +1,54 @@
 import type { FastifyInstance } from 'fastify';
+import type { Folder } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
-import { html } from '../html.js';
-import { humanSize } from './format.js';
+import { html, type Html } from '../html.js';
+import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
+import { myFilesUrl } from './my-files-paths.js';
 
-/** folder_link: the public page listing a folder's active files (API.md 1). */
+const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * folder_link: the public page of a folder (API.md 1): its active files with sizes and
+ * links, their total size, and its sub-folders. The way up (breadcrumbs) is shown only
+ * to the folder's owner: a link to a sub-folder shares that folder and what is below it,
+ * never the folders above it or their names.
+ */
 export function registerFolderPage(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
   app.get('/folder/:id', { config: { web: true } }, async (request, reply) => {
     const folder = await services.folders.find((request.params as { id: string }).id);
     const listing = await services.folders.listing(folder);
+    const isOwner = request.webSession?.account.id === folder.ownerId;
+    const [totals, ancestors] = await Promise.all([
+      services.folders.totals(listing.children),
+      isOwner ? services.folders.ancestors(folder) : Promise.resolve([] as Folder[]),
+    ]);
+
+    const crumbs: Html | string =
+      ancestors.length > 0
+        ? html`<nav class="crumbs" aria-label="Folders above this one">${ancestors.map((parent) => html`<a href="${links.folder(parent)}">${parent.name}</a><span class="sep" aria-hidden="true">/</span>`)}<span aria-current="page">${folder.name}</span></nav>`
+        : '';
+    const subfolders = listing.children.map((child) => {
+      const total = totals.get(child.id) ?? { files: 0, bytes: 0 };
+      return html`<tr><td><a class="folder-link" href="${links.folder(child)}">${child.name}</a></td><td class="size">${count(total.files, 'file')} · ${humanSize(total.bytes)}</td></tr>`;
+    });
     const rows = listing.files.map(
-      (file) => html`<tr><td><a href="${links.download(file)}">${file.name}</a></td><td class="size">${humanSize(file.size)}</td></tr>`,
+      (file) =>
+        html`<tr><td><a href="${links.download(file)}">${file.name}</a></td><td class="size">${humanSize(file.size)}</td><td class="date">${humanDate(file.createdAt)}</td></tr>`,
     );
-    const subfolders = listing.children.map((child) => html`<li><a href="${links.folder(child)}">${child.name}</a></li>`);
+    const folderCount = listing.children.length > 0 ? html` · ${count(listing.children.length, 'folder')}` : '';
     return sendPage(
       reply,
       200,
       folder.name,
       html`<section class="card">
+${crumbs}
 <h1>${folder.name}</h1>
-<p class="meta">${listing.files.length} file${listing.files.length === 1 ? '' : 's'} · ${humanSize(listing.activeBytes)}</p>
-${subfolders.length > 0 ? html`<h2>Folders</h2><ul>${subfolders}</ul>` : ''}
-${rows.length > 0 ? html`<table><thead><tr><th>Name</th><th class="size">Size</th></tr></thead><tbody>${rows}</tbody></table>` : html`<p>This folder is empty.</p>`}
+<p class="meta">${count(listing.files.length, 'file')} · ${humanSize(listing.activeBytes)}${folderCount}${isOwner ? html` · <a href="${myFilesUrl(folder.id)}">open in My files</a>` : ''}</p>
+${subfolders.length > 0 ? html`<h2>Folders</h2><table class="listing"><tbody>${subfolders}</tbody></table>` : ''}
+${subfolders.length > 0 && rows.length > 0 ? html`<h2>Files</h2>` : ''}
+${rows.length > 0 ? html`<table class="listing"><thead><tr><th>Name</th><th class="size">Size</th><th class="date">Uploaded</th></tr></thead><tbody>${rows}</tbody></table>` : subfolders.length > 0 ? '' : html`<p>This folder is empty.</p>`}
 </section>`,
     );
   });

@@ -1,15 +1,16 @@
 import type { FastifyReply } from 'fastify';
 import { html, type Html } from '../html.js';
+import { accountNav, viewerOf, type Viewer } from './session-nav.js';
 
 /**
  * Every page's Content-Security-Policy: no script, style or frame from anywhere but the
  * site itself, no inline code, no plugins; uploaded content never runs on this origin.
  */
 export const PAGE_CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-/** The page frame: header, content, footer. */
-export function layout(title: string, body: Html): Html {
+/** The page frame: header (with the signed-in viewer, if any), content, footer. */
+export function layout(title: string, body: Html, viewer: Viewer | null = null): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -19,7 +20,7 @@ export function layout(title: string, body: Html): Html {
 <link rel="stylesheet" href="/static/site.css">
 </head>
 <body>
-<header class="top"><a class="brand" href="/">filehaven</a><nav><a href="/developers">Developers</a></nav></header>
+<header class="top"><a class="brand" href="/">filehaven</a><nav><a href="/developers">Developers</a>${accountNav(viewer)}</nav></header>
 <main>
 ${body}
 </main>
@@ -29,22 +30,48 @@ ${body}
 `;
 }
 
-/** Sends a page with the security headers every page carries. */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: Html): FastifyReply {
+/** PAGE_CSP with more directives (a download page's `media-src 'self'` or `frame-src 'self'`). */
+export function pageCsp(...additions: string[]): string {
+  return [PAGE_CSP, ...additions.filter((directive) => directive !== '')].join('; ');
+}
+
+/** Sends a page with the security headers every page carries; `csp` defaults to PAGE_CSP. */
+export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, csp: string = PAGE_CSP): FastifyReply {
   return reply
     .code(status)
     .headers({
       'Content-Type': 'text/html; charset=utf-8',
-      'Content-Security-Policy': PAGE_CSP,
+      'Content-Security-Policy': csp,
       'X-Content-Type-Options': 'nosniff',
       'Referrer-Policy': 'same-origin',
       'X-Frame-Options': 'DENY',
       'Cache-Control': 'no-store',
     })
-    .send(layout(title, body).value);
+    .send(layout(title, body, viewerOf(reply.request)).value);
 }
 
-/** An error page in the same look. */
+/** What to do next, under an error page's own message. */
+const ERROR_HINTS: Record<number, string> = {
+  403: 'If you followed a link or sent a form, go back, reload the page and try again.',
+  404: 'Check the address for typos. If someone sent you this link, ask them for a new one.',
+  410: 'The file stays unavailable at this address; its owner may be able to share it again.',
+  429: 'Please wait a moment, then try again.',
+  500: 'The problem has been logged. Please try again in a little while.',
+};
+
+/** An error page in the same look: the status, a title, what happened, what to do, a way home. */
 export function sendErrorPage(reply: FastifyReply, status: number, title: string, message: string): FastifyReply {
-  return sendPage(reply, status, title, html`<section class="card"><h1>${title}</h1><p>${message}</p><p><a href="/">Home</a></p></section>`);
+  const hint = ERROR_HINTS[status];
+  return sendPage(
+    reply,
+    status,
+    title,
+    html`<section class="card error-page">
+<p class="status-code">Error ${status}</p>
+<h1>${title}</h1>
+<p>${message}</p>
+${hint ? html`<p class="meta">${hint}</p>` : ''}
+<p><a class="button secondary" href="/">Go to the home page</a></p>
+</section>`,
+  );
 }

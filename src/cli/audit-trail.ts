@@ -1,0 +1,22 @@
+import { userInfo } from 'node:os';
+import type { Services } from '../services/services.js';
+
+/** Who runs this CLI, as the audit log names it: `cli:<os user name>`. */
+export function cliActor(): string {
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    // A uid without a passwd entry (some containers): fall back to the environment.
+  }
+  user ||= process.env.USER || process.env.LOGNAME || (typeof process.getuid === 'function' ? `uid${process.getuid()}` : 'unknown');
+  return `cli:${user}`;
+}
+
+/**
+ * Records a change the CLI made (API.md 8; issue "Operator controls"). Called after the
+ * change succeeded; `details` must never hold a password or an API key.
+ */
+export async function audit(services: Services, action: string, object: string, details = ''): Promise<void> {
+  await services.audit.record({ actor: cliActor(), action, object, details });
+}

@@ -1,0 +1,68 @@
+import type { GcReport, StatsReport } from '../../services/gc-service.js';
+import { parseCommandArgs, UsageError } from '../args.js';
+import { withServices } from '../with-services.js';
+
+export const GC_USAGE = 'filehaven gc [--dry-run] [--json]';
+export const STATS_USAGE = 'filehaven stats [--json]';
+
+/** `filehaven gc`: one housekeeping pass (the server also runs it every --gc-interval). */
+export async function gcCommand(args: string[]): Promise<void> {
+  const { positionals, values, settings } = parseCommandArgs(args, { 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } });
+  if (positionals.length > 0) throw new UsageError('gc takes no arguments');
+  await withServices(settings, async (services) => {
+    const report = await services.gc.run({ dryRun: values['dry-run'] === true });
+    console.log(values.json ? JSON.stringify(report) : describeGc(report));
+  });
+}
+
+/** `filehaven stats`: accounts, files, storage, de-duplication, traffic, expiry. */
+export async function statsCommand(args: string[]): Promise<void> {
+  const { positionals, values, settings } = parseCommandArgs(args, { json: { type: 'boolean' } });
+  if (positionals.length > 0) throw new UsageError('stats takes no arguments');
+  await withServices(settings, async (services) => {
+    const stats = await services.gc.stats();
+    console.log(values.json ? JSON.stringify(stats) : describeStats(stats));
+  });
+}
+
+const line = (label: string, value: string) => `${label.padEnd(20)}${value}`;
+
+function describeGc(report: GcReport): string {
+  return [
+    report.dryRun ? 'gc dry run, nothing changed; a run now would remove:' : 'gc done, removed:',
+    line('expired files', String(report.filesExpired)),
+    line('unreferenced blobs', String(report.blobsRemoved)),
+    line('orphan blob files', String(report.orphanFilesRemoved)),
+    line('bytes freed', bytes(report.bytesFreed)),
+    line('temp files', String(report.tempFilesRemoved)),
+    line('upload log rows', String(report.uploadLogPruned)),
+  ].join('\n');
+}
+
+function describeStats(stats: StatsReport): string {
+  const files = (state: keyof StatsReport['files']) => `${stats.files[state].count}, ${bytes(stats.files[state].bytes)}`;
+  return [
+    line('accounts', String(stats.accounts)),
+    line('files active', files('active')),
+    line('files blocked', files('blocked')),
+    line('files deleted', files('deleted')),
+    line('stored', `${stats.stored.blobs} blobs, ${bytes(stats.stored.bytes)}`),
+    line('saved by de-dup', bytes(stats.dedupSavedBytes)),
+    line('downloads', String(stats.downloads)),
+    line('traffic served', bytes(stats.bytesServed)),
+    line('expiry', stats.expiry ? `after ${stats.expiry.afterDays} days; ${stats.expiry.wouldExpire} files would expire now` : 'off'),
+  ].join('\n');
+}
+
+/** Exact bytes, with a binary-unit reading for people. */
+function bytes(n: number): string {
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n;
+  let unit = '';
+  for (const next of units) {
+    if (value < 1024) break;
+    value /= 1024;
+    unit = next;
+  }
+  return unit ? `${n} bytes (${value.toFixed(1)} ${unit})` : `${n} bytes`;
+}

@@ -1,0 +1,12 @@
+/** Balances are whole cents (API.md 5: "a decimal with two places"). */
+
+// 13 digits of units keep every amount, and every sum of two, a safe integer of cents.
+const AMOUNT = /^([+-]?)(\d{1,13})(?:\.(\d{1,2}))?$/;
+
+/** `12.50`, `-3`, `0.5` → cents; null for anything else (`1e3`, `12.505`, `1,50`, ``). */
+export function parseMoney(raw: string): number | null {
+  const match = AMOUNT.exec(raw.trim());
+  if (!match) return null;
+  const cents = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));
+  return match[1] === '-' && cents !== 0 ? -cents : cents;
+}

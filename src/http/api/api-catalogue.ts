@@ -1,0 +1,300 @@
+import { ApiError, errors, type ErrorCode } from '../../domain/errors.js';
+
+/**
+ * The one list of API endpoints: the developers page ({ed_namespace}) renders it, the
+ * README's endpoint table is generated from it (scripts/readme-endpoints.ts, checked by
+ * a test), the API rate limit takes its path words from it, and a test sends a request
+ * to every entry to prove the server routes it.
+ */
+
+/** Who may call an endpoint (SPEC.md "Authentication"). */
+export type Access = 'public' | 'key' | 'premium';
+
+export interface EndpointParam {
+  /** Field name as sent. */
+  name: string;
+  /** Where it travels. */
+  in: 'path' | 'query' | 'form' | 'multipart';
+  /** Whether the call fails without it. */
+  required: boolean;
+  /** What it means, in one sentence. */
+  notes: string;
+}
+
+export interface Endpoint {
+  /** Anchor on the developers page. */
+  anchor: string;
+  /** The documented method (PUT and DELETE may be sent as POST with `_method`). */
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path under {base_url}; `<id>` stands for an id. */
+  path: string;
+  /** Other paths that answer the same (API.md 2). */
+  aliases: string[];
+  /** public, API key, or API key of an active premium account. */
+  access: Access;
+  /** False for our extensions (API.md 7, README). */
+  inSpec: boolean;
+  /** What it does. */
+  summary: string;
+  /** Parameters besides the Authorization header. */
+  params: EndpointParam[];
+  /** HTTP status and feed title of a success. */
+  success: { status: number; title: string };
+  /** Codes the endpoint answers with, besides errorRateLimited and errorInternal. */
+  errors: ErrorCode[];
+  /** A curl command; `{base}` is replaced by {base_url}, `$KEY` is the caller's key. */
+  curl: string;
+}
+
+const keyErrors: ErrorCode[] = ['errorPermissionDenied'];
+
+export const ENDPOINTS: readonly Endpoint[] = [
+  {
+    anchor: 'apikeys',
+    method: 'POST',
+    path: '/apikeys',
+    aliases: [],
+    access: 'public',
+    inSpec: true,
+    summary: 'The API key of an account, from its login and password. The same key comes back on every call.',
+    params: [
+      { name: 'login', in: 'form', required: true, notes: 'Account login.' },
+      { name: 'password', in: 'form', required: true, notes: 'Account password; `pass` is accepted as an alias.' },
+      { name: 'create', in: 'form', required: false, notes: '`1` asks for a new key explicitly: errorApiKeyAlreadyCreated when one exists.' },
+    ],
+    success: { status: 201, title: 'ApiKey' },
+    errors: ['errorWrongCredentials', 'errorApiKeyAlreadyCreated'],
+    curl: `curl -s -d login=ada -d password='correct horse' {base}/apikeys`,
+  },
+  {
+    anchor: 'upload',
+    method: 'POST',
+    path: '/files',
+    aliases: ['/file'],
+    access: 'key',
+    inSpec: true,
+    summary: 'Uploads one file: the multipart part named `upload`, else the first file part.',
+    params: [{ name: 'upload', in: 'multipart', required: true, notes: 'The file; its filename (UTF-8) becomes the file name.' }],
+    success: { status: 201, title: 'File upload result' },
+    errors: [...keyErrors, 'errorFileSize', 'errorEmptyFile', 'errorUploadLimit', 'errorFileInBlackList', 'errorUploadFaild'],
+    curl: `curl -s -H "Authorization: $KEY" -F 'upload=@report 2026.pdf' {base}/files`,
+  },
+  {
+    anchor: 'file-list',
+    method: 'GET',
+    path: '/files',
+    aliases: [],
+    access: 'key',
+    inSpec: false,
+    summary: 'Your files, newest first, page by page (`<link rel="next">` carries the cursor).',
+    params: [
+      { name: 'status', in: 'query', required: false, notes: '`A`, `B` or `A,B` (default).' },
+      { name: 'folder', in: 'query', required: false, notes: '`root` or one of your folder ids.' },
+      { name: 'limit', in: 'query', required: false, notes: '1 to 500, default 50.' },
+      { name: 'cursor', in: 'query', required: false, notes: 'From the previous page’s next link.' },
+    ],
+    success: { status: 200, title: 'File list' },
+    errors: [...keyErrors, 'errorFolderNotFound', 'errorBadRequest'],
+    curl: `curl -s -H "Authorization: $KEY" "{base}/files?status=A&limit=50"`,
+  },
+  {
+    anchor: 'file-details',
+    method: 'GET',
+    path: '/files/<id>',
+    aliases: [],
+    access: 'premium',
+    inSpec: true,
+    summary: 'File details: id, title, `ed:status` (A active, B blocked) and the download link.',
+    params: [{ name: 'id', in: 'path', required: true, notes: 'File id.' }],
+    success: { status: 200, title: 'File Full info' },
+    errors: [...keyErrors, 'errorFileNotFound'],
+    curl: `curl -s -H "Authorization: $KEY" {base}/files/K7Q2M9X4PA`,
+  },
+  {
+    anchor: 'direct-link',
+    method: 'GET',
+    path: '/files/<id>;DirectLink',
+    aliases: ['/files/<id>%3BDirectLink'],
+    access: 'premium',
+    inSpec: true,
+    summary: 'A signed, expiring direct download link for an active file; the download itself carries the key too.',
+    params: [{ name: 'id', in: 'path', required: true, notes: 'File id.' }],
+    success: { status: 200, title: 'File info' },
+    errors: [...keyErrors, 'errorFileNotFound', 'errorFileInNoDownloadedStatus'],
+    curl: `curl -s -H "Authorization: $KEY" "{base}/files/K7Q2M9X4PA;DirectLink"`,
+  },
+  {
+    anchor: 'file-delete',
+    method: 'DELETE',
+    path: '/files/<id>',
+    aliases: [],
+    access: 'key',
+    inSpec: false,
+    summary: 'Deletes one of your files (the delete link does the same).',
+    params: [{ name: 'id', in: 'path', required: true, notes: 'File id.' }],
+    success: { status: 200, title: 'File delete' },
+    errors: [...keyErrors, 'errorFileNotFound'],
+    curl: `curl -s -X DELETE -H "Authorization: $KEY" {base}/files/K7Q2M9X4PA`,
+  },
+  {
+    anchor: 'copy',
+    method: 'POST',
+    path: '/files/copy/<id>',
+    aliases: ['/files/copy:<id>'],
+    access: 'key',
+    inSpec: true,
+    summary: 'Copies any active file into your account: a new id and delete link, the same bytes.',
+    params: [{ name: 'id', in: 'path', required: true, notes: 'Id of the file to copy.' }],
+    success: { status: 201, title: 'File copy' },
+    errors: [...keyErrors, 'errorFileNotFound'],
+    curl: `curl -s -X POST -H "Authorization: $KEY" {base}/files/copy/K7Q2M9X4PA`,
+  },
+  {
+    anchor: 'folder-list',
+    method: 'GET',
+    path: '/folders',
+    aliases: [],
+    access: 'key',
+    inSpec: false,
+    summary: 'Your folders with their file counts (`ed:files`) and sizes, page by page.',
+    params: [
+      { name: 'parent', in: 'query', required: false, notes: '`root` or one of your folder ids.' },
+      { name: 'limit', in: 'query', required: false, notes: '1 to 500, default 50.' },
+      { name: 'cursor', in: 'query', required: false, notes: 'From the previous page’s next link.' },
+    ],
+    success: { status: 200, title: 'Folder list' },
+    errors: [...keyErrors, 'errorFolderNotFound', 'errorBadRequest'],
+    curl: `curl -s -H "Authorization: $KEY" "{base}/folders?parent=root"`,
+  },
+  {
+    anchor: 'folder-create',
+    method: 'POST',
+    path: '/folders',
+    aliases: [],
+    access: 'key',
+    inSpec: false,
+    summary: 'Creates a folder, at the top or inside one of your folders.',
+    params: [
+      { name: 'name', in: 'form', required: true, notes: 'Folder name.' },
+      { name: 'parent', in: 'form', required: false, notes: 'Id of one of your folders.' },
+    ],
+    success: { status: 201, title: 'Folder' },
+    errors: [...keyErrors, 'errorFolderNotFound'],
+    curl: `curl -s -H "Authorization: $KEY" -d name=Reports {base}/folders`,
+  },
+  {
+    anchor: 'folder-show',
+    method: 'GET',
+    path: '/folders/<id>',
+    aliases: [],
+    access: 'key',
+    inSpec: false,
+    summary: 'One of your folders: its link and size, sub-folders and active files.',
+    params: [{ name: 'id', in: 'path', required: true, notes: 'Folder id.' }],
+    success: { status: 200, title: 'Folder' },
+    errors: [...keyErrors, 'errorFolderNotFound'],
+    curl: `curl -s -H "Authorization: $KEY" {base}/folders/CWRCTXKTAN`,
+  },
+  {
+    anchor: 'folder-delete',
+    method: 'DELETE',
+    path: '/folders/<id>',
+    aliases: [],
+    access: 'key',
+    inSpec: false,
+    summary: 'Removes one of your folders when it is empty.',
+    params: [{ name: 'id', in: 'path', required: true, notes: 'Folder id.' }],
+    success: { status: 200, title: 'Folder delete' },
+    errors: [...keyErrors, 'errorFolderNotFound', 'errorFolderNotEmpty'],
+    curl: `curl -s -X DELETE -H "Authorization: $KEY" {base}/folders/CWRCTXKTAN`,
+  },
+  {
+    anchor: 'move',
+    method: 'PUT',
+    path: '/folders/<id>;files',
+    aliases: ['/folders/<id>%3Bfiles'],
+    access: 'key',
+    inSpec: true,
+    summary: 'Moves your files into one of your folders, all or nothing; `ed:updated` counts them.',
+    params: [
+      { name: 'id', in: 'path', required: true, notes: 'Folder id.' },
+      { name: 'files[0], files[1], …', in: 'form', required: true, notes: 'Ids of the files to move.' },
+      { name: '_method', in: 'form', required: false, notes: '`PUT`, when sent as POST.' },
+    ],
+    success: { status: 200, title: 'Add files to folder' },
+    errors: [...keyErrors, 'errorFolderNotFound', 'errorFolderFilesAddFailed'],
+    curl: `curl -s -H "Authorization: $KEY" -d _method=PUT -d 'files[0]=K7Q2M9X4PA' -d 'files[1]=QKK3OHIV8I' "{base}/folders/CWRCTXKTAN;files"`,
+  },
+  {
+    anchor: 'account',
+    method: 'GET',
+    path: '/account',
+    aliases: [],
+    access: 'key',
+    inSpec: true,
+    summary: 'Account and premium details: name, e-mail, balance, premium period and traffic left.',
+    params: [],
+    success: { status: 200, title: 'Account Info' },
+    errors: [...keyErrors, 'errorAccountNotFound'],
+    curl: `curl -s -H "Authorization: $KEY" {base}/account`,
+  },
+];
+
+/** The first path words of the API, aliases included (API.md 1: they never collide with web paths). */
+export const API_PATH_WORDS: ReadonlySet<string> = new Set(
+  ENDPOINTS.flatMap((endpoint) => [endpoint.path, ...endpoint.aliases]).map((path) => path.split('/')[1]!),
+);
+
+/** A curl example with the real {base_url}. */
+export const curlFor = (endpoint: Endpoint, baseUrl: string) => endpoint.curl.replaceAll('{base}', baseUrl);
+
+export const ACCESS_LABELS: Record<Access, string> = { public: 'none', key: 'API key', premium: 'API key, premium' };
+
+/** A documented error: the real ApiError the server builds, and when it happens. */
+export interface ErrorCase {
+  error: ApiError;
+  when: string;
+}
+
+/**
+ * One example of every error the server sends, built by the same constructors the
+ * server uses (src/domain/errors.ts), so codes, statuses and messages cannot drift.
+ */
+export function errorCases(limits: { maxFileSize: number }): ErrorCase[] {
+  return [
+    { error: errors.wrongCredentials(), when: 'POST /apikeys with a wrong login or password' },
+    { error: errors.signInThrottled(60), when: 'too many failed attempts per address or login' },
+    { error: errors.wrongApiKey(), when: 'a missing or unknown API key' },
+    { error: errors.notPremium(), when: 'a premium operation without an active premium period' },
+    { error: errors.permissionDenied('The file belongs to another account'), when: 'not the owner, a blocked file, no traffic left (the message says why)' },
+    { error: errors.accountNotFound(), when: 'the key’s account is gone' },
+    { error: errors.fileNotFound(), when: 'an unknown or deleted file' },
+    { error: errors.folderNotFound(), when: 'an unknown or deleted folder' },
+    { error: errors.fileNotDownloadable(), when: 'a direct link for a blocked or deleted file' },
+    { error: errors.emptyFile(), when: 'an upload of zero bytes' },
+    { error: errors.fileSize(limits.maxFileSize), when: 'an upload over the size limit (nothing is kept)' },
+    { error: errors.uploadLimit(3600), when: 'the account’s upload volume per 24 h is used up' },
+    { error: errors.blacklisted(), when: 'an upload whose digest or name is black-listed' },
+    { error: errors.folderFilesAddFailed('File QKK3OHIV8I belongs to another account'), when: 'a listed file is unknown, deleted or not yours' },
+    { error: errors.apiKeyAlreadyCreated(), when: 'POST /apikeys with create=1 when a key exists' },
+    { error: errors.uploadMalformed('the body ended early'), when: 'a malformed, truncated or interrupted upload' },
+    { error: errors.uploadStorage(), when: 'the server could not store the upload' },
+    { error: errors.notFound(), when: 'an unknown API path' },
+    { error: errors.methodNotAllowed(['GET', 'HEAD', 'DELETE']), when: 'a known path with another method' },
+    { error: errors.folderNotEmpty(), when: 'DELETE of a folder that still holds files or folders' },
+    { error: errors.badRequest('limit must be a whole number from 1 to 500'), when: 'a malformed parameter' },
+    { error: errors.rateLimited(30), when: 'too many API requests per key or per address' },
+    { error: errors.internal(), when: 'an unexpected failure' },
+  ];
+}
+
+/** The README's endpoint table (between the `endpoints` markers), generated from ENDPOINTS. */
+export function endpointsMarkdown(): string {
+  const lines = ['| method | path | auth | success | what it does |', '|---|---|---|---|---|'];
+  for (const endpoint of ENDPOINTS) {
+    const paths = [endpoint.path, ...endpoint.aliases.filter((alias) => !alias.includes('%3B'))].map((path) => `\`${path}\``).join(', ');
+    const spec = endpoint.inSpec ? '' : ' (extension)';
+    lines.push(`| ${endpoint.method} | ${paths} | ${ACCESS_LABELS[endpoint.access]} | ${endpoint.success.status} \`${endpoint.success.title}\` | ${endpoint.summary}${spec} |`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,188 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../domain/errors.js';
+import { InputError } from '../../services/accounts-service.js';
+import type { HttpContext } from '../context.js';
+import { html, type Html } from '../html.js';
+import { sendErrorPage, sendPage } from './layout.js';
+import {
+  bodyField,
+  cookieOptions,
+  CSRF_FIELD,
+  PRE_SESSION_COOKIE,
+  redirectTo,
+  SESSION_COOKIE,
+  sessionFormValid,
+  setSessionCookie,
+} from './session-plugin.js';
+
+/** Where a browser lands after signing in or up. */
+export const PROFILE_PATH = '/accounts/profile/misc';
+
+/** A message shown above a form, and the HTTP status it is sent with. */
+interface Problem {
+  status: number;
+  message: string;
+}
+
+const EXPIRED_FORM: Problem = {
+  status: 403,
+  message: 'This form has expired or did not come from this site, so nothing was sent. Please try again.',
+};
+
+/** "login must be ..." → "Login must be ...". */
+const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? '' : '.'}`;
+
+const problemNote = (problem: Problem | null): Html | string =>
+  problem ? html`<p class="notice error" role="alert">${problem.message}</p>` : '';
+
+/**
+ * Sign-in, sign-out and sign-up ("The public site"). Every form works without JavaScript;
+ * every POST carries a CSRF token (session-plugin.ts, session-service.ts).
+ */
+export function registerAccountPages(app: FastifyInstance, context: HttpContext): void {
+  const { services } = context;
+
+  /**
+   * The pre-session the sign-in and sign-up forms are bound to: the browser's own while
+   * it is fresh, else a new short-lived cookie. Returns the token for the hidden field.
+   */
+  const preSessionToken = (request: FastifyRequest, reply: FastifyReply): string => {
+    const held = request.cookies[PRE_SESSION_COOKIE];
+    const pre = services.sessions.preSession(held);
+    if (pre.cookie !== held) {
+      const maxAge = Math.round((pre.expiresAt - services.clock()) / 1000);
+      reply.setCookie(PRE_SESSION_COOKIE, pre.cookie, { ...cookieOptions(request, context.links), maxAge });
+    }
+    return pre.csrfToken;
+  };
+
+  const preSessionFormValid = (request: FastifyRequest) =>
+    services.sessions.checkPreSessionCsrf(request.cookies[PRE_SESSION_COOKIE], bodyField(request, CSRF_FIELD));
+
+  /** Starts a new session (a new token, never the one the browser sent) and lands on the profile. */
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, accountId: number): Promise<FastifyReply> => {
+    const session = await services.sessions.start(accountId, request.cookies[SESSION_COOKIE]);
+    setSessionCookie(request, reply, context, session.token, session.expiresAt);
+    reply.clearCookie(PRE_SESSION_COOKIE, cookieOptions(request, context.links));
+    return redirectTo(reply, PROFILE_PATH);
+  };
+
+  const signInPage = (request: FastifyRequest, reply: FastifyReply, login: string, problem: Problem | null) =>
+    sendPage(
+      reply,
+      problem?.status ?? 200,
+      'Sign in',
+      html`<section class="card narrow">
+<h1>Sign in</h1>
+${problemNote(problem)}
+<form class="stack" method="post" action="/signin">
+<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">
+<label for="login">Login</label>
+<input id="login" name="login" value="${login}" required maxlength="64" autocomplete="username" autocapitalize="none" spellcheck="false"${problem ? '' : html` autofocus`}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" required maxlength="1024" autocomplete="current-password">
+<button class="button" type="submit">Sign in</button>
+</form>
+${services.signUp.open ? html`<p class="meta">No account yet? <a href="/signup">Create one</a>.</p>` : ''}
+</section>`,
+    );
+
+  app.get('/signin', { config: { web: true } }, async (request, reply) => {
+    if (request.webSession) return redirectTo(reply, PROFILE_PATH);
+    return signInPage(request, reply, '', null);
+  });
+
+  app.post('/signin', { config: { web: true } }, async (request, reply) => {
+    const login = bodyField(request, 'login') ?? '';
+    if (!preSessionFormValid(request)) return signInPage(request, reply, login, EXPIRED_FORM);
+    const password = bodyField(request, 'password') ?? '';
+    try {
+      // The brute-force limit of POST /apikeys (API.md 8): per client address and per login.
+      const account = await services.limits.signIn.attempt(request.ip, login, () => services.accounts.authenticate(login, password));
+      return await signIn(request, reply, account.id);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'errorWrongCredentials')) throw error;
+      if (error.status === 429) {
+        reply.headers(error.headers);
+        return signInPage(request, reply, login, { status: 429, message: 'Too many failed sign-ins. Wait a minute, then try again.' });
+      }
+      return signInPage(request, reply, login, { status: 401, message: 'Wrong login or password.' });
+    }
+  });
+
+  app.post('/signout', { config: { web: true } }, async (request, reply) => {
+    const token = request.cookies[SESSION_COOKIE];
+    // Without a live session there is nothing to end: forget the cookie, go home.
+    if (!request.webSession || token === undefined) {
+      if (token !== undefined) reply.clearCookie(SESSION_COOKIE, cookieOptions(request, context.links));
+      return redirectTo(reply, '/');
+    }
+    if (!sessionFormValid(context, request, reply)) return reply;
+    await services.sessions.end(token);
+    reply.clearCookie(SESSION_COOKIE, cookieOptions(request, context.links));
+    return redirectTo(reply, '/');
+  });
+
+  interface SignUpValues {
+    login: string;
+    name: string;
+    email: string;
+  }
+
+  const signUpPage = (request: FastifyRequest, reply: FastifyReply, values: SignUpValues, problem: Problem | null) =>
+    sendPage(
+      reply,
+      problem?.status ?? 200,
+      'Create an account',
+      html`<section class="card narrow">
+<h1>Create an account</h1>
+${problemNote(problem)}
+<form class="stack" method="post" action="/signup">
+<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">
+<label for="login">Login</label>
+<input id="login" name="login" value="${values.login}" required maxlength="64" pattern="[A-Za-z0-9._@+\\-]{1,64}" autocomplete="username" autocapitalize="none" spellcheck="false" aria-describedby="login-hint">
+<p class="hint" id="login-hint">Letters, digits and . _ @ + - (up to 64).</p>
+<label for="name">Name <span class="meta">(optional)</span></label>
+<input id="name" name="name" value="${values.name}" maxlength="100" autocomplete="name">
+<label for="email">E-mail <span class="meta">(optional)</span></label>
+<input id="email" name="email" type="email" value="${values.email}" maxlength="254" autocomplete="email">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" required minlength="8" maxlength="1024" autocomplete="new-password" aria-describedby="password-hint">
+<p class="hint" id="password-hint">At least 8 characters.</p>
+<label for="password_again">Password again</label>
+<input id="password_again" name="password_again" type="password" required minlength="8" maxlength="1024" autocomplete="new-password">
+<button class="button" type="submit">Create account</button>
+</form>
+<p class="meta">Have an account? <a href="/signin">Sign in</a>.</p>
+</section>`,
+    );
+
+  const signUpClosed = (reply: FastifyReply) => sendErrorPage(reply, 404, 'Not found', 'There is nothing at this address.');
+
+  app.get('/signup', { config: { web: true } }, async (request, reply) => {
+    if (!services.signUp.open) return signUpClosed(reply);
+    if (request.webSession) return redirectTo(reply, PROFILE_PATH);
+    return signUpPage(request, reply, { login: '', name: '', email: '' }, null);
+  });
+
+  app.post('/signup', { config: { web: true } }, async (request, reply) => {
+    if (!services.signUp.open) return signUpClosed(reply);
+    const values: SignUpValues = {
+      login: bodyField(request, 'login') ?? '',
+      name: bodyField(request, 'name') ?? '',
+      email: bodyField(request, 'email') ?? '',
+    };
+    if (!preSessionFormValid(request)) return signUpPage(request, reply, values, EXPIRED_FORM);
+    try {
+      const account = await services.signUp.signUp({
+        ...values,
+        password: bodyField(request, 'password') ?? '',
+        passwordAgain: bodyField(request, 'password_again') ?? '',
+      });
+      return await signIn(request, reply, account.id);
+    } catch (error) {
+      if (!(error instanceof InputError)) throw error;
+      return signUpPage(request, reply, values, { status: 400, message: sentence(error.message) });
+    }
+  });
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../../domain/errors.js';
+import { ID_PATTERN } from '../../domain/ids.js';
+import type { HttpContext } from '../context.js';
+import { html } from '../html.js';
+import { humanDate, humanSize } from './format.js';
+import { sendPage } from './layout.js';
+import { myFilesUrl, MY_DELETE_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH } from './my-files-paths.js';
+import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
+
+/** A folder id field: an id, or null for none (empty or malformed: the caller decides). */
+const folderField = (value: string | undefined): string | null => (value !== undefined && ID_PATTERN.test(value) ? value : null);
+
+/**
+ * The forms of the My files page: create a folder, move a file into a folder, delete a
+ * file (after a confirm page). Each is a POST with the session's CSRF token
+ * (requireSessionForm) that redirects back to the page it came from (POST/redirect/GET);
+ * failures (a folder or file of another account, a deleted file) are error pages.
+ */
+export function registerMyFilesActions(app: FastifyInstance, context: HttpContext): void {
+  const { services } = context;
+  const form = { config: { web: true }, preHandler: requireSessionForm(context) };
+
+  app.post(MY_FOLDERS_PATH, form, async (request, reply) => {
+    const account = request.webSession!.account;
+    const name = (bodyField(request, 'name') ?? '').trim();
+    if (name === '') throw errors.badRequest('Give the new folder a name.');
+    const parent = folderField(bodyField(request, 'parent'));
+    await services.folders.create(account, name, parent ?? undefined);
+    return redirectTo(reply, myFilesUrl(parent, 'folder'));
+  });
+
+  app.post(MY_MOVE_PATH, form, async (request, reply) => {
+    const account = request.webSession!.account;
+    const folder = bodyField(request, 'folder') ?? '';
+    if (folder === '') throw errors.badRequest('Choose the folder to move the file into.');
+    await services.folders.move(account, folder, [bodyField(request, 'file') ?? '']);
+    return redirectTo(reply, myFilesUrl(folderField(bodyField(request, 'from')), 'moved'));
+  });
+
+  app.post(MY_DELETE_PATH, form, async (request, reply) => {
+    const session = request.webSession!;
+    const from = folderField(bodyField(request, 'from'));
+    const file = await services.files.visible(bodyField(request, 'file') ?? '');
+    if (file.ownerId !== session.account.id) throw errors.permissionDenied('This file belongs to another account.');
+    if (bodyField(request, 'confirm') === 'yes') {
+      await services.files.deleteOwned(session.account, file.id);
+      return redirectTo(reply, myFilesUrl(from, 'deleted'));
+    }
+    return sendPage(
+      reply,
+      200,
+      `Delete ${file.name}`,
+      html`<section class="card narrow">
+<h1>Delete “<bdi>${file.name}</bdi>”?</h1>
+<p class="meta">${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}</p>
+<p>The file will be removed for everyone who has its link. This cannot be undone.</p>
+<form class="confirm-row" method="post" action="${MY_DELETE_PATH}">
+<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
+<input type="hidden" name="file" value="${file.id}">
+${from ? html`<input type="hidden" name="from" value="${from}">` : ''}
+<input type="hidden" name="confirm" value="yes">
+<button class="button danger" type="submit">Delete file</button>
+<a class="button secondary" href="${myFilesUrl(from)}">Cancel</a>
+</form>
+</section>`,
+    );
+  });
+}

@@ -1,0 +1,184 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { errors } from '../../domain/errors.js';
+import { FileStatus, type Account, type FileRecord, type Folder } from '../../domain/types.js';
+import { ListingService, MAX_PAGE_SIZE, type FolderSummary } from '../../services/listing-service.js';
+import type { ActiveSession } from '../../services/session-service.js';
+import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
+import type { HttpContext } from '../context.js';
+import { html, type Html } from '../html.js';
+import { humanDate, humanSize } from './format.js';
+import { PAGE_CSP, sendPage } from './layout.js';
+import { registerMyFilesActions } from './my-files-actions.js';
+import { myFilesUrl, MY_DELETE_PATH, MY_FILES_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_UPLOAD_PATH, NOTES, type NoteKey } from './my-files-paths.js';
+import { registerMyFilesUpload } from './my-files-upload.js';
+import { CSRF_FIELD, redirectTo } from './session-plugin.js';
+
+const script = readFileSync(new URL('./static/my-files.js', import.meta.url), 'utf8');
+
+/** The page's policy: every page's, plus requests to the site itself (the script's uploads and refresh). */
+export const MY_FILES_CSP = `${PAGE_CSP}; connect-src 'self'`;
+
+/** Files per page of the list. */
+export const MY_FILES_PAGE_SIZE = 50;
+/** Deepest folder chain the breadcrumb walks (folders cannot form cycles; this is a guard). */
+const MAX_DEPTH = 32;
+
+/** A query parameter given at most once; a repeated one is a 400. */
+function queryParam(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, unknown>)[name];
+  if (value === undefined || typeof value === 'string') return value;
+  throw errors.badRequest(`${name} must be given at most once`);
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * "My files" of a signed-in account (/my/files, /my/files?folder=<id>): the upload form,
+ * the folders, the files newest first page by page with their links, a move form and a
+ * delete button each. Every form works without JavaScript; /static/my-files.js adds drag
+ * and drop, one request per file with a progress bar, and copy buttons.
+ */
+export function registerMyFiles(app: FastifyInstance, context: HttpContext): void {
+  const { services, links } = context;
+  const listing = new ListingService({ store: services.store, folders: services.folders });
+
+  app.get('/static/my-files.js', async (_request, reply) =>
+    reply
+      .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
+      .send(script),
+  );
+
+  /** The chain of folders from the top down to `folder`, for the breadcrumb. */
+  const trail = async (folder: Folder, known: Map<string, Folder>): Promise<Folder[]> => {
+    const chain = [folder];
+    for (let parentId = folder.parentId; parentId !== null && chain.length < MAX_DEPTH; ) {
+      const parent = known.get(parentId) ?? (await services.store.folders.byId(parentId));
+      if (!parent) break;
+      chain.unshift(parent);
+      parentId = parent.parentId;
+    }
+    return chain;
+  };
+
+  /** A folder's name with its parents' ("Photos / 2026"), for the move menus. */
+  const pathName = (folder: Folder, known: Map<string, Folder>): string => {
+    const names = [folder.name];
+    for (let parent = folder.parentId ? known.get(folder.parentId) : undefined; parent && names.length < MAX_DEPTH; ) {
+      names.unshift(parent.name);
+      parent = parent.parentId ? known.get(parent.parentId) : undefined;
+    }
+    return names.join(' / ');
+  };
+
+  const allowConnect = async (_request: unknown, reply: FastifyReply) => {
+    reply.header('Content-Security-Policy', MY_FILES_CSP);
+  };
+
+  app.get(MY_FILES_PATH, { config: { web: true }, onSend: allowConnect }, async (request, reply) => {
+    const session = request.webSession;
+    if (!session) return redirectTo(reply, '/signin');
+    const account = session.account;
+    const folderId = queryParam(request.query, 'folder');
+    const cursor = queryParam(request.query, 'cursor');
+    const note = queryParam(request.query, 'note');
+
+    const current = folderId === undefined || folderId === '' ? null : await services.folders.owned(account, folderId);
+    const after = cursor === undefined ? undefined : decodeCursor('files', cursor);
+    const [page, all, children] = await Promise.all([
+      listing.files(account, { states: [FileStatus.Active, FileStatus.Blocked], folder: current?.id, limit: MY_FILES_PAGE_SIZE, after }),
+      listing.folders(account, { limit: MAX_PAGE_SIZE }),
+      listing.folders(account, { parent: current?.id ?? null, limit: MAX_PAGE_SIZE }),
+    ]);
+    const known = new Map(all.items.map(({ folder }) => [folder.id, folder]));
+    const menu = all.items.map(({ folder }) => ({ id: folder.id, name: pathName(folder, known) })).sort((a, b) => a.name.localeCompare(b.name));
+    const chain = current ? await trail(current, known) : [];
+
+    const view: View = { session, account, current, known, menu };
+    const nextUrl = page.next ? `${myFilesUrl(current?.id)}${current ? '&' : '?'}cursor=${encodeCursor('files', page.next)}` : null;
+    const noteText = note !== undefined && Object.hasOwn(NOTES, note) ? NOTES[note as NoteKey] : null;
+
+    return sendPage(
+      reply,
+      200,
+      current ? current.name : 'My files',
+      html`<section class="card" id="upload">
+${current ? breadcrumb(chain) : ''}
+<h1>${current ? html`<bdi>${current.name}</bdi>` : 'My files'}</h1>
+${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
+${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
+<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data">
+<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
+${current ? html`<input type="hidden" name="folder" value="${current.id}">` : ''}
+<div class="drop" id="drop-zone">
+<label for="upload-files">${current ? html`Upload into <bdi>${current.name}</bdi>` : 'Upload files'}</label>
+<input id="upload-files" type="file" name="upload" multiple required>
+<p class="hint" id="drop-hint">Choose one or more files, then press Upload.</p>
+</div>
+<button class="button" type="submit" id="upload-button">Upload</button>
+</form>
+<ul class="uploads" id="upload-list" aria-live="polite"></ul>
+</section>
+<section class="card" id="folders">
+<h2>${current ? 'Folders in this folder' : 'Folders'}</h2>
+${children.items.length > 0 ? html`<ul class="folder-list">${children.items.map(folderItem)}</ul>` : html`<p class="hint">${current ? 'No folders in this folder.' : 'No folders yet.'}</p>`}
+<form class="new-folder" method="post" action="${MY_FOLDERS_PATH}">
+<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
+${current ? html`<input type="hidden" name="parent" value="${current.id}">` : ''}
+<label for="folder-name">New folder${current ? ' here' : ''}</label>
+<div class="row"><input id="folder-name" name="name" required maxlength="255" autocomplete="off"><button class="button secondary" type="submit">Create folder</button></div>
+</form>
+</section>
+<section class="card" id="files">
+<h2>${current ? 'Files in this folder' : 'All files'}</h2>
+${page.items.length > 0 ? html`<ul class="file-list">${page.items.map((file) => fileItem(file, view))}</ul>` : html`<p class="hint">${after ? 'No more files.' : current ? 'No files in this folder yet.' : 'No files yet: upload some above.'}</p>`}
+${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<a href="${myFilesUrl(current?.id)}">Newest files</a>` : html`<span></span>`}${nextUrl ? html`<a href="${nextUrl}">Older files</a>` : ''}</nav>` : ''}
+</section>
+<script src="/static/my-files.js" defer></script>`,
+    );
+  });
+
+  interface View {
+    session: ActiveSession;
+    account: Account;
+    current: Folder | null;
+    known: Map<string, Folder>;
+    menu: Array<{ id: string; name: string }>;
+  }
+
+  const breadcrumb = (chain: Folder[]): Html =>
+    html`<nav class="crumbs" aria-label="Folders"><a href="${MY_FILES_PATH}">My files</a>${chain.map((folder, i) =>
+      i === chain.length - 1
+        ? html` <span aria-hidden="true">›</span> <span aria-current="page"><bdi>${folder.name}</bdi></span>`
+        : html` <span aria-hidden="true">›</span> <a href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a>`,
+    )}</nav>`;
+
+  const folderItem = ({ folder, activeFiles, activeBytes }: FolderSummary): Html =>
+    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span></li>`;
+
+  const fileItem = (file: FileRecord, view: View): Html => {
+    const download = links.download(file);
+    const folder = file.folderId ? view.known.get(file.folderId) : undefined;
+    const targets = view.menu.filter((entry) => entry.id !== file.folderId);
+    const from = view.current ? html`<input type="hidden" name="from" value="${view.current.id}">` : '';
+    const csrf = html`<input type="hidden" name="${CSRF_FIELD}" value="${view.session.csrfToken}">`;
+    return html`<li class="file" data-file="${file.id}">
+<a class="file-name" href="${download}"><bdi>${file.name}</bdi></a>
+<p class="file-meta">${humanSize(file.size)} · ${humanDate(file.createdAt)} · ${
+      file.status === FileStatus.Blocked ? html`<span class="status blocked">Blocked</span>` : html`<span class="status">Active</span>`
+    }${!view.current && folder ? html` · in <a href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a>` : ''}</p>
+<div class="file-actions">
+<button class="button small secondary" type="button" data-copy-text="${download}" hidden>Copy link</button>
+${
+  targets.length > 0
+    ? html`<form class="move" method="post" action="${MY_MOVE_PATH}">${csrf}<input type="hidden" name="file" value="${file.id}">${from}<select name="folder" required aria-label="Move ${file.name} to a folder"><option value="">Move to…</option>${targets.map((entry) => html`<option value="${entry.id}">${entry.name}</option>`)}</select><button class="button small secondary" type="submit">Move</button></form>`
+    : ''
+}
+<form class="delete" method="post" action="${MY_DELETE_PATH}">${csrf}<input type="hidden" name="file" value="${file.id}">${from}<button class="button small danger" type="submit">Delete</button></form>
+</div>
+</li>`;
+  };
+
+  registerMyFilesUpload(app, context);
+  registerMyFilesActions(app, context);
+}

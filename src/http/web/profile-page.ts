@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { premiumState, type Account } from '../../domain/types.js';
+import { money } from '../api/account-routes.js';
+import type { HttpContext } from '../context.js';
+import { html, type Html } from '../html.js';
+import { PROFILE_PATH } from './account-pages.js';
+import { humanDate, humanSize } from './format.js';
+import { sendPage } from './layout.js';
+import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
+import type { ActiveSession } from '../../services/session-service.js';
+
+const script = readFileSync(new URL('./static/profile.js', import.meta.url), 'utf8');
+
+const DAY_MS = 86_400_000;
+const GiB = 1024 ** 3;
+
+/** Where the regenerate-key form posts. */
+export const REGENERATE_KEY_PATH = `${PROFILE_PATH}/regenerate-key`;
+
+/**
+ * The scale of the traffic bar. The store keeps only the traffic left, not how much was
+ * granted, so the bar is drawn against the next round amount (1, 2, 5 × 10ⁿ GiB) and
+ * the page prints that end of the scale.
+ */
+export function trafficScale(bytes: number): number {
+  for (let power = 1; ; power *= 10) {
+    for (const step of [1, 2, 5]) if (bytes <= step * power * GiB) return step * power * GiB;
+  }
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The premium part: state, days left as a bar over the period, traffic left as a bar. */
+function premiumSection(account: Account, now: number): Html {
+  const state = premiumState(account, now);
+  let period: Html;
+  if (state === 'Active' && account.premiumStart !== null && account.premiumEnd !== null) {
+    const totalDays = Math.max(1, Math.ceil((account.premiumEnd - account.premiumStart) / DAY_MS));
+    const daysLeft = Math.min(totalDays, Math.ceil((account.premiumEnd - now) / DAY_MS));
+    period = html`<p><span class="badge ok">Active</span> until ${humanDate(account.premiumEnd)} · ${plural(daysLeft, 'day')} left</p>
+<progress class="bar" max="${totalDays}" value="${daysLeft}" aria-label="Premium days left">${daysLeft} of ${totalDays} days left</progress>`;
+  } else if (state === 'Expired' && account.premiumEnd !== null) {
+    period = html`<p><span class="badge">Expired</span> on ${humanDate(account.premiumEnd)}. Direct links need an active premium period.</p>`;
+  } else {
+    period = html`<p><span class="badge">Not premium</span> Premium periods are granted by the operator and bring direct download links.</p>`;
+  }
+  const scale = trafficScale(account.trafficLeft);
+  return html`<section class="card">
+<h2>Premium</h2>
+${period}
+<p class="bar-label"><span>Traffic left</span><strong>${humanSize(account.trafficLeft)}</strong></p>
+<meter class="bar" min="0" max="${scale}" low="${Math.floor(scale / 10)}" optimum="${scale}" value="${account.trafficLeft}" aria-label="Premium traffic left">${humanSize(account.trafficLeft)}</meter>
+<p class="scale"><span>0</span><span>${humanSize(scale)}</span></p>
+</section>`;
+}
+
+interface KeyNote {
+  status: number;
+  message: string;
+  ok: boolean;
+}
+
+/**
+ * The profile page SPEC.md names ({web_url}/accounts/profile/misc): account details,
+ * premium, and the API key with a copy button and a confirmed "regenerate".
+ */
+export function registerProfilePage(app: FastifyInstance, context: HttpContext): void {
+  const { services } = context;
+
+  app.get('/static/profile.js', async (_request, reply) =>
+    reply
+      .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
+      .send(script),
+  );
+
+  const profilePage = async (reply: FastifyReply, session: ActiveSession, note: KeyNote | null) => {
+    const { account } = session;
+    // Created on first use, like POST /apikeys: the same key either way.
+    const key = await services.accounts.apiKeyFor(account);
+    const unset = html`<span class="meta">not set</span>`;
+    return sendPage(
+      reply,
+      note?.status ?? 200,
+      'Your account',
+      html`<section class="card">
+<h1>Your account</h1>
+<dl class="facts">
+<dt>Login</dt><dd><bdi>${account.login}</bdi></dd>
+<dt>Name</dt><dd>${account.name ? html`<bdi>${account.name}</bdi>` : unset}</dd>
+<dt>E-mail</dt><dd>${account.email ? html`<bdi>${account.email}</bdi>` : unset}</dd>
+<dt>Balance</dt><dd>${money(account.balanceCents)}</dd>
+</dl>
+<p class="hint profile-files"><a href="/my/files">My files</a>: upload files, share their links, sort them into folders.</p>
+</section>
+${premiumSection(account, services.clock())}
+<section class="card" id="api-key">
+<h2>API key</h2>
+${note ? html`<p class="notice ${note.ok ? 'ok' : 'error'}" role="${note.ok ? 'status' : 'alert'}">${note.message}</p>` : ''}
+<p>Clients send this key in the <code>Authorization</code> header (see <a href="/developers">the API reference</a>). Keep it secret.</p>
+<div class="key-row"><code class="key" id="api-key-value">${key}</code><button class="button secondary" type="button" data-copy="api-key-value" hidden>Copy</button></div>
+<p class="hint" role="status" id="copy-status"></p>
+<details class="regenerate"${note && !note.ok ? html` open` : ''}>
+<summary>Regenerate the key</summary>
+<form class="stack" method="post" action="${REGENERATE_KEY_PATH}">
+<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
+<label class="check"><input type="checkbox" name="confirm" value="yes" required> I understand that the current key stops working at once, in every client that uses it.</label>
+<button class="button danger" type="submit">Regenerate key</button>
+</form>
+</details>
+</section>
+<script src="/static/profile.js" defer></script>`,
+    );
+  };
+
+  app.get(PROFILE_PATH, { config: { web: true } }, async (request, reply) => {
+    const session = request.webSession;
+    if (!session) return redirectTo(reply, '/signin');
+    const regenerated = (request.query as Record<string, unknown>).key === 'new';
+    return profilePage(reply, session, regenerated ? { status: 200, ok: true, message: 'This is your new API key. The old one no longer works.' } : null);
+  });
+
+  app.post(REGENERATE_KEY_PATH, { config: { web: true }, preHandler: requireSessionForm(context) }, async (request, reply) => {
+    const session = request.webSession!;
+    if (bodyField(request, 'confirm') !== 'yes') {
+      return profilePage(reply, session, { status: 400, ok: false, message: 'Tick the box to confirm, then press “Regenerate key” again. Your key was not changed.' });
+    }
+    await services.accounts.regenerateApiKey(session.account.id);
+    return redirectTo(reply, `${PROFILE_PATH}?key=new#api-key`);
+  });
+}

@@ -1,0 +1,20 @@
+import type { FastifyRequest } from 'fastify';
+import { html, type Html } from '../html.js';
+
+/** Who the page header greets: the signed-in login and the sign-out form's CSRF token. */
+export interface Viewer {
+  login: string;
+  csrfToken: string;
+}
+
+/** The viewer of a request: its web session, if signed in (see session-plugin.ts). */
+export function viewerOf(request: FastifyRequest): Viewer | null {
+  const session = request.webSession;
+  return session ? { login: session.account.login, csrfToken: session.csrfToken } : null;
+}
+
+/** The account part of the header: "Sign in", or "My files", the login, "Profile" and a sign-out button (a form: no JS needed). */
+export function accountNav(viewer: Viewer | null): Html {
+  if (!viewer) return html`<a href="/signin">Sign in</a>`;
+  return html`<a href="/my/files">My files</a><span class="who" title="Signed in"><bdi>${viewer.login}</bdi></span><a href="/accounts/profile/misc">Profile</a><form class="inline" method="post" action="/signout"><input type="hidden" name="csrf" value="${viewer.csrfToken}"><button class="link" type="submit">Sign out</button></form>`;
+}

@@ -1,0 +1,119 @@
+import cookie, { type CookieSerializeOptions } from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ActiveSession } from '../../services/session-service.js';
+import type { HttpContext, RouteFlags } from '../context.js';
+import type { Links } from '../links.js';
+import { html } from '../html.js';
+import { sendErrorPage, sendPage } from './layout.js';
+
+/** The session cookie: a random 256-bit token; the server keeps only its hash. */
+export const SESSION_COOKIE = 'fh_session';
+/** The short-lived cookie the sign-in and sign-up forms' CSRF tokens are bound to. */
+export const PRE_SESSION_COOKIE = 'fh_presession';
+/** The form field every state-changing form carries its CSRF token in. */
+export const CSRF_FIELD = 'csrf';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The signed-in browser's session on web routes; null when signed out (and on API routes). */
+    webSession: ActiveSession | null;
+  }
+}
+
+/**
+ * Cookie parsing (@fastify/cookie) and the session of every web request: pages and
+ * browser 404s read `request.webSession`. API routes never look at cookies; they use
+ * API keys (SPEC.md "Authentication").
+ */
+export async function registerSessions(app: FastifyInstance, context: HttpContext): Promise<void> {
+  // No cookie secret: the cookies carry random tokens checked against the server, not signed data.
+  await app.register(cookie);
+  app.decorateRequest('webSession', null);
+  app.addHook('onRequest', async (request, reply) => {
+    const flags = request.routeOptions.config as RouteFlags | undefined;
+    if (!flags?.web && !request.is404) return;
+    const token = request.cookies[SESSION_COOKIE];
+    if (token === undefined) return;
+    const session = await context.services.sessions.resume(token);
+    if (!session) {
+      // Ended, unknown or disabled: the browser forgets the dead token.
+      reply.clearCookie(SESSION_COOKIE, cookieOptions(request, context.links));
+      return;
+    }
+    request.webSession = session;
+    if (session.renewed) setSessionCookie(request, reply, context, token, session.expiresAt);
+  });
+}
+
+/**
+ * HttpOnly, SameSite=Lax, Path=/, and Secure whenever the site is served over HTTPS:
+ * {web_url} is https, or this request came over TLS (X-Forwarded-Proto counts only with
+ * --trust-proxy, which Fastify's request.protocol honours).
+ */
+export function cookieOptions(request: FastifyRequest, links: Links): CookieSerializeOptions {
+  return {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: links.webUrl.startsWith('https:') || request.protocol === 'https',
+  };
+}
+
+/** Sets the session cookie to live as long as the session does. */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, context: HttpContext, token: string, expiresAt: number): void {
+  const maxAge = Math.max(0, Math.round((expiresAt - context.services.clock()) / 1000));
+  reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions(request, context.links), maxAge });
+}
+
+/** A text field of a url-encoded or multipart form body (never the query string), else undefined. */
+export function bodyField(request: FastifyRequest, name: string): string | undefined {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null) return undefined;
+  const value = (body as Record<string, unknown>)[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The check of every state-changing form of a signed-in browser: the session must exist
+ * and the form must carry its CSRF token. True when it does; otherwise a 403 page has
+ * been sent and nothing may change.
+ */
+export function sessionFormValid(context: HttpContext, request: FastifyRequest, reply: FastifyReply): boolean {
+  const session = request.webSession;
+  if (!session) {
+    sendPage(
+      reply,
+      403,
+      'Signed out',
+      html`<section class="card"><h1>You are signed out</h1><p>Your session has ended, so this form was not sent. Sign in and try again.</p><p><a class="button" href="/signin">Sign in</a></p></section>`,
+    );
+    return false;
+  }
+  if (!context.services.sessions.checkCsrf(session, bodyField(request, CSRF_FIELD))) {
+    sendCsrfRefusal(reply);
+    return false;
+  }
+  return true;
+}
+
+/** sessionFormValid as a route's preHandler. */
+export function requireSessionForm(context: HttpContext) {
+  // An async hook that has answered returns the reply, so Fastify stops there.
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> =>
+    sessionFormValid(context, request, reply) ? undefined : reply;
+}
+
+/** The 403 page of a form without a valid CSRF token. */
+export function sendCsrfRefusal(reply: FastifyReply): FastifyReply {
+  return sendErrorPage(
+    reply,
+    403,
+    'Forbidden',
+    'This form has expired or did not come from this site, so nothing was changed. Go back, reload the page and try again.',
+  );
+}
+
+/** A 303 to another page of the site (after a form: POST/redirect/GET), never cached. */
+export function redirectTo(reply: FastifyReply, location: string): FastifyReply {
+  return reply.code(303).header('Cache-Control', 'no-store').header('Location', location).send();
+}

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { errors } from '../domain/errors.js';
+import { addressKey } from './client-address.js';
+
+export interface ApiRateLimiterOptions {
+  /** API requests per minute per API key; 0 = unlimited. */
+  perKey: number;
+  /** API requests per minute per client address; 0 = unlimited. */
+  perIp: number;
+  /** The counters; in-memory by default, any rate-limiter-flexible store to share them. */
+  byKey?: RateLimiterAbstract;
+  byAddress?: RateLimiterAbstract;
+}
+
+/** An API key as a counter key: the key itself never sits in the limiter's store. */
+const keyOf = (apiKey: string) => createHash('sha256').update(apiKey).digest('hex');
+
+/** The request rate of API clients, per API key and per client address (errorRateLimited). */
+export class ApiRateLimiter {
+  private readonly byKey: RateLimiterAbstract | null;
+  private readonly byAddress: RateLimiterAbstract | null;
+
+  constructor(options: ApiRateLimiterOptions) {
+    const counter = (keyPrefix: string, points: number) => (points > 0 ? new RateLimiterMemory({ keyPrefix, points, duration: 60 }) : null);
+    this.byKey = options.byKey ?? counter('api-key', options.perKey);
+    this.byAddress = options.byAddress ?? counter('api-address', options.perIp);
+  }
+
+  /**
+   * Counts one API request from `ip`, carrying `apiKey` if any (counted whether or not the
+   * key is valid, before anything looks it up); errorRateLimited with Retry-After past
+   * either limit. Refused requests count too, so a client that keeps hammering stays
+   * refused until its minute is over. The address is counted first and a refused
+   * address never reaches the key counter, so a flood of made-up keys cannot fill it.
+   */
+  async hit(ip: string, apiKey: string | undefined): Promise<void> {
+    if (this.byAddress) await refuseWhenFull(this.byAddress.consume(addressKey(ip)));
+    if (this.byKey && apiKey !== undefined) await refuseWhenFull(this.byKey.consume(keyOf(apiKey)));
+  }
+}
+
+/** Turns a counter's refusal into errorRateLimited; a store failure is passed on as it is. */
+async function refuseWhenFull(consumed: Promise<RateLimiterRes>): Promise<void> {
+  try {
+    await consumed;
+  } catch (refusal) {
+    if (refusal instanceof RateLimiterRes) throw errors.rateLimited(refusal.msBeforeNext / 1000);
+    throw refusal;
+  }
+}

@@ -1,0 +1,50 @@
+import type { Config } from '../config/config.js';
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import type { Clock } from '../domain/ids.js';
+import type { Account } from '../domain/types.js';
+import { ApiRateLimiter } from './api-rate-limiter.js';
+import { FreeDownloads } from './free-downloads.js';
+import { SignInThrottle } from './sign-in-throttle.js';
+import { InMemoryUploadQuota } from './upload-quota.js';
+import { UploadVolume } from './upload-volume.js';
+
+/** The limits of API.md section 8 and the request rates; one set per server, never global. */
+export interface Limits {
+  /** Upload volume per account over a rolling 24 h. */
+  uploads: UploadVolume;
+  /** Failed sign-ins per client address and per login. */
+  signIn: SignInThrottle;
+  /** API requests per key and per client address. */
+  api: ApiRateLimiter;
+  /** Concurrent free downloads per client address, and their speed cap. */
+  freeDownloads: FreeDownloads;
+}
+
+export interface LimitsDeps {
+  store: MetadataStore;
+  clock: Clock;
+  isPremium: (account: Account) => boolean;
+  log: (error: unknown, message: string) => void;
+}
+
+/**
+ * Builds the limits from the config, with in-process counters. Running several
+ * processes means swapping these counters for shared ones (an UploadQuota and
+ * rate-limiter-flexible stores on Redis or PostgreSQL), here and nowhere else.
+ */
+export function createLimits(config: Config, deps: LimitsDeps): Limits {
+  return {
+    uploads: new UploadVolume({
+      quota: new InMemoryUploadQuota({ log: deps.store.uploadLog, clock: deps.clock }),
+      log: deps.store.uploadLog,
+      clock: deps.clock,
+      isPremium: deps.isPremium,
+      freeLimit: config.uploadVolumeFree,
+      premiumLimit: config.uploadVolumePremium,
+      report: deps.log,
+    }),
+    signIn: new SignInThrottle({ attemptsPerMinute: config.loginAttemptsPerMinute }),
+    api: new ApiRateLimiter({ perKey: config.apiRatePerKey, perIp: config.apiRatePerIp }),
+    freeDownloads: new FreeDownloads({ perIp: config.freeDownloadsPerIp, bytesPerSecond: config.freeDownloadSpeed }),
+  };
+}

@@ -1,0 +1,247 @@
+import type { BlobStore } from '../blob/blob-store.js';
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import type { Clock } from '../domain/ids.js';
+import { FileStatus } from '../domain/types.js';
+import { InputError } from './accounts-service.js';
+import { releaseBlob } from './blob-lifecycle.js';
+import type { FilesService } from './files-service.js';
+
+export interface GcServiceDeps {
+  store: MetadataStore;
+  blobs: BlobStore;
+  /** Expired files are deleted the way an operator deletes them. */
+  files: FilesService;
+  /** Metadata time: blob rows, the upload log, expiry. */
+  clock: Clock;
+  /** Wall-clock time, which the file system stamps modification times with. */
+  fileClock: Clock;
+  /** Temp files untouched this long are abandoned; blobs younger than this are never collected. */
+  tempGraceMs: number;
+  /** Files not downloaded for this many days are deleted; 0 = never. */
+  expireAfterDays: number;
+}
+
+/** What one gc run removed (or, in a dry run, would remove). */
+export interface GcReport {
+  dryRun: boolean;
+  /** Live files deleted (A/B → D) because nobody downloaded them for `expireAfterDays`. */
+  filesExpired: number;
+  /** Blob rows with no live file, removed with their bytes. */
+  blobsRemoved: number;
+  /** Blob files on disk with no blob row (left by a crash between rename and commit). */
+  orphanFilesRemoved: number;
+  /** Bytes of the blobs and orphan files removed (expired files' bytes are freed by their delete). */
+  bytesFreed: number;
+  /** Abandoned temp files of uploads that never finished. */
+  tempFilesRemoved: number;
+  /** Upload-log rows older than the rolling 24 h window (0 in a dry run). */
+  uploadLogPruned: number;
+}
+
+/** What `filehaven stats` reports. */
+export interface StatsReport {
+  accounts: number;
+  /** Files and their bytes by state. */
+  files: Record<'active' | 'blocked' | 'deleted', { count: number; bytes: number }>;
+  /** Distinct blobs and their bytes: what the storage holds. */
+  stored: { blobs: number; bytes: number };
+  /** Bytes of live files minus bytes stored: what content addressing saves (never negative). */
+  dedupSavedBytes: number;
+  /** Download starts, all files. */
+  downloads: number;
+  /** Body bytes sent by free and direct downloads. */
+  bytesServed: number;
+  /** Expiry setting and how many live files would expire now; null when expiry is off. */
+  expiry: { afterDays: number; wouldExpire: number } | null;
+}
+
+const DAY_MS = 86_400_000;
+/** The upload volume window (API.md 8: rolling 24 h). */
+const UPLOAD_LOG_KEEP_MS = DAY_MS;
+const EXPIRY_BATCH = 500;
+/** setTimeout fires at once (with a warning) past this; a longer interval waits in steps. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * Housekeeping: expiry, unreferenced and orphaned blobs, abandoned temp files, the upload
+ * log. Every removal of bytes goes through the blob protocol (blob-lifecycle.ts), so gc
+ * can run beside uploads, copies and deletes, in the server or from the CLI.
+ */
+export class GcService {
+  constructor(private readonly deps: GcServiceDeps) {}
+
+  /** One full pass. A dry run only counts what a real run would remove right now. */
+  async run(options: { dryRun?: boolean } = {}): Promise<GcReport> {
+    const report: GcReport = {
+      dryRun: options.dryRun ?? false,
+      filesExpired: 0,
+      blobsRemoved: 0,
+      orphanFilesRemoved: 0,
+      bytesFreed: 0,
+      tempFilesRemoved: 0,
+      uploadLogPruned: 0,
+    };
+    // Expiry first: the blobs it leaves without a live file are released by the deletes.
+    await this.expire(report);
+    await this.removeUnreferencedBlobs(report);
+    await this.removeOrphanFiles(report);
+    await this.removeStaleTemp(report);
+    if (!report.dryRun) report.uploadLogPruned = await this.deps.store.uploadLog.prune(this.deps.clock() - UPLOAD_LOG_KEEP_MS);
+    return report;
+  }
+
+  /** Counts for `filehaven stats`. */
+  async stats(): Promise<StatsReport> {
+    const raw = await this.deps.store.housekeeping.stats();
+    const live = raw.files[FileStatus.Active].bytes + raw.files[FileStatus.Blocked].bytes;
+    const cutoff = this.expiryCutoff();
+    return {
+      accounts: raw.accounts,
+      files: { active: raw.files[FileStatus.Active], blocked: raw.files[FileStatus.Blocked], deleted: raw.files[FileStatus.Deleted] },
+      stored: { blobs: raw.blobs.count, bytes: raw.blobs.bytes },
+      // Unreferenced blobs awaiting gc count as stored, which could make this negative.
+      dedupSavedBytes: Math.max(0, live - raw.blobs.bytes),
+      downloads: raw.downloads,
+      bytesServed: raw.bytesServed,
+      expiry: cutoff === null ? null : { afterDays: this.deps.expireAfterDays, wouldExpire: await this.countExpired(cutoff) },
+    };
+  }
+
+  /** (d) Deletes live files not downloaded (or, never downloaded, not uploaded) since the cutoff. */
+  private async expire(report: GcReport): Promise<void> {
+    const cutoff = this.expiryCutoff();
+    if (cutoff === null) return;
+    if (report.dryRun) {
+      report.filesExpired = await this.countExpired(cutoff);
+      return;
+    }
+    for (;;) {
+      const ids = await this.deps.store.housekeeping.expiredFiles(cutoff, EXPIRY_BATCH);
+      for (const id of ids) {
+        try {
+          // The operator's delete: A/B → D and the blob released in one transaction.
+          await this.deps.files.operatorDelete(id);
+          report.filesExpired += 1;
+        } catch (error) {
+          // Deleted meanwhile by its owner or an operator: nothing left to do.
+          if (!(error instanceof InputError)) throw error;
+        }
+      }
+      // Every listed file is deleted now (or was already), so the next page is new rows.
+      if (ids.length < EXPIRY_BATCH) return;
+    }
+  }
+
+  /** (a) Blob rows with no live file, and their bytes. */
+  private async removeUnreferencedBlobs(report: GcReport): Promise<void> {
+    const before = this.deps.clock() - this.deps.tempGraceMs;
+    for (const { sha256, size } of await this.deps.store.housekeeping.unreferencedBlobs(before)) {
+      // The reference check is repeated under the digest's lock: an upload or copy of the
+      // same digest since the listing keeps the blob.
+      const removed = report.dryRun || (await this.deps.store.transaction((repos) => releaseBlob(repos, this.deps.blobs, sha256)));
+      if (!removed) continue;
+      report.blobsRemoved += 1;
+      report.bytesFreed += size;
+    }
+  }
+
+  /**
+   * (b) Blob files with no blob row. An upload renames its temp file into place inside its
+   * transaction, before COMMIT, so a file without a committed row may be an upload that is
+   * finishing: it is decided under the digest's lock, and only once it is past the grace.
+   */
+  private async removeOrphanFiles(report: GcReport): Promise<void> {
+    const cutoff = this.deps.fileClock() - this.deps.tempGraceMs;
+    for await (const blob of this.deps.blobs.listBlobs()) {
+      if (blob.modifiedAt >= cutoff) continue;
+      // The common case, a blob with its row, costs one read and no lock.
+      if (await this.deps.store.housekeeping.blobRecorded(blob.sha256)) continue;
+      const removed =
+        report.dryRun ||
+        (await this.deps.store.transaction(async (repos) => {
+          // Write first, as an upload does: ensure takes SQLite's write lock, and on
+          // PostgreSQL waits for an upload's uncommitted row of this digest and then locks
+          // it. After that a committed upload's file row is visible and keeps the bytes.
+          await repos.blobs.ensure(blob.sha256, blob.size, this.deps.clock());
+          return releaseBlob(repos, this.deps.blobs, blob.sha256);
+        }));
+      if (!removed) continue;
+      report.orphanFilesRemoved += 1;
+      report.bytesFreed += blob.size;
+    }
+  }
+
+  /** (c) Temp files untouched for the grace: an upload in progress keeps its file fresh. */
+  private async removeStaleTemp(report: GcReport): Promise<void> {
+    const cutoff = this.deps.fileClock() - this.deps.tempGraceMs;
+    for await (const staged of this.deps.blobs.listStaged()) {
+      if (staged.modifiedAt >= cutoff) continue;
+      if (!report.dryRun) await this.deps.blobs.deleteStaged(staged.handle);
+      report.tempFilesRemoved += 1;
+    }
+  }
+
+  private expiryCutoff(): number | null {
+    return this.deps.expireAfterDays > 0 ? this.deps.clock() - this.deps.expireAfterDays * DAY_MS : null;
+  }
+
+  private async countExpired(cutoff: number): Promise<number> {
+    return (await this.deps.store.housekeeping.expiredFiles(cutoff, Number.MAX_SAFE_INTEGER)).length;
+  }
+}
+
+/** A running periodic gc. */
+export interface GcSchedule {
+  /** Stops the timer and waits for a run in progress, so the database can close after it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `gc` every `intervalMs` (0 = never), the next run timed from the end of the last,
+ * so runs never overlap. The timer is unref'd: it never keeps the process alive. Errors
+ * go to `onError`, never up.
+ */
+export function scheduleGc(
+  gc: Pick<GcService, 'run'>,
+  intervalMs: number,
+  hooks: { onReport?: (report: GcReport) => void; onError: (error: unknown) => void },
+): GcSchedule {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | null = null;
+  let stopped = intervalMs <= 0;
+  let waited = 0;
+
+  const arm = () => {
+    if (stopped) return;
+    const step = Math.min(intervalMs - waited, MAX_TIMER_MS);
+    timer = setTimeout(() => {
+      waited += step;
+      if (waited < intervalMs) return arm();
+      waited = 0;
+      running = gc
+        .run()
+        .then((report) => hooks.onReport?.(report))
+        .catch((error: unknown) => {
+          try {
+            hooks.onError(error);
+          } catch {
+            // A failing logger must not take the server down.
+          }
+        })
+        .finally(() => {
+          running = null;
+          arm();
+        });
+    }, step);
+    timer.unref();
+  };
+  arm();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

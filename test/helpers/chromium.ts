@@ -1,0 +1,56 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/**
+ * Debian's Chromium, driven by playwright-core. Playwright's own browser downloads are
+ * never used: the tests run against the distribution's browser or not at all.
+ */
+export const CHROMIUM_PATH = '/usr/bin/chromium';
+
+const IN_CI = process.env.CI === 'true';
+
+/**
+ * The `skip` option of a browser test suite: a message when Chromium is missing on a
+ * developer's machine; false (run) when it is there, and always in CI (CI=true), where a
+ * missing browser must fail the run (.ci/run installs it) rather than pass unnoticed.
+ */
+export function chromiumSkip(): string | false {
+  if (existsSync(CHROMIUM_PATH) || IN_CI) return false;
+  return `browser tests skipped: no Chromium at ${CHROMIUM_PATH} (install it with: apt-get install chromium)`;
+}
+
+/** Starts a headless Chromium; in CI a missing browser is an error naming the fix. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`CI=true but there is no Chromium at ${CHROMIUM_PATH}: .ci/run installs it (apt-get install -y chromium)`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'],
+  });
+}
+
+/** test-output/screenshots/ at the repository root (git-ignored). */
+export const SCREENSHOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../test-output/screenshots');
+
+/** Desktop and phone widths every page is photographed at. */
+export const VIEWPORTS = {
+  desktop: { width: 1280, height: 900 },
+  phone: { width: 390, height: 844 },
+} as const;
+
+/**
+ * Saves full-page screenshots of the page as it is now, at the desktop and the phone
+ * width (`<name>-desktop.png`, `<name>-phone.png`), then restores the desktop width.
+ */
+export async function screenshots(page: Page, name: string): Promise<void> {
+  await mkdir(SCREENSHOT_DIR, { recursive: true });
+  for (const [label, size] of Object.entries(VIEWPORTS)) {
+    await page.setViewportSize(size);
+    await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${name}-${label}.png`), fullPage: true });
+  }
+  await page.setViewportSize(VIEWPORTS.desktop);
+}

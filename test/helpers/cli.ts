@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const BIN = path.join(ROOT, 'bin', 'filehaven.js');
+
+/** The parent's environment without FILEHAVEN_* settings, so only what a test sets counts. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FILEHAVEN_')));
+  return { ...env, ...extra };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `filehaven <args>` to completion. */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Asserts a successful run with nothing on stderr; returns stdout. */
+export function assertOk(result: CliResult): string {
+  assert.equal(result.code, 0, `exit code; stderr: ${result.stderr}`);
+  assert.equal(result.stderr, '', 'nothing on stderr');
+  return result.stdout;
+}
+
+/**
+ * Asserts a failed run: the exit code, a first stderr line matching `message`, no stack
+ * trace. Failures (1) print exactly one line; usage errors (2) add the usage after it.
+ */
+export function assertFails(result: CliResult, code: 1 | 2, message: RegExp): void {
+  assert.equal(result.code, code, `exit code; stdout: ${result.stdout} stderr: ${result.stderr}`);
+  const lines = result.stderr.trimEnd().split('\n');
+  assert.match(lines[0]!, message);
+  if (code === 1) assert.equal(lines.length, 1, `more than one line on stderr:\n${result.stderr}`);
+  else assert.match(result.stderr, /\nusage:\n/);
+  assert.doesNotMatch(result.stderr, /^\s+at /m, 'stack trace on stderr');
+  assert.equal(result.stdout, '', 'nothing on stdout');
+}

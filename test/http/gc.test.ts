@@ -1,0 +1,425 @@
+import assert from 'node:assert/strict';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, test } from 'node:test';
+import { FileStatus, type FileRecord } from '../../src/domain/types.js';
+import type { GcReport } from '../../src/services/gc-service.js';
+import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
+
+const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
+const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
+const blobPath = (t: TestServer, sha256: string) => path.join(t.dataDir, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+const partPath = (t: TestServer) => path.join(t.dataDir, 'tmp', `${randomBytes(16).toString('hex')}.part`);
+
+/** Sets a file's modification time `ms` into the past. */
+async function age(file: string, ms: number): Promise<void> {
+  const then = new Date(Date.now() - ms);
+  await utimes(file, then, then);
+}
+
+/** Writes blob bytes at their address with no blob row, as a crash between rename and COMMIT leaves them. */
+async function plantOrphan(t: TestServer, bytes: Buffer | string, agedMs: number): Promise<string> {
+  const sha256 = sha256Of(bytes);
+  const target = blobPath(t, sha256);
+  // Written beside, then renamed: the same atomic step an upload takes, so a reader never
+  // sees half of it.
+  const beside = path.join(t.dataDir, `plant-${randomBytes(8).toString('hex')}`);
+  await writeFile(beside, bytes);
+  await age(beside, agedMs);
+  await mkdir(path.dirname(target), { recursive: true });
+  await rename(beside, target);
+  return sha256;
+}
+
+/** Every live (A or B) file, from the database. */
+async function liveFiles(t: TestServer): Promise<FileRecord[]> {
+  return t.server.services.store.files.list({ states: [FileStatus.Active, FileStatus.Blocked], limit: 1_000_000 });
+}
+
+/** Digests of the blob files on disk. */
+async function blobFilesOnDisk(t: TestServer): Promise<Set<string>> {
+  const found = new Set<string>();
+  for await (const blob of t.server.services.blobs.listBlobs()) found.add(blob.sha256);
+  return found;
+}
+
+/** Downloads a file through its public raw link and returns the body's sha256. */
+async function downloadDigest(t: TestServer, file: FileRecord): Promise<{ status: number; sha256: string }> {
+  const response = await t.fetch(`/${file.id}/${encodeURIComponent(file.name)}?download=1`);
+  const body = Buffer.from(await response.arrayBuffer());
+  return { status: response.status, sha256: sha256Of(body) };
+}
+
+/** Asserts both directions: every live file has its blob row and bytes, and nothing else is stored. */
+async function assertConsistent(t: TestServer, why: string): Promise<void> {
+  const live = await liveFiles(t);
+  const liveDigests = new Set(live.map((f) => f.sha256));
+  for (const file of live) {
+    const got = await downloadDigest(t, file);
+    assert.equal(got.status, 200, `${why}: live file ${file.id} does not download`);
+    assert.equal(got.sha256, file.sha256, `${why}: live file ${file.id} has the wrong bytes`);
+    assert.ok(await t.server.services.store.housekeeping.blobRecorded(file.sha256), `${why}: live file ${file.id} has no blob row`);
+  }
+  const onDisk = await blobFilesOnDisk(t);
+  assert.deepEqual([...onDisk].sort(), [...liveDigests].sort(), `${why}: blob files on disk vs live digests`);
+  const stats = await t.server.services.store.housekeeping.stats();
+  assert.equal(stats.blobs.count, liveDigests.size, `${why}: blob rows vs live digests`);
+}
+
+const emptyReport = (overrides: Partial<GcReport> = {}): GcReport => ({
+  dryRun: false,
+  filesExpired: 0,
+  blobsRemoved: 0,
+  orphanFilesRemoved: 0,
+  bytesFreed: 0,
+  tempFilesRemoved: 0,
+  uploadLogPruned: 0,
+  ...overrides,
+});
+
+describe('gc', { timeout: 180_000 }, () => {
+  test('THE RACE: gc runs again and again while uploads, copies and deletes of the same contents race it', async (context) => {
+    // tempGraceMs 0: every blob file without a committed row is a candidate at once, so
+    // only the blob protocol's lock keeps an upload that is finishing from losing its bytes.
+    const t = await startTestServer({ tempGraceMs: 0, gcIntervalMs: 0 });
+    try {
+      const { key } = await t.account();
+      const contents = Array.from({ length: 4 }, (_, i) => Buffer.from(`content ${i}\n`.repeat(2000 + i * 300)));
+      const byDigest = new Map(contents.map((c) => [sha256Of(c), c]));
+      let live: string[] = [];
+      const inGc = new AsyncLocalStorage<boolean>();
+      let gcRuns = 0;
+      let uploaded = 0;
+      let reaped = 0;
+      let collected = 0;
+
+      const upload = async (name: string, content: Buffer) => {
+        const result = await t.upload(key, name, content);
+        if (result.response.status === 201) {
+          uploaded += 1;
+          live.push(result.id);
+          return;
+        }
+        // With no grace at all, gc may take the temp file of an upload between its last
+        // write and its commit: that upload fails cleanly (nothing stored), never half.
+        assert.equal(result.response.status, 500, result.body);
+        assert.equal(atomError(result.body)?.code, 'errorUploadFaild');
+        reaped += 1;
+      };
+      const copy = async (id: string) => {
+        const response = await t.fetch(`/files/copy/${id}`, { method: 'POST', headers: { Authorization: key } });
+        const body = await response.text();
+        if (response.status === 201) live.push(/<entry>\s*<id>([^<]+)</.exec(body)![1]!);
+        // The source was deleted first.
+        else assert.equal(atomError(body)?.code, 'errorFileNotFound', body);
+      };
+      const remove = async (id: string) => {
+        const response = await t.fetch(`/files/${id}`, { method: 'DELETE', headers: { Authorization: key } });
+        assert.equal(response.status, 200, await response.text());
+      };
+      const gcLoop = async (runs: number) => {
+        for (let i = 0; i < runs; i++) {
+          const report = await inGc.run(true, () => t.server.services.gc.run());
+          collected += report.blobsRemoved + report.orphanFilesRemoved;
+          gcRuns += 1;
+        }
+      };
+      // What a crash leaves behind, for digests that are being uploaded and deleted right
+      // now: bytes without a row, or bytes with a row but no file. An upload that finds
+      // them keeps them (commit sees the digest stored, ensure the row), and gc must not
+      // take them from under its new file row.
+      const plant = async (withRow: boolean) => {
+        for (const content of contents) {
+          const sha256 = await plantOrphan(t, content, HOUR_MS);
+          if (withRow) await t.server.services.store.blobs.ensure(sha256, content.length, Date.now() - HOUR_MS);
+        }
+      };
+      // The adversary: whenever bytes are about to be removed (by gc, or by a delete's
+      // release), an upload of exactly that digest is sent into the gap, and the removal
+      // waits a while for it. The protocol holds the digest's lock across the removal, so
+      // that upload waits its turn; an ordering that decided outside the lock, or unlinked
+      // after COMMIT, would let it commit onto the bytes and then take them away.
+      // A removal by gc always gets a racer and waits long enough for a whole upload; one
+      // by a file delete sometimes, briefly (there are many, and each wait holds the lock).
+      const { blobs } = t.server.services;
+      const removeBytes = blobs.delete.bind(blobs);
+      const gapUploads: Promise<void>[] = [];
+      blobs.delete = async (sha256) => {
+        const content = byDigest.get(sha256);
+        const byGc = inGc.getStore() === true;
+        if (content && (byGc || Math.random() < 0.3)) {
+          const racer = upload(`gap-${randomBytes(4).toString('hex')}.txt`, content);
+          gapUploads.push(racer);
+          await Promise.race([racer, sleep(byGc ? 150 : 20)]);
+        }
+        return removeBytes(sha256);
+      };
+      // Readers all through the round: a live file whose bytes are gone even for a moment
+      // fails here, before a later upload of the same content could put them back.
+      const lost: string[] = [];
+      const read = async (until: { done: boolean }) => {
+        while (!until.done) {
+          const id = live[Math.floor(Math.random() * live.length)];
+          const file = id ? await t.server.services.store.files.byId(id) : null;
+          if (!file) {
+            await sleep(1);
+            continue;
+          }
+          const got = await downloadDigest(t, file);
+          if (got.status === 200 && got.sha256 === file.sha256) continue;
+          // A failure is fine only if the file was deleted meanwhile.
+          const now = await t.server.services.store.files.byId(file.id);
+          if (now?.status !== FileStatus.Deleted) lost.push(`${file.id}: ${got.status}`);
+        }
+      };
+
+      for (let round = 0; round < 10; round++) {
+        // Each round deletes every file of the last one while new uploads and copies of the
+        // same digests arrive, so digests keep dropping to no live file and coming back.
+        const previous = live;
+        live = [];
+        const until = { done: false };
+        const readers = [read(until), read(until)];
+        const work: Promise<unknown>[] = [
+          gcLoop(3),
+          plant(round % 2 === 0),
+          sleep(5).then(() => plant(round % 2 === 1)),
+          sleep(15).then(() => plant(true)),
+          sleep(10).then(() => gcLoop(1)),
+        ];
+        for (let i = 0; i < 8; i++) work.push(sleep(i * 2).then(() => upload(`r${round}-${i}.txt`, contents[(round + (i % 2)) % contents.length]!)));
+        for (const id of previous.slice(0, 3)) work.push(copy(id));
+        for (const id of previous) work.push(remove(id));
+        await Promise.all(work);
+        await Promise.all(gapUploads.splice(0));
+        until.done = true;
+        await Promise.all(readers);
+        assert.deepEqual(lost, [], `round ${round}: live files lost their bytes during the race`);
+        // Every live file downloads with its own bytes, after every round.
+        for (const file of await liveFiles(t)) {
+          const got = await downloadDigest(t, file);
+          assert.equal(got.status, 200, `round ${round}: live file ${file.id} lost its bytes`);
+          assert.equal(got.sha256, file.sha256, `round ${round}: live file ${file.id} has other bytes`);
+          assert.ok(byDigest.has(got.sha256));
+        }
+      }
+      blobs.delete = removeBytes;
+      context.diagnostic(`gc runs ${gcRuns}, uploads ${uploaded} (${reaped} reaped), blobs collected ${collected}`);
+      assert.ok(gcRuns >= 30, `gc ran ${gcRuns} times`);
+      assert.ok(uploaded >= 60, `only ${uploaded} uploads succeeded (${reaped} reaped)`);
+      assert.ok(collected > 0, 'gc removed something during the race (the planted orphans at least)');
+
+      // A final gc leaves no blob without a live file and no live file without a blob.
+      await t.server.services.gc.run();
+      await assertConsistent(t, 'after the race');
+      assert.deepEqual(await readdir(path.join(t.dataDir, 'tmp')), [], 'no temp file is left');
+
+      // And once everything is deleted, nothing at all is stored.
+      for (const id of live.splice(0)) await remove(id);
+      await t.server.services.gc.run();
+      await assertConsistent(t, 'after deleting everything');
+      assert.equal((await blobFilesOnDisk(t)).size, 0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('blob files without a row are removed once past the grace; fresh ones and live blobs are kept', async () => {
+    const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
+    try {
+      const { key } = await t.account();
+      const kept = await t.upload(key, 'kept.txt', 'a live file whose blob is old');
+      assert.equal(kept.response.status, 201);
+      const keptSha = sha256Of('a live file whose blob is old');
+      await age(blobPath(t, keptSha), 2 * HOUR_MS);
+
+      const oldOrphan = randomBytes(1234);
+      const oldSha = await plantOrphan(t, oldOrphan, 2 * HOUR_MS);
+      const freshSha = await plantOrphan(t, randomBytes(99), 0);
+
+      const dry = await t.server.services.gc.run({ dryRun: true });
+      assert.deepEqual(dry, emptyReport({ dryRun: true, orphanFilesRemoved: 1, bytesFreed: 1234 }));
+      assert.ok(existsSync(blobPath(t, oldSha)), 'a dry run removes nothing');
+
+      const report = await t.server.services.gc.run();
+      assert.deepEqual(report, emptyReport({ orphanFilesRemoved: 1, bytesFreed: 1234 }));
+      assert.equal(existsSync(blobPath(t, oldSha)), false, 'the old orphan is gone');
+      assert.ok(existsSync(blobPath(t, freshSha)), 'a fresh file may be an upload finishing: kept');
+      assert.ok(existsSync(blobPath(t, keptSha)), 'a blob with a live file is kept, however old');
+      const download = await fetch(`${kept.downloadLink}?download=1`);
+      assert.equal(await download.text(), 'a live file whose blob is old');
+      assert.equal(await t.server.services.store.housekeeping.blobRecorded(oldSha), false, 'no row is left behind');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('blob rows with no live file are removed with their bytes once past the grace', async () => {
+    const clock = new TestClock();
+    const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 }, clock);
+    try {
+      const { store } = t.server.services;
+      // A row and its bytes with no file (a crash after the blob's transaction, or an
+      // older version's leftovers), and a young one.
+      const oldBytes = randomBytes(700);
+      const oldSha = await plantOrphan(t, oldBytes, 0);
+      await store.blobs.ensure(oldSha, oldBytes.length, clock.now - HOUR_MS);
+      const youngBytes = randomBytes(300);
+      const youngSha = await plantOrphan(t, youngBytes, 0);
+      await store.blobs.ensure(youngSha, youngBytes.length, clock.now);
+
+      const report = await t.server.services.gc.run();
+      assert.deepEqual(report, emptyReport({ blobsRemoved: 1, bytesFreed: 700 }));
+      assert.equal(existsSync(blobPath(t, oldSha)), false);
+      assert.equal(await store.housekeeping.blobRecorded(oldSha), false);
+      assert.ok(existsSync(blobPath(t, youngSha)), 'younger than the grace: kept');
+
+      clock.advance(HOUR_MS);
+      assert.deepEqual(await t.server.services.gc.run(), emptyReport({ blobsRemoved: 1, bytesFreed: 300 }));
+      assert.equal(existsSync(blobPath(t, youngSha)), false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('temp files untouched for the grace are removed; fresh ones (uploads in progress) are kept', async () => {
+    const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
+    try {
+      const stale = partPath(t);
+      const fresh = partPath(t);
+      await writeFile(stale, 'abandoned upload');
+      await age(stale, 11 * 60_000);
+      await writeFile(fresh, 'still uploading');
+      const other = path.join(t.dataDir, 'tmp', 'not-a-part-file');
+      await writeFile(other, 'x');
+      await age(other, DAY_MS);
+
+      assert.deepEqual(await t.server.services.gc.run({ dryRun: true }), emptyReport({ dryRun: true, tempFilesRemoved: 1 }));
+      assert.ok(existsSync(stale));
+      assert.deepEqual(await t.server.services.gc.run(), emptyReport({ tempFilesRemoved: 1 }));
+      assert.equal(existsSync(stale), false);
+      assert.ok(existsSync(fresh));
+      assert.ok(existsSync(other), 'what is not a temp file of the store is left alone');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('expiry is off by default: nothing expires however old', async () => {
+    const clock = new TestClock();
+    const t = await startTestServer({ gcIntervalMs: 0 }, clock);
+    try {
+      const { key } = await t.account();
+      const file = await t.upload(key, 'old.txt', 'never downloaded');
+      clock.advance(10_000 * DAY_MS);
+      const report = await t.server.services.gc.run();
+      assert.equal(report.filesExpired, 0);
+      assert.equal((await fetch(`${file.downloadLink}?download=1`)).status, 200);
+      assert.equal((await t.server.services.gc.stats()).expiry, null);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('expiry on: files not downloaded for N days are deleted (never downloaded: since upload), the rest kept', async () => {
+    const clock = new TestClock();
+    const t = await startTestServer({ gcIntervalMs: 0, expireAfterDays: 30 }, clock);
+    try {
+      const { key } = await t.account();
+      const idle = await t.upload(key, 'idle.txt', 'nobody wants me');
+      const popular = await t.upload(key, 'popular.txt', 'shared bytes');
+      const twin = await t.upload(key, 'twin.txt', 'shared bytes');
+      clock.advance(20 * DAY_MS);
+      const downloaded = await fetch(`${popular.downloadLink}?download=1`);
+      assert.equal(await downloaded.text(), 'shared bytes');
+      const late = await t.upload(key, 'late.txt', 'uploaded later');
+      clock.advance(15 * DAY_MS);
+
+      // 35 days after the first uploads: idle and twin were never downloaded.
+      assert.deepEqual((await t.server.services.gc.stats()).expiry, { afterDays: 30, wouldExpire: 2 });
+      assert.equal((await t.server.services.gc.run({ dryRun: true })).filesExpired, 2);
+      const report = await t.server.services.gc.run();
+      assert.equal(report.filesExpired, 2);
+
+      const status = async (id: string) => (await t.server.services.store.files.byId(id))!.status;
+      assert.equal(await status(idle.id), FileStatus.Deleted);
+      assert.equal(await status(twin.id), FileStatus.Deleted);
+      assert.equal(await status(popular.id), FileStatus.Active, 'downloaded 15 days ago');
+      assert.equal(await status(late.id), FileStatus.Active, 'uploaded 15 days ago');
+      assert.equal((await fetch(`${idle.downloadLink}?download=1`)).status, 404);
+      // Deleted like an operator deletes: the idle file's bytes are released, the shared ones kept.
+      assert.equal(existsSync(blobPath(t, sha256Of('nobody wants me'))), false);
+      assert.equal(await (await fetch(`${popular.downloadLink}?download=1`)).text(), 'shared bytes');
+      assert.equal((await t.server.services.gc.run()).filesExpired, 0, 'nothing left to expire');
+      await assertConsistent(t, 'after expiry');
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('the server runs gc every gcIntervalMs, never two at once, survives a failing run, and stops on close', async () => {
+    const t = await startTestServer({ gcIntervalMs: 25, tempGraceMs: 60_000 });
+    let closed = false;
+    try {
+      const gc = t.server.services.gc;
+      const original = gc.run.bind(gc);
+      let runs = 0;
+      let active = 0;
+      let overlapped = false;
+      gc.run = async (options) => {
+        runs += 1;
+        active += 1;
+        overlapped ||= active > 1;
+        try {
+          // Longer than the interval: a fixed-rate timer would start the next run meanwhile.
+          await sleep(60);
+          if (runs === 2) throw new Error('disk on fire');
+          return await original(options);
+        } finally {
+          active -= 1;
+        }
+      };
+      const stale = partPath(t);
+      await writeFile(stale, 'abandoned');
+      await age(stale, HOUR_MS);
+
+      const deadline = Date.now() + 10_000;
+      while ((runs < 4 || existsSync(stale)) && Date.now() < deadline) await sleep(20);
+      assert.ok(runs >= 4, `only ${runs} runs`);
+      assert.equal(existsSync(stale), false, 'the periodic run removed the stale temp file');
+      assert.equal(overlapped, false, 'two runs overlapped');
+
+      await t.server.close();
+      closed = true;
+      assert.equal(active, 0, 'close waits for the run in progress');
+      const after = runs;
+      const stale2 = partPath(t);
+      await writeFile(stale2, 'abandoned after close');
+      await age(stale2, HOUR_MS);
+      await sleep(200);
+      assert.equal(runs, after, 'no run after close');
+      assert.ok(existsSync(stale2));
+    } finally {
+      if (closed) await rm(t.dataDir, { recursive: true, force: true });
+      else await t.close();
+    }
+  });
+
+  test('gcIntervalMs 0 never runs gc', async () => {
+    const t = await startTestServer({ gcIntervalMs: 0, tempGraceMs: 0 });
+    try {
+      const stale = partPath(t);
+      await writeFile(stale, 'abandoned');
+      await age(stale, HOUR_MS);
+      await sleep(200);
+      assert.ok(existsSync(stale));
+    } finally {
+      await t.close();
+    }
+  });
+});
