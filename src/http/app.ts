@@ -31,9 +31,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const level = options.logLevel ?? 'info';
   const app = Fastify({
     logger: level === 'silent' ? false : { level },
-    // Uploads of many GiB take long: no overall request timeout, but idle sockets close.
+    // Uploads of many GiB take long: no overall request timeout, but a socket with no
+    // traffic for 5 minutes (a stalled upload, a vanished client) is closed.
     requestTimeout: 0,
-    connectionTimeout: 0,
+    connectionTimeout: 5 * 60_000,
     keepAliveTimeout: 65_000,
     // Download links carry a 255-byte name, url-encoded up to three times longer.
     routerOptions: { maxParamLength: 2048 },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../../domain/errors.js';
-import { FileStatus, type Account, type FileRecord, type Folder } from '../../domain/types.js';
+import { FileStatus, type FileRecord, type Folder } from '../../domain/types.js';
 import { ListingService, MAX_PAGE_SIZE, type FolderSummary } from '../../services/listing-service.js';
 import type { ActiveSession } from '../../services/session-service.js';
 import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
@@ -94,7 +94,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
     const menu = all.items.map(({ folder }) => ({ id: folder.id, name: pathName(folder, known) })).sort((a, b) => a.name.localeCompare(b.name));
     const chain = current ? await trail(current, known) : [];
 
-    const view: View = { session, account, current, known, menu };
+    const view: View = { session, current, known, menu };
     const nextUrl = page.next ? `${myFilesUrl(current?.id)}${current ? '&' : '?'}cursor=${encodeCursor('files', page.next)}` : null;
     const noteText = note !== undefined && Object.hasOwn(NOTES, note) ? NOTES[note as NoteKey] : null;
 
@@ -138,9 +138,9 @@ ${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<
     );
   });
 
+  /** What every file row of a page needs. */
   interface View {
     session: ActiveSession;
-    account: Account;
     current: Folder | null;
     known: Map<string, Folder>;
     menu: Array<{ id: string; name: string }>;
