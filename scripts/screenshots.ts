@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     await page.fill('input[name="login"]', 'ada');
     await page.fill('input[name="password"]', password);
     await Promise.all([page.waitForURL(/\/accounts\/profile\/misc/), page.click('button[type="submit"]')]);
-    await shoot(page, 'profile');
+    await shoot(page, 'profile', { width: 1000, height: 860 });
 
     // The download page as another member sees it: with "Copy to my account".
     await services.accounts.create({ login: 'grace', password, name: 'Grace Hopper' });

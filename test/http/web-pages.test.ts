@@ -93,7 +93,8 @@ describe('previews', () => {
       assert.match(preview.headers.get('content-disposition') ?? '', /^inline; filename=/);
       assert.equal(preview.headers.get('x-content-type-options'), 'nosniff');
       const previewCsp = preview.headers.get('content-security-policy') ?? '';
-      assert.match(previewCsp, /^sandbox; default-src 'none';/);
+      // Media keep their origin so the player can fetch its own URL; nothing may run script.
+      assert.match(previewCsp, item.type.startsWith('audio/') || item.type.startsWith('video/') ? /^sandbox allow-same-origin; default-src 'none';/ : /^sandbox; default-src 'none';/);
       assert.match(previewCsp, /frame-ancestors 'self'$/);
       assert.ok(!previewCsp.includes('script') && !previewCsp.includes('unsafe'), previewCsp);
       assert.equal(preview.headers.get('accept-ranges'), 'bytes');

@@ -52,7 +52,7 @@ function endpointSection(endpoint: Endpoint, baseUrl: string): Html {
           (param) => html`<tr><td><code>${param.name}</code>${param.required ? '' : html` <span class="badge">optional</span>`}</td><td>${param.in}</td><td>${prose(param.notes)}</td></tr>`,
         )}</tbody></table>`
       : '';
-  return html`<section class="card endpoint" id="${endpoint.anchor}">
+  return html`<section class="card reference endpoint" id="${endpoint.anchor}">
 <h2><span class="method">${endpoint.method}</span> <code>${endpoint.path}</code>${endpoint.inSpec ? '' : html` <span class="badge">extension</span>`}</h2>
 ${aliases}
 <p>${prose(endpoint.summary)}</p>
@@ -89,7 +89,7 @@ export function sendDevelopersPage(reply: FastifyReply, context: HttpContext): F
     reply,
     200,
     'API reference',
-    html`<section class="card">
+    html`<section class="card reference">
 <h1>API reference</h1>
 <p>filehaven speaks a small REST API whose answers are Atom feeds. Clients written for it upload files, read file and account details, get premium direct links, copy files and move them into folders.</p>
 <dl class="facts">
@@ -104,7 +104,7 @@ curl -s -H "Authorization: $KEY" -F 'upload=@report 2026.pdf' ${base}/files</pre
 <p class="meta">Your key is also on your <a href="/accounts/profile/misc">profile page</a>.</p>
 </section>
 
-<section class="card" id="conventions">
+<section class="card reference" id="conventions">
 <h2>Conventions</h2>
 <ul class="notes">
 <li>Every answer, error or not, is one Atom feed: <code>Content-Type: application/atom+xml; charset=utf-8</code>, whatever <code>Accept</code> says. Requests and answers are UTF-8.</li>
@@ -121,7 +121,7 @@ curl -s -H "Authorization: $KEY" -F 'upload=@report 2026.pdf' ${base}/files</pre
 <pre>${example.error}</pre>
 </section>
 
-<section class="card" id="endpoints">
+<section class="card reference" id="endpoints">
 <h2>Endpoints</h2>
 <table class="endpoints"><thead><tr><th>Method</th><th>Path</th><th>Auth</th></tr></thead><tbody>
 ${ENDPOINTS.map((endpoint) => html`<tr><td>${endpoint.method}</td><td><a href="#${endpoint.anchor}"><code>${endpoint.path}</code></a></td><td>${ACCESS_LABELS[endpoint.access]}</td></tr>`)}
@@ -131,16 +131,16 @@ ${ENDPOINTS.map((endpoint) => html`<tr><td>${endpoint.method}</td><td><a href="#
 
 ${ENDPOINTS.map((endpoint) => endpointSection(endpoint, base))}
 
-<section class="card" id="errors">
+<section class="card reference" id="errors">
 <h2>Errors</h2>
 <p>An error is the same feed with the title <code>Error</code>; the entry’s title is the code and its content the message. No answer ever carries a stack trace.</p>
 ${errorTable(context)}
 </section>
 
-<section class="card" id="links">
+<section class="card reference" id="links">
 <h2>Public links</h2>
 <table><thead><tr><th>Link</th><th>What a GET does</th></tr></thead><tbody>
-<tr><td><code>/&lt;id&gt;/&lt;name&gt;</code></td><td>download_link: the download page; <code>?download=1</code> streams the bytes with Range, ETag, If-Range and HEAD</td></tr>
+<tr><td><code>/&lt;id&gt;/&lt;name&gt;</code></td><td>download_link: the download page; <code>?download=1</code> streams the bytes with Range, ETag, If-Range and HEAD; <code>?preview=1</code> shows images, audio, video, text and PDF inline</td></tr>
 <tr><td><code>/direct/&lt;id&gt;/&lt;token&gt;/&lt;name&gt;</code></td><td>premium direct download; sends <code>Authorization</code> like the API, counted against <code>ed:premium_trafficLeft</code></td></tr>
 <tr><td><code>/&lt;id&gt;/delete/&lt;secret&gt;</code></td><td>delete_link: a confirm page; its POST deletes</td></tr>
 <tr><td><code>/folder/&lt;id&gt;</code></td><td>folder_link: the folder’s active files and sub-folders</td></tr>

@@ -42,7 +42,7 @@ export function registerFolderPage(app: FastifyInstance, context: HttpContext): 
       reply,
       200,
       folder.name,
-      html`<section class="card">
+      html`<section class="card folder-card">
 ${crumbs}
 <h1>${folder.name}</h1>
 <p class="meta">${count(listing.files.length, 'file')} · ${humanSize(listing.activeBytes)}${folderCount}${isOwner ? html` · <a href="${myFilesUrl(folder.id)}">open in My files</a>` : ''}</p>

@@ -69,14 +69,19 @@ export function previewOf(name: string): Preview | null {
 }
 
 /**
- * The Content-Security-Policy of a preview response. `sandbox` gives the document an
- * opaque origin (no script, no forms, no access to the site) even when the preview URL is
- * opened on its own; `default-src 'none'` lets it load nothing, except that an image or
- * media document opened on its own must load itself. Only the site may frame it.
+ * The Content-Security-Policy of a preview response. `sandbox` (no script, no forms, no
+ * plugins, no navigation of the page) holds even when the preview URL is opened on its
+ * own, and gives the document an opaque origin; `default-src 'none'` lets it load
+ * nothing, except that an image or media document opened on its own must load itself.
+ * Media documents keep the origin (`allow-same-origin`, never with `allow-scripts`):
+ * Chromium's player in an opaque-origin document refuses its own URL as cross-origin.
+ * Only the site may frame a preview.
  */
 export function previewCsp(kind: PreviewKind): string {
-  const self = kind === 'image' ? " img-src 'self';" : kind === 'audio' || kind === 'video' ? " media-src 'self';" : '';
-  return `sandbox; default-src 'none';${self} frame-ancestors 'self'`;
+  const media = kind === 'audio' || kind === 'video';
+  const self = kind === 'image' ? " img-src 'self';" : media ? " media-src 'self';" : '';
+  const sandbox = media ? 'sandbox allow-same-origin' : 'sandbox';
+  return `${sandbox}; default-src 'none';${self} frame-ancestors 'self'`;
 }
 
 /** What the download page's own CSP must add for its preview element: exactly one source, 'self'. */
