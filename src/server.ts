@@ -24,6 +24,9 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
   try {
     const bootstrap = await services.accounts.bootstrapOperator();
     const { app, links } = await buildApp({ services, logLevel: config.logLevel });
+    // With a fixed port the URLs are known before the first request can arrive; with
+    // port 0 (tests) they are set right after listen.
+    if (config.port !== 0) links.configure(resolveUrls(config, { host: config.host, port: config.port }));
     await app.listen({ port: config.port, host: config.host });
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;

@@ -23,7 +23,8 @@ export interface ByteRange {
 export interface BlobStore {
   /**
    * Streams `source` into staging while hashing and counting. Rejects with
-   * BlobTooLargeError as soon as more than `maxBytes` arrive, and with the stream's error
+   * BlobTooLargeError as soon as more than `maxBytes` arrive, with BlobStorageError when
+   * the store's own storage fails (disk full, permissions), and with the stream's error
    * (or the signal's reason) otherwise; in every failure nothing is left behind.
    */
   stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob>;
@@ -81,6 +82,21 @@ export class BlobNotFoundError extends Error {
   override name = 'BlobNotFoundError';
   constructor(readonly sha256: string) {
     super(`blob ${sha256} not found`);
+  }
+}
+
+/**
+ * The store's own storage failed while staging (ENOSPC, EACCES, EMFILE, EIO...): a server
+ * fault, not the client's. `cause` holds the underlying error for the log.
+ */
+export class BlobStorageError extends Error {
+  override name = 'BlobStorageError';
+  constructor(
+    /** What failed: open, write, fsync, close. */
+    readonly operation: string,
+    cause: unknown,
+  ) {
+    super(`blob storage failed during ${operation}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }
 

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, promises as fs, type Dirent, type Stats } from 'node:fs';
+import { promises as fs, type Dirent, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFoundError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
+import { BlobNotFoundError, BlobStorageError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 const STAGED_HANDLE = /^[0-9a-f]{32}\.part$/;
 
@@ -40,9 +41,7 @@ export class LocalBlobStore implements BlobStore {
         done(null, chunk);
       },
     });
-    // O_EXCL ('wx'): a fresh file, never someone else's; flush: fsync before close, so
-    // the bytes are durable before the blob is published.
-    const target = createWriteStream(tempPath, { flags: 'wx', mode: 0o600, flush: true });
+    const target = new TempFileSink(tempPath);
     try {
       await pipeline(source, meter, target, { signal: options.signal });
     } catch (error) {
@@ -50,7 +49,9 @@ export class LocalBlobStore implements BlobStore {
       // A destroy while the file is still opening closes it later: wait, or the rm can run
       // first and the file appear after it.
       if (!target.closed) await new Promise<void>((resolve) => target.once('close', () => resolve()));
-      await fs.rm(tempPath, { force: true });
+      // A temp file that cannot be removed now is collected by gc later; the cause of the
+      // failure is what the caller needs.
+      await fs.rm(tempPath, { force: true }).catch(() => {});
       throw error;
     }
     return { sha256: hash.digest('hex'), size, handle };
@@ -164,6 +165,64 @@ async function statIfPresent(file: string): Promise<Stats | null> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
+  }
+}
+
+/**
+ * The staged file as a Writable: opened with O_EXCL ('wx': a fresh file, never someone
+ * else's) before the first write, fsynced explicitly at the end (createWriteStream's
+ * `flush` is ignored before Node 20.10) so the bytes are durable before commit publishes
+ * them, closed when the stream ends however it ends. Failures of the file itself (open,
+ * write, fsync, close: disk full, permissions, no descriptors) are BlobStorageError; the
+ * source's and the signal's errors pass through the pipeline as they are.
+ */
+class TempFileSink extends Writable {
+  private file: FileHandle | undefined;
+
+  constructor(private readonly filePath: string) {
+    super();
+  }
+
+  override _construct(done: (error?: Error | null) => void): void {
+    fs.open(this.filePath, 'wx', 0o600).then(
+      (file) => {
+        this.file = file;
+        done();
+      },
+      (error: unknown) => done(new BlobStorageError('open', error)),
+    );
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
+    writeFully(this.file!, chunk).then(
+      () => done(),
+      (error: unknown) => done(new BlobStorageError('write', error)),
+    );
+  }
+
+  override _final(done: (error?: Error | null) => void): void {
+    this.file!.sync().then(
+      () => done(),
+      (error: unknown) => done(new BlobStorageError('fsync', error)),
+    );
+  }
+
+  override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
+    const file = this.file;
+    this.file = undefined;
+    if (!file) return done(error);
+    file.close().then(
+      () => done(error),
+      (closeError: unknown) => done(error ?? new BlobStorageError('close', closeError)),
+    );
+  }
+}
+
+/** Writes all of `chunk` at the file's position (a write may take fewer bytes than asked). */
+async function writeFully(file: FileHandle, chunk: Buffer): Promise<void> {
+  for (let offset = 0; offset < chunk.length; ) {
+    const { bytesWritten } = await file.write(chunk, offset, chunk.length - offset);
+    offset += bytesWritten;
   }
 }
 

@@ -107,7 +107,7 @@ export const SETTINGS = [
   { key: 'freeDownloadsPerIp', flag: 'free-downloads-per-ip', env: 'FILEHAVEN_FREE_DOWNLOADS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'concurrent free downloads per client IP' },
   { key: 'trustProxy', flag: 'trust-proxy', env: 'FILEHAVEN_TRUST_PROXY', parse: bool, expected: 'true or false', description: 'take the client IP from X-Forwarded-For' },
   { key: 'gcIntervalMs', flag: 'gc-interval', env: 'FILEHAVEN_GC_INTERVAL', parse: duration(0), expected: 'a duration such as 1h (0 = never)', description: 'how often the server collects garbage' },
-  { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(0), expected: 'a duration such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
+  { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(60_000), expected: 'a duration of at least 1m (shorter would collect uploads in progress), such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
   { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
   { key: 'signup', flag: 'signup', env: 'FILEHAVEN_SIGNUP', parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined), expected: 'open or closed', description: 'whether visitors may create accounts at /signup' },
 ] as const satisfies readonly Setting<keyof Config>[];

@@ -14,6 +14,7 @@ export interface Database {
   audit_log: AuditLogTable;
   upload_log: UploadLogTable;
   sessions: SessionsTable;
+  server_settings: ServerSettingsTable;
 }
 
 export interface AccountsTable {
@@ -108,4 +109,10 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   last_seen_at: number;
+}
+
+/** Name/value facts about the installation (e.g. `secret_fingerprint`). */
+export interface ServerSettingsTable {
+  name: string;
+  value: string;
 }

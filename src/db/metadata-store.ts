@@ -5,7 +5,7 @@ import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
 import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
-import { auditRepository, housekeepingRepository, uploadLogRepository } from './repositories/operations-repository.js';
+import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 
@@ -19,6 +19,7 @@ function repositories(db: Kysely<Database>): Repositories {
     uploadLog: uploadLogRepository(db),
     audit: auditRepository(db),
     housekeeping: housekeepingRepository(db),
+    serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
   };
 }

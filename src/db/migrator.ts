@@ -2,12 +2,14 @@ import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'k
 import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
 import * as sessions from './migrations/0003-sessions.js';
+import * as serverSettings from './migrations/0004-server-settings.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-operator-controls': operatorControls,
   '0003-sessions': sessions,
+  '0004-server-settings': serverSettings,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

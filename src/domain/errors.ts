@@ -67,6 +67,8 @@ export const errors = {
     new ApiError('errorMethodNotAllowed', 405, 'Method not allowed', { Allow: allowed.join(', ') }),
   folderNotEmpty: () => new ApiError('errorFolderNotEmpty', 409, 'Folder is not empty'),
   badRequest: (why: string) => new ApiError('errorBadRequest', 400, why),
+  /** A form body past its limit; the rest is not read, so the connection is closed after the answer. */
+  bodyTooLarge: () => new ApiError('errorBadRequest', 413, 'Request body is too large', { Connection: 'close' }),
   rateLimited: (retryAfterSeconds: number) =>
     new ApiError('errorRateLimited', 429, 'Too many requests', {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),

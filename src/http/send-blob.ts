@@ -15,7 +15,10 @@ export interface SendFileOptions {
    * (premium traffic, API.md 6). Not called for HEAD, 304 or 416.
    */
   beforeBody?: (length: number) => Promise<void>;
-  /** Called once the response is over, with the body bytes written and those planned. */
+  /**
+   * Called exactly once after a successful beforeBody, when the response is over however
+   * it ends (sent, failed, client gone), with the body bytes written and those planned.
+   */
   afterBody?: (sent: number, planned: number) => void;
   /**
    * Headers that replace the download defaults (an inline preview's Content-Type,
@@ -81,18 +84,45 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     for (const name of ['ETag', 'Last-Modified', 'Accept-Ranges', 'Content-Disposition', 'Content-Range', 'Content-Length']) reply.removeHeader(name);
     return error;
   };
+
+  // afterBody runs exactly once when beforeBody went through, however the response ends:
+  // also when the client leaves while we reserve or open (the close event may come first).
+  let sent = 0;
+  let stream: Readable | undefined;
+  let armed = false;
+  let closed = false;
+  let reported = false;
+  const report = () => {
+    if (reported || !armed) return;
+    reported = true;
+    stream?.destroy();
+    options.afterBody?.(sent, length);
+  };
+  reply.raw.once('close', () => {
+    closed = true;
+    report();
+  });
+
   try {
     await options.beforeBody?.(length);
   } catch (error) {
     throw notTheFile(error);
   }
-  let sent = 0;
-  let stream: Readable;
+  armed = true;
+  if (closed) {
+    report();
+    return reply;
+  }
   try {
     stream = await options.open(range);
   } catch (error) {
-    options.afterBody?.(0, length);
+    report();
     throw notTheFile(error);
+  }
+  if (closed) {
+    stream.destroy();
+    report();
+    return reply;
   }
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
@@ -100,13 +130,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
       done(null, chunk);
     },
   });
+  // pipe() does not destroy the source when the destination goes: report() does, on close.
   stream.on('error', (error) => meter.destroy(error));
-  let reported = false;
-  reply.raw.once('close', () => {
-    if (reported) return;
-    reported = true;
-    stream.destroy();
-    options.afterBody?.(sent, length);
-  });
   return reply.send(stream.pipe(meter));
 }

@@ -103,9 +103,10 @@ export class AccountsService {
     if (sealed !== null) {
       if (explicitCreate) throw errors.apiKeyAlreadyCreated();
       const key = this.deps.secrets.openApiKey(sealed);
-      // A key sealed under another secret cannot be recovered: issue a new one.
-      if (key !== null) return key;
-      return this.regenerateApiKey(account.id);
+      // The secret fingerprint check at start makes this a damaged row, not a changed
+      // secret: never rotate the key silently under a client that still holds it.
+      if (key === null) throw new Error(`the sealed API key of account ${account.id} cannot be opened`);
+      return key;
     }
     const key = this.deps.ids.apiKey();
     const stored = await this.deps.store.accounts.setApiKeyIfAbsent(
@@ -164,7 +165,12 @@ export class AccountsService {
         end = now + days * DAY_MS;
       }
     }
-    await this.deps.store.accounts.setPremium(account.id, start, end, account.trafficLeft + trafficBytes);
+    // Traffic is added in SQL, not as read-then-write: a download running in the server
+    // may reserve or refund between our read and our write.
+    await this.deps.store.transaction(async (repos) => {
+      await repos.accounts.setPremiumPeriod(account.id, start, end);
+      await repos.accounts.addTraffic(account.id, trafficBytes);
+    });
     return (await this.deps.store.accounts.byId(account.id))!;
   }
 

@@ -1,4 +1,4 @@
-import type { BlobStore, ByteRange } from '../blob/blob-store.js';
+import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
 import { ID_PATTERN, type Clock } from '../domain/ids.js';
@@ -84,9 +84,15 @@ export class DownloadsService {
     await this.deps.store.accounts.refundTraffic(account.id, bytes);
   }
 
-  /** The bytes of a file, or a range of them. */
-  open(file: FileRecord, range?: ByteRange): Promise<Readable> {
-    return this.deps.blobs.read(file.sha256, range);
+  /** The bytes of a file, or a range of them; errorFileNotFound when the blob is gone (deleted meanwhile). */
+  async open(file: FileRecord, range?: ByteRange): Promise<Readable> {
+    try {
+      return await this.deps.blobs.read(file.sha256, range);
+    } catch (error) {
+      // STYLE.md rule 5: a missing blob is translated here, not left to become a 500.
+      if (error instanceof BlobNotFoundError) throw errors.fileNotFound();
+      throw error;
+    }
   }
 
   private message(fileId: string, accountId: number, expiresAt: number): string {

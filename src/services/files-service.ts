@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BlobTooLargeError, SHA256_PATTERN, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
+import { BlobStorageError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
 import { DuplicateError, type MetadataStore } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
@@ -36,14 +36,19 @@ export class FilesService {
   constructor(private readonly deps: FilesServiceDeps) {}
 
   /**
-   * Streams an upload into staging; errorFileSize past the limit (nothing kept). Other
-   * stream failures (client gone, malformed body) are rethrown for the caller to map.
+   * Streams an upload into staging; errorFileSize past the limit (nothing kept), and a
+   * failure of the storage itself is logged and answered 500 errorUploadFaild (API.md 3).
+   * Other stream failures (client gone, malformed body) are rethrown for the caller to map.
    */
   async receive(source: Readable, signal?: AbortSignal): Promise<StagedBlob> {
     try {
       return await this.deps.blobs.stage(source, { maxBytes: this.deps.maxFileSize, signal });
     } catch (error) {
       if (error instanceof BlobTooLargeError) throw errors.fileSize(this.deps.maxFileSize);
+      if (error instanceof BlobStorageError) {
+        this.deps.log(error, 'staging an upload failed');
+        throw errors.uploadStorage();
+      }
       throw error;
     }
   }
@@ -210,7 +215,15 @@ export class FilesService {
       };
       try {
         const file = await this.deps.store.transaction(async (repos) => {
-          if (staged) return publishBlob(repos, this.deps.blobs, staged, now, () => repos.files.create(row));
+          if (staged) {
+            return publishBlob(repos, this.deps.blobs, staged, now, async () => {
+              // Checked again after ensure() took the write lock: a `blacklist add
+              // --block-existing` either committed before (seen here) or runs after this
+              // commit (and blocks this row); store()'s first check alone left a gap.
+              if (await repos.blacklist.has(sha256)) throw errors.blacklisted();
+              return repos.files.create(row);
+            });
+          }
           await repos.blobs.ensure(sha256, size, now);
           const source = await repos.files.byId(copyOf!);
           if (!source || source.status === FileStatus.Deleted) throw errors.fileNotFound();

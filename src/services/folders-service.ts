@@ -1,8 +1,9 @@
-import type { MetadataStore } from '../db/repositories/repositories.js';
+import { DuplicateError, type MetadataStore } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
 import { sanitizeFolderName } from '../domain/names.js';
 import { FileStatus, type Account, type FileRecord, type Folder } from '../domain/types.js';
+import type { ListPosition } from './listing-service.js';
 
 export interface FoldersServiceDeps {
   store: MetadataStore;
@@ -10,14 +11,28 @@ export interface FoldersServiceDeps {
   clock: Clock;
 }
 
-/** A folder with what its pages and feeds show. */
+/** Which page of a folder's active files to list. */
+export interface FolderPageQuery {
+  /** Page size (the caller bounds it: MAX_PAGE_SIZE for the API, the folder page's own size). */
+  limit: number;
+  /** Continue after this position (the last file of the previous page). */
+  after?: ListPosition;
+  /** Whether to read the sub-folders too. */
+  children: boolean;
+}
+
+/** A folder with what one of its pages or feeds shows. */
 export interface FolderListing {
   folder: Folder;
-  /** Active files, oldest first. */
+  /** This page's active files, newest first (created_at, then id, descending). */
   files: FileRecord[];
-  /** Sub-folders by name. */
+  /** Where the next page starts, or null when this page is the last. */
+  next: ListPosition | null;
+  /** Sub-folders by name; empty when not asked for. */
   children: Folder[];
-  /** Total bytes of the active files. */
+  /** Number of active files in the folder, all pages together. */
+  activeFiles: number;
+  /** Total bytes of the active files, all pages together. */
   activeBytes: number;
 }
 
@@ -41,7 +56,11 @@ export class FoldersService {
           createdAt: this.deps.clock(),
         });
       } catch (error) {
-        if (attempt < 5 && (error as Error).name === 'DuplicateError') continue;
+        if (attempt < 5 && error instanceof DuplicateError) continue;
+        // The parent was removed since the check above: the insert hit its foreign key.
+        if (parent && !(error instanceof DuplicateError) && (await this.deps.store.folders.byId(parent.id)) === null) {
+          throw errors.folderNotFound();
+        }
         throw error;
       }
     }
@@ -61,14 +80,23 @@ export class FoldersService {
     return folder;
   }
 
-  /** A folder's contents. */
-  async listing(folder: Folder): Promise<FolderListing> {
-    const [files, children, activeBytes] = await Promise.all([
-      this.deps.store.files.inFolder(folder.id, [FileStatus.Active]),
-      this.deps.store.folders.children(folder.id),
-      this.deps.store.files.folderActiveBytes(folder.id),
+  /**
+   * One page of a folder's active files, newest first, with the folder's totals. Pages are
+   * keyset pages on (created_at, id), as for GET /files, and the totals are one COUNT and
+   * SUM: a folder of any size costs one page of rows, never all of them.
+   */
+  async listing(folder: Folder, query: FolderPageQuery): Promise<FolderListing> {
+    const [rows, children, totals] = await Promise.all([
+      // One row more than asked tells whether a next page exists.
+      this.deps.store.files.list({ folderId: folder.id, states: [FileStatus.Active], before: query.after, limit: query.limit + 1 }),
+      query.children ? this.deps.store.folders.children(folder.id) : Promise.resolve([]),
+      this.deps.store.folders.activeTotals([folder.id]),
     ]);
-    return { folder, files, children, activeBytes };
+    const files = rows.slice(0, query.limit);
+    const last = files.at(-1);
+    const next = rows.length > query.limit && last ? { createdAt: last.createdAt, id: last.id } : null;
+    const total = totals.get(folder.id) ?? { files: 0, bytes: 0 };
+    return { folder, files, next, children, activeFiles: total.files, activeBytes: total.bytes };
   }
 
   /** Active files and their bytes in each of these folders (not counting sub-folders). */
@@ -96,8 +124,9 @@ export class FoldersService {
     const folder = await this.owned(caller, id);
     await this.deps.store.transaction(async (repos) => {
       await repos.files.detachDeleted(folder.id);
+      // One live file is enough to refuse: never read them all.
       const [live, children] = await Promise.all([
-        repos.files.inFolder(folder.id, [FileStatus.Active, FileStatus.Blocked]),
+        repos.files.list({ folderId: folder.id, states: [FileStatus.Active, FileStatus.Blocked], limit: 1 }),
         repos.folders.children(folder.id),
       ]);
       if (live.length > 0 || children.length > 0) throw errors.folderNotEmpty();
@@ -121,12 +150,17 @@ export class FoldersService {
       // than listed, the transaction rolls back and nothing moves.
       await this.deps.store.transaction(async (repos) => {
         const moved = await repos.files.moveOwned(fileIds, caller.id, folder.id);
+        // Read again after the first write (which holds SQLite's write lock): a DELETE of
+        // the folder since the ownership check above means errorFolderNotFound.
+        if ((await repos.folders.byId(folder.id)) === null) throw errors.folderNotFound();
         if (moved !== fileIds.length) throw errors.folderFilesAddFailed('');
       });
     } catch (error) {
       if (error instanceof ApiError && error.code === 'errorFolderFilesAddFailed') {
         throw errors.folderFilesAddFailed(await this.whyNotMovable(caller, fileIds));
       }
+      // A folder removed meanwhile makes the UPDATE itself fail on the foreign key.
+      if (!(error instanceof ApiError) && (await this.deps.store.folders.byId(folder.id)) === null) throw errors.folderNotFound();
       throw error;
     }
     return { folder, moved: fileIds.length, activeBytes: await this.deps.store.files.folderActiveBytes(folder.id) };

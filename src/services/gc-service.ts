@@ -59,6 +59,8 @@ const DAY_MS = 86_400_000;
 /** The upload volume window (API.md 8: rolling 24 h). */
 const UPLOAD_LOG_KEEP_MS = DAY_MS;
 const EXPIRY_BATCH = 500;
+/** Unreferenced blob rows read at a time. */
+const BLOB_BATCH = 500;
 /** setTimeout fires at once (with a warning) past this; a longer interval waits in steps. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -132,16 +134,23 @@ export class GcService {
     }
   }
 
-  /** (a) Blob rows with no live file, and their bytes. */
+  /** (a) Blob rows with no live file, and their bytes, BLOB_BATCH rows at a time by digest. */
   private async removeUnreferencedBlobs(report: GcReport): Promise<void> {
     const before = this.deps.clock() - this.deps.tempGraceMs;
-    for (const { sha256, size } of await this.deps.store.housekeeping.unreferencedBlobs(before)) {
-      // The reference check is repeated under the digest's lock: an upload or copy of the
-      // same digest since the listing keeps the blob.
-      const removed = report.dryRun || (await this.deps.store.transaction((repos) => releaseBlob(repos, this.deps.blobs, sha256)));
-      if (!removed) continue;
-      report.blobsRemoved += 1;
-      report.bytesFreed += size;
+    let after: string | undefined;
+    for (;;) {
+      const batch = await this.deps.store.housekeeping.unreferencedBlobs(before, BLOB_BATCH, after);
+      for (const { sha256, size } of batch) {
+        // The reference check is repeated under the digest's lock: an upload or copy of the
+        // same digest since the listing keeps the blob.
+        const removed = report.dryRun || (await this.deps.store.transaction((repos) => releaseBlob(repos, this.deps.blobs, sha256)));
+        if (!removed) continue;
+        report.blobsRemoved += 1;
+        report.bytesFreed += size;
+      }
+      if (batch.length < BLOB_BATCH) return;
+      // Keyset on the digest: removals behind the position cannot shift what follows.
+      after = batch.at(-1)!.sha256;
     }
   }
 
@@ -186,7 +195,7 @@ export class GcService {
   }
 
   private async countExpired(cutoff: number): Promise<number> {
-    return (await this.deps.store.housekeeping.expiredFiles(cutoff, Number.MAX_SAFE_INTEGER)).length;
+    return this.deps.store.housekeeping.countExpired(cutoff);
   }
 }
 

@@ -1,14 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import type { BlobStore } from '../blob/blob-store.js';
 import { LocalBlobStore } from '../blob/local-blob-store.js';
-import type { Config } from '../config/config.js';
+import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
 import { openSqlite } from '../db/dialect.js';
 import { openMetadataStore } from '../db/metadata-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
-import { ServerSecrets } from '../security/secrets.js';
+import { constantTimeEqual, ServerSecrets } from '../security/secrets.js';
 import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
@@ -59,6 +59,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   await mkdir(config.dataDir, { recursive: true });
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret));
   const store = await openMetadataStore(openSqlite(config.dataDir));
+  await checkSecretFingerprint(store, secrets);
   const localBlobs = new LocalBlobStore(config.dataDir);
   await localBlobs.init();
   const blobs: BlobStore = localBlobs;
@@ -92,4 +93,21 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const limits = createLimits(config, { store, clock, isPremium: (account) => accounts.isPremium(account), log });
   return { config, store, blobs, clock, accounts, files, folders, downloads, limits, moderation, audit, gc, sessions, signUp, close: () => store.close() };
+}
+
+/**
+ * The secret seals every stored API key and signs every direct link: started with another
+ * one (a lost `<data>/secret`, a forgotten FILEHAVEN_SECRET), every key would stop working.
+ * The database keeps an HMAC fingerprint of the secret it was set up with and refuses a
+ * different one, instead of silently breaking every client.
+ */
+async function checkSecretFingerprint(store: MetadataStore, secrets: ServerSecrets): Promise<void> {
+  const fingerprint = secrets.sign('secret-fingerprint');
+  const stored = await store.serverSettings.setIfAbsent('secret_fingerprint', fingerprint);
+  if (!constantTimeEqual(stored, fingerprint)) {
+    await store.close();
+    throw new ConfigError(
+      'the server secret differs from the one this data folder was set up with; start with the original secret (--secret, FILEHAVEN_SECRET or <data>/secret): stored API keys and direct links depend on it',
+    );
+  }
 }

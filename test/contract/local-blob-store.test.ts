@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readlink, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { BlobStorageError } from '../../src/blob/blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
 import { blobStoreContract, chunked, sha256Of } from './blob-store.contract.js';
 
@@ -96,5 +97,67 @@ describe('LocalBlobStore on disk', () => {
     const staged = [];
     for await (const entry of store.listStaged()) staged.push(entry.handle);
     assert.deepEqual(staged, []);
+  });
+
+  /** Replaces a FileHandle method for one test (FileHandle is not exported as a class). */
+  async function patchFileHandle<K extends 'sync' | 'write'>(method: K, replacement: (original: FileHandle[K]) => FileHandle[K]): Promise<() => void> {
+    const probe = await open(path.join(root, 'probe'), 'w');
+    const proto = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const original = proto[method];
+    proto[method] = replacement(original);
+    return () => {
+      proto[method] = original;
+    };
+  }
+
+  test('fsyncs the staged file itself before stage resolves, and closes it', async () => {
+    let synced = 0;
+    const restore = await patchFileHandle('sync', (original) =>
+      async function (this: FileHandle) {
+        await original.call(this);
+        synced += 1;
+      },
+    );
+    let staged;
+    try {
+      staged = await store.stage(chunked(randomBytes(5000)), { maxBytes: 5000 });
+    } finally {
+      restore();
+    }
+    assert.equal(synced, 1);
+    // No descriptor of this process still points at the staged file (Linux /proc).
+    const fds = await readdir('/proc/self/fd').catch(() => [] as string[]);
+    const targets = await Promise.all(fds.map((fd) => readlink(path.join('/proc/self/fd', fd)).catch(() => '')));
+    assert.ok(!targets.includes(path.join(store.tempDir, staged.handle)), 'the staged file is still open');
+  });
+
+  test('a temp folder that cannot be written is BlobStorageError, not the source\'s fault', async () => {
+    await rm(store.tempDir, { recursive: true });
+    await writeFile(store.tempDir, 'not a folder');
+    await assert.rejects(store.stage(chunked(randomBytes(1000)), { maxBytes: 1000 }), (error: unknown) => {
+      assert.ok(error instanceof BlobStorageError, String(error));
+      assert.equal(error.operation, 'open');
+      assert.equal((error.cause as NodeJS.ErrnoException).code, 'ENOTDIR');
+      return true;
+    });
+  });
+
+  test('a failing write (disk full) is BlobStorageError and leaves nothing', async () => {
+    const restore = await patchFileHandle('write', () =>
+      async function () {
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      } as unknown as FileHandle['write'],
+    );
+    try {
+      await assert.rejects(store.stage(chunked(randomBytes(5000)), { maxBytes: 5000 }), (error: unknown) => {
+        assert.ok(error instanceof BlobStorageError, String(error));
+        assert.equal(error.operation, 'write');
+        return true;
+      });
+    } finally {
+      restore();
+    }
+    assert.deepEqual(await readdir(store.tempDir), []);
   });
 });

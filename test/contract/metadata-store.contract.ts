@@ -128,6 +128,19 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.deepEqual(await store.accounts.byId(a.id), { ...a, premiumStart: null, premiumEnd: null, trafficLeft: 0 });
       });
 
+      test('setPremiumPeriod leaves traffic alone; addTraffic adds in place, concurrently too', async () => {
+        const a = await account({ trafficLeft: 1000 });
+        await store.accounts.setPremiumPeriod(a.id, T0, T0 + 5);
+        assert.deepEqual(await store.accounts.byId(a.id), { ...a, premiumStart: T0, premiumEnd: T0 + 5, trafficLeft: 1000 });
+        await Promise.all([
+          store.accounts.addTraffic(a.id, 500),
+          store.accounts.reserveTraffic(a.id, 300),
+          store.accounts.addTraffic(a.id, 0),
+          store.accounts.refundTraffic(a.id, 100),
+        ]);
+        assert.equal((await store.accounts.byId(a.id))!.trafficLeft, 1300);
+      });
+
       test('large byte counts and times survive the round trip', async () => {
         const a = await account({ trafficLeft: 2 ** 53 - 1, premiumStart: 0, premiumEnd: 8_640_000_000_000_000 });
         const again = (await store.accounts.byId(a.id))!;
@@ -441,6 +454,98 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         await store.blobs.ensure(digest('1'), 10, T0);
         await file(owner.id, { sha256: digest('2') });
         assert.equal(await store.blobs.removeIfUnreferenced(digest('1')), true);
+      });
+    });
+
+    describe('folder pages', () => {
+      test('files.list by folder alone pages its files newest first, any owner, only the asked states', async () => {
+        const owner = await account();
+        const other = await account();
+        await folder(owner.id, 'PAGED00001');
+        const a = await file(owner.id, { folderId: 'PAGED00001', createdAt: T0 + 1 });
+        const b = await file(owner.id, { folderId: 'PAGED00001', createdAt: T0 + 2 });
+        const c = await file(owner.id, { folderId: 'PAGED00001', createdAt: T0 + 2 });
+        const blocked = await file(owner.id, { folderId: 'PAGED00001', createdAt: T0 + 3 });
+        await store.files.setStatus(blocked.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await file(other.id, { createdAt: T0 + 4 });
+        const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+        const page = (before?: { createdAt: number; id: string }) => store.files.list({ folderId: 'PAGED00001', states: [FileStatus.Active], before, limit: 2 });
+        // Equal times: the id breaks the tie, descending.
+        const first = await page();
+        assert.deepEqual(ids(first), [c.id, b.id]);
+        assert.deepEqual(ids(await page({ createdAt: b.createdAt, id: b.id })), [a.id]);
+        assert.deepEqual(ids(await page({ createdAt: a.createdAt, id: a.id })), []);
+      });
+    });
+
+    describe('upload log', () => {
+      test('windowSum adds an account\'s uploads at or after the start, in one number', async () => {
+        const a = await account();
+        const b = await account();
+        assert.equal(await store.uploadLog.windowSum(a.id, T0), 0);
+        await store.uploadLog.record(a.id, 100, T0 - 1);
+        await store.uploadLog.record(a.id, 2 ** 40, T0);
+        await store.uploadLog.record(a.id, 7, T0 + 5);
+        await store.uploadLog.record(b.id, 1000, T0 + 5);
+        assert.equal(await store.uploadLog.windowSum(a.id, T0), 2 ** 40 + 7);
+        assert.equal(await store.uploadLog.windowSum(a.id, T0 + 6), 0);
+      });
+
+      test('oldest lists the first rows of the window, oldest first, equal times in the order written', async () => {
+        const a = await account();
+        const b = await account();
+        await store.uploadLog.record(a.id, 1, T0 + 3);
+        await store.uploadLog.record(a.id, 2, T0 + 1);
+        await store.uploadLog.record(a.id, 3, T0 + 1);
+        await store.uploadLog.record(a.id, 4, T0 - 1);
+        await store.uploadLog.record(b.id, 5, T0 + 2);
+        assert.deepEqual(await store.uploadLog.oldest(a.id, T0, 10), [
+          { bytes: 2, at: T0 + 1 },
+          { bytes: 3, at: T0 + 1 },
+          { bytes: 1, at: T0 + 3 },
+        ]);
+        assert.deepEqual(await store.uploadLog.oldest(a.id, T0, 2), [
+          { bytes: 2, at: T0 + 1 },
+          { bytes: 3, at: T0 + 1 },
+        ]);
+        assert.equal(await store.uploadLog.prune(T0), 1);
+        assert.deepEqual(await store.uploadLog.oldest(a.id, 0, 1), [{ bytes: 2, at: T0 + 1 }]);
+      });
+    });
+
+    describe('housekeeping', () => {
+      test('unreferencedBlobs comes in batches by digest, past the grace, without live rows', async () => {
+        const owner = await account();
+        for (const c of ['1', '2', '3', '4', '5']) await store.blobs.ensure(digest(c), Number(c), T0);
+        await store.blobs.ensure(digest('6'), 6, T0 + 10);
+        await file(owner.id, { sha256: digest('2') });
+        const gone = await file(owner.id, { sha256: digest('4') });
+        await store.files.setStatus(gone.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        const batch = (after?: string) => store.housekeeping.unreferencedBlobs(T0 + 10, 2, after);
+        assert.deepEqual(await batch(), [
+          { sha256: digest('1'), size: 1 },
+          { sha256: digest('3'), size: 3 },
+        ]);
+        assert.deepEqual(await batch(digest('3')), [
+          { sha256: digest('4'), size: 4 },
+          { sha256: digest('5'), size: 5 },
+        ]);
+        assert.deepEqual(await batch(digest('5')), [], 'the young blob 6 is not listed');
+      });
+
+      test('countExpired counts what expiredFiles lists: live files not downloaded (or uploaded) since the cutoff', async () => {
+        const owner = await account();
+        const old = await file(owner.id, { createdAt: T0 - 100 });
+        const downloaded = await file(owner.id, { createdAt: T0 - 100 });
+        await store.files.recordDownload(downloaded.id, T0 + 1);
+        const deleted = await file(owner.id, { createdAt: T0 - 100 });
+        await store.files.setStatus(deleted.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        const blocked = await file(owner.id, { createdAt: T0 - 50 });
+        await store.files.setStatus(blocked.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await file(owner.id, { createdAt: T0 + 1 });
+        assert.deepEqual((await store.housekeeping.expiredFiles(T0, 10)).sort(), [old.id, blocked.id].sort());
+        assert.equal(await store.housekeeping.countExpired(T0), 2);
+        assert.equal(await store.housekeeping.countExpired(T0 - 100), 0);
       });
     });
 

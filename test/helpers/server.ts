@@ -45,7 +45,7 @@ let counter = 0;
 /** Starts a real server on a free port with a fresh data folder (real SQLite file). */
 export async function startTestServer(overrides: Partial<Config> = {}, clock?: TestClock): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'filehaven-test-'));
-  const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', secret: 'test-secret-0123456789abcdef', ...overrides };
+  const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', ...overrides };
   const server = await startServer(config, { clock: clock?.fn, log: () => {} });
   const url = server.baseUrl;
   const doFetch = (pathname: string, init?: RequestInit) => fetch(`${url}${pathname}`, init);

@@ -38,6 +38,27 @@ const move = async (account: TestAccount, folderId: string, ids: string[]) =>
 const folderOf = async (id: string) => (await t.server.services.store.files.byId(id))?.folderId;
 const asArray = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
 
+/**
+ * A concurrent DELETE /folders/<id>, made deterministic: the next read of this folder
+ * through the store returns it and then removes it, as if the DELETE committed right
+ * after the service's ownership check. Returns the function that undoes the patch.
+ */
+function removeAfterFirstRead(folderId: string): () => void {
+  const folders = t.server.services.store.folders;
+  const original = folders.byId;
+  folders.byId = async (id) => {
+    const found = await original.call(folders, id);
+    if (id === folderId) {
+      folders.byId = original;
+      await folders.remove(id);
+    }
+    return found;
+  };
+  return () => {
+    folders.byId = original;
+  };
+}
+
 describe('POST /folders', () => {
   test('201 Folder with a new id, the name, and a folder link of length 0', async () => {
     const feed = assertAtomOk(await createFolder(owner, { name: 'Holiday 2026' }), 201, 'Folder');
@@ -70,6 +91,17 @@ describe('POST /folders', () => {
     const parent = await newFolder(owner, 'parent');
     const child = await newFolder(owner, 'child', parent);
     assert.equal((await t.server.services.store.folders.byId(child))?.parentId, parent);
+  });
+
+  test('a parent deleted between its check and the insert: 404 errorFolderNotFound, nothing created', async () => {
+    const parent = await newFolder(owner, 'short-lived parent');
+    const restore = removeAfterFirstRead(parent);
+    try {
+      assertAtomError(await createFolder(owner, { name: 'orphan', parent }), 404, 'errorFolderNotFound');
+    } finally {
+      restore();
+    }
+    assert.equal(await t.server.services.store.folders.byId(parent), null);
   });
 
   test('a parent of another account: 403 errorPermissionDenied; unknown parent: 404 errorFolderNotFound; nothing created', async () => {
@@ -110,6 +142,60 @@ describe('GET /folders/<id>', () => {
     const theirs = await newFolder(other, 'private');
     assertAtomError(await showFolder(owner, theirs), 403, 'errorPermissionDenied');
     assertAtomError(await showFolder(owner, 'ZZZZZZZZZZ'), 404, 'errorFolderNotFound');
+  });
+});
+
+describe('GET /folders/<id> page by page', () => {
+  /** The self link and the feed-level next link after it, if any. */
+  function feedLinks(body: string): { self: string; next: string | null } {
+    const match = /\n {2}<link rel="self" href="([^"]+)"\/>\n(?: {2}<link rel="next" href="([^"]+)"\/>\n)?<\/feed>/.exec(body);
+    assert.ok(match, body);
+    return { self: match[1]!, next: match[2]?.replace(/&amp;/g, '&') ?? null };
+  }
+
+  test('limit and cursor page the active files newest first; ed:files and length count the whole folder; sub-folders come with the first page', async () => {
+    const folder = await newFolder(owner, 'paged');
+    const sub = await newFolder(owner, 'sub', folder);
+    const files: { id: string; size: number }[] = [];
+    for (let i = 0; i < 7; i++) files.push(await upload(owner, `paged ${i} ${'x'.repeat(i)}`));
+    const blocked = await upload(owner, 'paged but blocked');
+    assertAtomOk(await move(owner, folder, [...files.map((f) => f.id), blocked.id]), 200, 'Add files to folder');
+    await t.server.services.files.block(blocked.id);
+    const rows = await t.server.services.store.files.byIds(files.map((f) => f.id));
+    const newestFirst = rows.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)).map((f) => f.id);
+    const bytes = files.reduce((sum, f) => sum + f.size, 0);
+
+    const seen: string[][] = [];
+    let path: string | null = `/folders/${folder}?limit=3`;
+    while (path !== null) {
+      const response = await read(await t.fetch(path, { headers: { Authorization: owner.key } }));
+      const feed = assertAtomOk(response, 200, 'Folder');
+      assert.equal(feed.entry.id, folder);
+      assert.equal(feed.entry['ed:files'], '7', 'every active file of the folder, not just this page');
+      assert.equal(linkTitled(feed.entry, 'folder_link')['@length'], String(bytes));
+      const folders = asArray<Record<string, string>>(feed.entry['ed:folder']).map((f) => f['@id']);
+      assert.deepEqual(folders, seen.length === 0 ? [sub] : [], 'sub-folders on the first page only');
+      seen.push(asArray<Record<string, string>>(feed.entry['ed:file']).map((f) => f['@id']!));
+      const links = feedLinks(response.body);
+      assert.equal(links.self, `/folders/${folder}`);
+      if (links.next !== null) assert.match(links.next, new RegExp(`^/folders/${folder}\\?limit=3&cursor=[A-Za-z0-9_-]+$`));
+      path = links.next;
+    }
+    assert.deepEqual(seen.map((page) => page.length), [3, 3, 1]);
+    assert.deepEqual(seen.flat(), newestFirst, 'every active file once, newest first; the blocked one never');
+
+    // Without a limit: 50 per page, so all seven and no next link.
+    const whole = await showFolder(owner, folder);
+    assert.equal(asArray(assertAtomOk(whole, 200, 'Folder').entry['ed:file']).length, 7);
+    assert.equal(feedLinks(whole.body).next, null);
+  });
+
+  test('a bad limit or cursor is 400 errorBadRequest', async () => {
+    const folder = await newFolder(owner, 'bad paging');
+    const get = async (query: string) => read(await t.fetch(`/folders/${folder}?${query}`, { headers: { Authorization: owner.key } }));
+    for (const query of ['limit=0', 'limit=501', 'limit=abc', 'limit=1&limit=2', 'cursor=', 'cursor=nonsense', 'cursor=a&cursor=b']) {
+      assertAtomError(await get(query), 400, 'errorBadRequest');
+    }
   });
 });
 
@@ -269,6 +355,20 @@ describe('PUT /folders/<id>;files', () => {
     const a = await upload(owner);
     assertAtomError(await move(owner, 'ZZZZZZZZZZ', [a.id]), 404, 'errorFolderNotFound');
     assert.equal(await folderOf(a.id), null);
+  });
+
+  test('a folder deleted between the ownership check and the move: 404 errorFolderNotFound, nothing moved', async () => {
+    const folder = await newFolder(owner, 'vanishing');
+    const a = await upload(owner);
+    // The DELETE /folders/<id> lands right after the move read the folder.
+    const restore = removeAfterFirstRead(folder);
+    try {
+      assertAtomError(await move(owner, folder, [a.id]), 404, 'errorFolderNotFound');
+    } finally {
+      restore();
+    }
+    assert.equal(await folderOf(a.id), null);
+    assert.equal(await t.server.services.store.folders.byId(folder), null);
   });
 
   test('another account\'s folder: 403 errorPermissionDenied, nothing moved (not even its owner\'s files)', async () => {

@@ -77,6 +77,12 @@ describe('POST /apikeys', () => {
     assertAtomError(await postApiKeys(form({ login: 'keys-wrong' })), 401, 'errorWrongCredentials', 'Invalid login or password');
   });
 
+  test('credentials in the query string are not read (they would land in access logs)', async () => {
+    await createAccount('keys-query');
+    const query = new URLSearchParams({ login: 'keys-query', password: PASSWORD });
+    assertAtomError(await read(await t.fetch(`/apikeys?${query}`, { method: 'POST' })), 401, 'errorWrongCredentials', 'Invalid login or password');
+  });
+
   test('unknown login: the same 401 as a wrong password', async () => {
     assertAtomError(await postApiKeys(form({ login: 'no-such-login', password: PASSWORD })), 401, 'errorWrongCredentials', 'Invalid login or password');
     assertAtomError(await postApiKeys(form({})), 401, 'errorWrongCredentials', 'Invalid login or password');

@@ -171,6 +171,46 @@ describe('folder page', () => {
     assert.ok(body.includes('2.9 KiB'), body);
   });
 
+  test('a big folder is shown 200 files per page, newest first, with next and first page links; the totals count every file', async () => {
+    const folderId = await createFolder('Big folder');
+    const seed = await t.upload(key, 'seed.bin', randomPayload(10));
+    await move(folderId, [seed.id]);
+    const store = t.server.services.store;
+    const seedRow = (await store.files.byId(seed.id))!;
+    // 204 more rows of the same bytes, as 204 copies moved in would be (rows only: fast).
+    for (let i = 0; i < 204; i++) {
+      await store.files.create({
+        id: `BIG${String(i).padStart(7, '0')}`,
+        ownerId: seedRow.ownerId,
+        folderId,
+        name: `bulk ${i}.bin`,
+        size: 10,
+        sha256: seedRow.sha256,
+        deleteHash: '0'.repeat(64),
+        createdAt: seedRow.createdAt + 1 + i,
+      });
+    }
+    const names = (body: string) => [...body.matchAll(/<tr><td><a href="[^"]+">([^<]+)<\/a><\/td><td class="size">[^<]*<\/td><td class="date">/g)].map((m) => m[1]!);
+
+    const first = await page(await t.fetch(`/folder/${folderId}`), 200);
+    assert.ok(first.includes('205 files · 2.0 KiB'), first);
+    const firstNames = names(first);
+    assert.equal(firstNames.length, 200);
+    assert.deepEqual(firstNames.slice(0, 2), ['bulk 203.bin', 'bulk 202.bin'], 'newest first');
+    const next = /<a href="([^"]+)">Next page<\/a>/.exec(first)?.[1];
+    assert.ok(next?.startsWith(`${t.url}/folder/${folderId}?cursor=`), first);
+    assert.ok(!first.includes('First page'), first);
+
+    const second = await page(await fetch(next!), 200);
+    assert.ok(second.includes('205 files · 2.0 KiB'), second);
+    assert.deepEqual(names(second), ['bulk 3.bin', 'bulk 2.bin', 'bulk 1.bin', 'bulk 0.bin', 'seed.bin']);
+    assert.ok(second.includes(`<a href="${t.url}/folder/${folderId}">First page</a>`), second);
+    assert.ok(!second.includes('Next page'), second);
+    assert.equal(new Set([...firstNames, ...names(second)]).size, 205, 'every file once');
+
+    await page(await t.fetch(`/folder/${folderId}?cursor=not-a-cursor`), 400);
+  });
+
   test('an empty folder is listed as empty', async () => {
     const folderId = await createFolder('nothing here');
     const body = await page(await t.fetch(`/folder/${folderId}`), 200);

@@ -287,6 +287,45 @@ describe('gc', { timeout: 180_000 }, () => {
     }
   });
 
+  test('unreferenced blob rows are read in batches of at most 500, and every batch is collected', async () => {
+    const clock = new TestClock();
+    const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 }, clock);
+    try {
+      const { store } = t.server.services;
+      const { key } = await t.account();
+      const kept = await t.upload(key, 'kept.txt', 'a live file among the leftovers');
+      const keptSha = (await store.files.byId(kept.id))!.sha256;
+      // 1,203 leftover rows (no bytes: a crash, or an older version's leftovers).
+      const leftovers = Array.from({ length: 1203 }, (_, i) => sha256Of(`leftover ${i}`));
+      await store.transaction(async (repos) => {
+        for (const sha of leftovers) await repos.blobs.ensure(sha, 10, clock.now - HOUR_MS);
+      });
+      clock.advance(HOUR_MS);
+      const housekeeping = store.housekeeping;
+      const original = housekeeping.unreferencedBlobs;
+      const batches: number[] = [];
+      housekeeping.unreferencedBlobs = async (...args) => {
+        const rows = await original.apply(housekeeping, args);
+        batches.push(rows.length);
+        return rows;
+      };
+      try {
+        assert.deepEqual(await t.server.services.gc.run({ dryRun: true }), emptyReport({ dryRun: true, blobsRemoved: 1203, bytesFreed: 12_030 }));
+        assert.deepEqual(batches, [500, 500, 203]);
+        batches.length = 0;
+        assert.deepEqual(await t.server.services.gc.run(), emptyReport({ blobsRemoved: 1203, bytesFreed: 12_030 }));
+        assert.deepEqual(batches, [500, 500, 203]);
+      } finally {
+        housekeeping.unreferencedBlobs = original;
+      }
+      assert.equal((await store.housekeeping.stats()).blobs.count, 1);
+      assert.ok(await store.housekeeping.blobRecorded(keptSha));
+      assert.equal((await fetch(`${kept.downloadLink}?download=1`)).status, 200);
+    } finally {
+      await t.close();
+    }
+  });
+
   test('temp files untouched for the grace are removed; fresh ones (uploads in progress) are kept', async () => {
     const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
     try {

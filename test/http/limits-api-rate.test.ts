@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { assertAtomError, read, type ReadResponse } from '../helpers/api-checks.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
@@ -91,5 +92,35 @@ describe('per client address', () => {
       const response = await from(ip, pathname);
       assert.equal(response.status, 200, `${pathname}: ${response.status}`);
     }
+  });
+});
+
+describe('paths that only look different', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ apiRatePerKey: 0, apiRatePerIp: RATE });
+  });
+  after(() => t.close());
+
+  test('percent-encoded and absolute-form targets are counted like the plain path', async () => {
+    const { port } = new URL(t.url);
+    const raw = (target: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const request = http.request({ host: '127.0.0.1', port: Number(port), path: target, method: 'GET' }, (response) => {
+          let body = '';
+          response.on('data', (d: Buffer) => (body += d));
+          response.on('end', () => resolve({ status: response.statusCode!, body }));
+        });
+        request.on('error', reject);
+        request.end();
+      });
+    const answers = [];
+    for (const target of ['/%61ccount', `http://example.test/account`, '/%61ccount', '/account', `http://example.test/account`, '/%61ccount']) {
+      answers.push(await raw(target));
+    }
+    assert.deepEqual(answers.map((a) => a.status), [401, 401, 401, 401, 401, 429]);
+    // An absolute-form target still gets its path as the feed id and self link.
+    assert.match(answers[1]!.body, new RegExp(`<id>${t.url}/account</id>`));
+    assert.match(answers[1]!.body, /<link rel="self" href="\/account"\/>/);
   });
 });

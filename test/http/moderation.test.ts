@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { FileStatus } from '../../src/domain/types.js';
 import { assertAtomError, assertAtomOk, blobFiles, download, fileRowsWithDigest, form, read } from '../helpers/api-checks.js';
 import { assertOk, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -17,8 +18,8 @@ before(async () => {
 });
 after(() => t.close());
 
-/** The CLI on the test server's data folder, with its secret (keys are sealed under it). */
-const cli = (...args: string[]) => runCli([...args, '--data', t.dataDir, '--secret', t.server.services.config.secret!]);
+/** The CLI on the test server's data folder (its secret is kept there: keys are sealed under it). */
+const cli = (...args: string[]) => runCli([...args, '--data', t.dataDir]);
 const getAccount = async (key: string) => read(await t.fetch('/account', { headers: { Authorization: key } }));
 const getKey = async (login: string, password: string) => read(await t.fetch('/apikeys', { method: 'POST', body: form({ login, password }) }));
 const keyOf = (body: string) => /<content type="text">([^<]+)<\/content>/.exec(body)?.[1];
@@ -73,6 +74,31 @@ describe('blacklist add --block-existing', () => {
 
     const again = await t.upload(bob.key, 'renamed.bin', content);
     assertAtomError({ status: again.response.status, headers: again.response.headers, body: again.body }, 403, 'errorFileInBlackList');
+  });
+
+  test('a blacklist add that commits between the upload\'s first check and its insert still refuses the upload, and no active row is left', async () => {
+    const { key, account } = await t.account();
+    const content = 'blacklisted while the upload was being stored';
+    const digest = sha256(content);
+    // The operator's command lands right after the upload's first (outside) check: the
+    // exact interleaving of the race, made deterministic.
+    const blacklist = t.server.services.store.blacklist;
+    const original = blacklist.has;
+    let raced = 0;
+    blacklist.has = async (sha) => {
+      const listed = await original.call(blacklist, sha);
+      if (sha === digest && raced++ === 0) await t.server.services.files.blacklistAdd(sha, 'race', true);
+      return listed;
+    };
+    try {
+      const up = await t.upload(key, 'racing.bin', content);
+      assertAtomError({ status: up.response.status, headers: up.response.headers, body: up.body }, 403, 'errorFileInBlackList');
+    } finally {
+      blacklist.has = original;
+    }
+    assert.equal(raced, 1);
+    assert.deepEqual(await t.server.services.store.files.list({ ownerId: account.id, states: [FileStatus.Active], limit: 10 }), []);
+    assert.equal(fileRowsWithDigest(t.dataDir, digest), 0, 'no file row');
   });
 });
 

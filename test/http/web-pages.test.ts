@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, symlink } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -315,8 +315,11 @@ describe('error pages', () => {
     const payload = randomPayload(999);
     const up = await t.upload(owner.key, 'lost.png', payload);
     const digest = sha256(payload);
-    // The bytes vanish under the server (a broken disk, an operator's mistake).
-    await rm(path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest));
+    // The bytes cannot be read (a broken disk, an operator's mistake): a symlink loop in
+    // their place fails with ELOOP. (Bytes that are simply gone are a 404: downloads-missing-blob.test.ts.)
+    const blob = path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest);
+    await rm(blob);
+    await symlink(blob, blob);
     for (const url of [`${up.downloadLink}?download=1`, `${up.downloadLink}?preview=1`]) {
       const response = await fetch(url);
       const body = await page(response, 500);

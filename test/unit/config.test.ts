@@ -96,6 +96,13 @@ describe('loadConfig', () => {
     assertConfigError({ data: '  ' }, {}, '--data', /folder/);
   });
 
+  test('--temp-grace is at least a minute, so gc never takes the temp file of an upload in progress', () => {
+    assertConfigError({ 'temp-grace': '0' }, {}, '--temp-grace', /at least 1m/);
+    assertConfigError({ 'temp-grace': '59s' }, {}, '--temp-grace', /at least 1m/);
+    assertConfigError({}, { FILEHAVEN_TEMP_GRACE: '0s' }, 'FILEHAVEN_TEMP_GRACE', /at least 1m/);
+    assert.equal(loadConfig({ 'temp-grace': '1m' }, {}).tempGraceMs, 60_000);
+  });
+
   test('a bad environment value is a ConfigError naming the variable', () => {
     assertConfigError({}, { FILEHAVEN_PORT: 'abc' }, 'FILEHAVEN_PORT', /"abc".*port number/);
     assertConfigError({}, { FILEHAVEN_PORT: '65536' }, 'FILEHAVEN_PORT', /port number/);

@@ -2,19 +2,29 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { UploadLogRepository } from '../../src/db/repositories/repositories.js';
 import { addressKey } from '../../src/limits/client-address.js';
-import { InMemoryUploadQuota, UPLOAD_WINDOW_MS } from '../../src/limits/upload-quota.js';
+import { HEAD_UPLOADS, InMemoryUploadQuota, UPLOAD_WINDOW_MS } from '../../src/limits/upload-quota.js';
 
-/** An upload_log in memory, counting how often it is read. */
-function memoryLog(): UploadLogRepository & { rows: { accountId: number; bytes: number; at: number }[]; reads: number } {
+/** An upload_log in memory, counting how often it is read (one SUM per read) and how many rows it hands out. */
+function memoryLog(): UploadLogRepository & { rows: { accountId: number; bytes: number; at: number }[]; reads: number; rowsRead: number } {
+  const inWindow = (accountId: number, since: number) => log.rows.filter((r) => r.accountId === accountId && r.at >= since);
   const log = {
     rows: [] as { accountId: number; bytes: number; at: number }[],
     reads: 0,
+    rowsRead: 0,
     async record(accountId: number, bytes: number, at: number) {
       log.rows.push({ accountId, bytes, at });
     },
-    async since(accountId: number, since: number) {
+    async windowSum(accountId: number, since: number) {
       log.reads += 1;
-      return log.rows.filter((r) => r.accountId === accountId && r.at >= since).map(({ bytes, at }) => ({ bytes, at }));
+      return inWindow(accountId, since).reduce((sum, r) => sum + r.bytes, 0);
+    },
+    async oldest(accountId: number, since: number, limit: number) {
+      // Stable sort: equal times keep the order of insertion, like the row id.
+      const rows = inWindow(accountId, since)
+        .sort((a, b) => a.at - b.at)
+        .slice(0, limit);
+      log.rowsRead += rows.length;
+      return rows.map(({ bytes, at }) => ({ bytes, at }));
     },
     async prune(before: number) {
       const kept = log.rows.filter((r) => r.at >= before);
@@ -91,6 +101,75 @@ describe('InMemoryUploadQuota', () => {
     assert.equal(log.reads, 2);
     assert.equal((await c.reserve(41)).granted, false);
     assert.deepEqual(await c.reserve(40), { granted: true });
+  });
+
+  test('a load is one SUM and the oldest rows, however many uploads the window holds', async () => {
+    const now = 4 * UPLOAD_WINDOW_MS;
+    const log = memoryLog();
+    for (let i = 0; i < 20_000; i++) log.rows.push({ accountId: 3, bytes: 1, at: now - 20_000 + i });
+    const quota = new InMemoryUploadQuota({ log, clock: () => now });
+    const ticket = await quota.open(3, 25_000);
+    assert.equal(log.reads, 1);
+    assert.ok(log.rowsRead <= HEAD_UPLOADS + 1, `read ${log.rowsRead} rows`);
+    assert.deepEqual(await ticket.reserve(5000), { granted: true });
+    // 20,000 stored + 5,000 held: 1 more byte waits for the oldest row to leave the window.
+    assert.deepEqual(await ticket.reserve(5001), { granted: false, retryAfterMs: UPLOAD_WINDOW_MS - 20_000 });
+    // 2,000 more bytes need 2,000 rows to leave: the head holds only the oldest 1,000, so the
+    // answer is when the last of those leaves (a lower bound; the retry gets the next one).
+    assert.deepEqual(await ticket.reserve(7000), { granted: false, retryAfterMs: UPLOAD_WINDOW_MS - 20_000 + HEAD_UPLOADS - 1 });
+  });
+
+  test('a burst that outlives the rows in memory reloads the window and counts what is still in it', async () => {
+    let now = 4 * UPLOAD_WINDOW_MS;
+    const log = memoryLog();
+    // 2,500 uploads of 1 byte, one per ms, the newest just now.
+    for (let i = 0; i < 2500; i++) log.rows.push({ accountId: 5, bytes: 1, at: now - 2499 + i });
+    const quota = new InMemoryUploadQuota({ log, clock: () => now });
+    const ticket = await quota.open(5, 2500);
+    assert.equal((await ticket.reserve(1)).granted, false);
+    // 1,500 of them leave the window: more than the head held.
+    now += UPLOAD_WINDOW_MS - 2499 + 1500;
+    assert.deepEqual(await ticket.reserve(1500), { granted: true });
+    assert.equal(log.reads, 2, 'reloaded once');
+    assert.equal((await ticket.reserve(1501)).granted, false);
+    // Uploads stored during the burst count, and leave the window in their turn.
+    const other = await quota.open(5, 2500);
+    await log.record(5, 1500, now);
+    await ticket.commit(1500, now);
+    assert.equal((await other.reserve(1)).granted, false);
+    now += UPLOAD_WINDOW_MS + 1;
+    assert.deepEqual(await other.reserve(2500), { granted: true });
+    assert.equal(log.reads, 2, 'the same burst all along');
+  });
+
+  test('an upload stored while the window is being reloaded is counted', async () => {
+    let now = 4 * UPLOAD_WINDOW_MS;
+    const log = memoryLog();
+    for (let i = 0; i < 2 * HEAD_UPLOADS; i++) log.rows.push({ accountId: 6, bytes: 1, at: now - 2 * HEAD_UPLOADS + i });
+    const quota = new InMemoryUploadQuota({ log, clock: () => now });
+    const a = await quota.open(6, 10_000);
+    const b = await quota.open(6, 10_000);
+    assert.deepEqual(await b.reserve(3000), { granted: true });
+    now += UPLOAD_WINDOW_MS - HEAD_UPLOADS; // the head (the oldest 1,000) has left the window
+    // The reload's SUM reads its snapshot, then b's upload is stored before the answer
+    // arrives (PostgreSQL runs them side by side): b's bytes must come from its commit.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const windowSum = log.windowSum.bind(log);
+    log.windowSum = async (accountId, since) => {
+      const snapshot = await windowSum(accountId, since);
+      await gate;
+      return snapshot;
+    };
+    const reserving = a.reserve(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    await log.record(6, 3000, now);
+    await b.commit(3000, now);
+    release();
+    assert.deepEqual(await reserving, { granted: true });
+    // 1,000 old rows + 3,000 stored + 1 held: 5,999 left, never more.
+    assert.equal((await a.reserve(6001)).granted, false);
+    assert.deepEqual(await a.reserve(6000), { granted: true });
   });
 
   test('accounts are counted apart', async () => {

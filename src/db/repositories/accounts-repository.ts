@@ -70,6 +70,17 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
         .where('id', '=', id)
         .execute();
     },
+    async setPremiumPeriod(id, start, end) {
+      await db.updateTable('accounts').set({ premium_start: start, premium_end: end }).where('id', '=', id).execute();
+    },
+    async addTraffic(id, bytes) {
+      if (bytes === 0) return;
+      await db
+        .updateTable('accounts')
+        .set({ traffic_left: sql`traffic_left + ${bytes}` })
+        .where('id', '=', id)
+        .execute();
+    },
     async reserveTraffic(id, bytes) {
       // One conditional UPDATE: the check and the subtraction cannot be separated by
       // another download, on SQLite or PostgreSQL.

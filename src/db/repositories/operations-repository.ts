@@ -1,20 +1,32 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { FileStatus } from '../../domain/types.js';
-import type { AuditRepository, HousekeepingRepository, StoreStats, UploadLogRepository } from './repositories.js';
+import type { ServerSettingsRepository, AuditRepository, HousekeepingRepository, StoreStats, UploadLogRepository } from './repositories.js';
 
 export function uploadLogRepository(db: Kysely<Database>): UploadLogRepository {
   return {
     async record(accountId, bytes, at) {
       await db.insertInto('upload_log').values({ account_id: accountId, bytes, at }).execute();
     },
-    async since(accountId, since) {
+    async windowSum(accountId, since) {
+      const row = await db
+        .selectFrom('upload_log')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('bytes'), eb.lit(0)).as('bytes'))
+        .where('account_id', '=', accountId)
+        .where('at', '>=', since)
+        .executeTakeFirstOrThrow();
+      // PostgreSQL returns bigint sums as strings.
+      return Number(row.bytes);
+    },
+    async oldest(accountId, since, limit) {
       const rows = await db
         .selectFrom('upload_log')
         .select(['bytes', 'at'])
         .where('account_id', '=', accountId)
         .where('at', '>=', since)
         .orderBy('at')
+        .orderBy('id')
+        .limit(limit)
         .execute();
       return rows.map((r) => ({ bytes: Number(r.bytes), at: Number(r.at) }));
     },
@@ -74,11 +86,10 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
         bytesServed: Number(downloads.served),
       };
     },
-    async unreferencedBlobs(before) {
-      const rows = await db
-        .selectFrom('blobs')
-        .select(['blobs.sha256', 'blobs.size'])
-        .where('blobs.created_at', '<', before)
+    async unreferencedBlobs(before, limit, after) {
+      let q = db.selectFrom('blobs').select(['blobs.sha256', 'blobs.size']).where('blobs.created_at', '<', before);
+      if (after !== undefined) q = q.where('blobs.sha256', '>', after);
+      const rows = await q
         .where(({ not, exists, selectFrom }) =>
           not(
             exists(
@@ -89,6 +100,8 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
             ),
           ),
         )
+        .orderBy('blobs.sha256')
+        .limit(limit)
         .execute();
       return rows.map((r) => ({ sha256: r.sha256, size: Number(r.size) }));
     },
@@ -105,6 +118,31 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
         .limit(limit)
         .execute();
       return rows.map((r) => r.id);
+    },
+    async countExpired(cutoff) {
+      const row = await db
+        .selectFrom('files')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '!=', FileStatus.Deleted)
+        .where((eb) => eb(eb.fn.coalesce('last_download_at', 'created_at'), '<', cutoff))
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}
+
+export function serverSettingsRepository(db: Kysely<Database>): ServerSettingsRepository {
+  const get = async (name: string) =>
+    (await db.selectFrom('server_settings').select('value').where('name', '=', name).executeTakeFirst())?.value ?? null;
+  return {
+    get,
+    async setIfAbsent(name, value) {
+      await db
+        .insertInto('server_settings')
+        .values({ name, value })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      return (await get(name))!;
     },
   };
 }

@@ -33,6 +33,10 @@ export interface AccountsRepository {
   setApiKeyIfAbsent(id: number, hash: string, sealed: string): Promise<boolean>;
   /** Sets the premium period and traffic. */
   setPremium(id: number, start: number | null, end: number | null, trafficLeft: number): Promise<void>;
+  /** Sets the premium period only, leaving the traffic to concurrent downloads. */
+  setPremiumPeriod(id: number, start: number | null, end: number | null): Promise<void>;
+  /** Adds traffic atomically (never a read-then-write that could undo a running download's reservation). */
+  addTraffic(id: number, bytes: number): Promise<void>;
   /**
    * Takes `bytes` of traffic if at least that much is left, atomically; false otherwise.
    * Concurrent callers can never drive traffic below zero (API.md section 6).
@@ -116,8 +120,10 @@ export interface FileQuery {
 export interface UploadLogRepository {
   /** Records a stored upload. */
   record(accountId: number, bytes: number, at: number): Promise<void>;
-  /** The uploads of an account at or after `since`, oldest first. */
-  since(accountId: number, since: number): Promise<{ bytes: number; at: number }[]>;
+  /** Total bytes of an account's uploads at or after `since`: one SUM, however many rows. */
+  windowSum(accountId: number, since: number): Promise<number>;
+  /** The oldest `limit` uploads of an account at or after `since`, oldest first (time, then row order). */
+  oldest(accountId: number, since: number, limit: number): Promise<{ bytes: number; at: number }[]>;
   /** Drops rows older than `before`; returns how many. */
   prune(before: number): Promise<number>;
 }
@@ -148,12 +154,17 @@ export interface AuditRepository {
 export interface HousekeepingRepository {
   /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
   stats(): Promise<StoreStats>;
-  /** Blob rows (digest and size) with no live file, created before `before`. */
-  unreferencedBlobs(before: number): Promise<{ sha256: string; size: number }[]>;
+  /**
+   * Up to `limit` blob rows (digest and size) with no live file, created before `before`,
+   * by digest, starting after the digest `after` (keyset batches: never every row at once).
+   */
+  unreferencedBlobs(before: number, limit: number, after?: string): Promise<{ sha256: string; size: number }[]>;
   /** Whether a blob row exists for a digest. */
   blobRecorded(sha256: string): Promise<boolean>;
-  /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`. */
+  /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`, oldest first, at most `limit`. */
   expiredFiles(cutoff: number, limit: number): Promise<string[]>;
+  /** How many live files `expiredFiles` would list without a limit: one COUNT. */
+  countExpired(cutoff: number): Promise<number>;
 }
 
 /** What `filehaven stats` reports. */
@@ -254,6 +265,14 @@ export interface SessionsRepository {
   removeExpired(now: number): Promise<number>;
 }
 
+/** Facts about the installation, by name. */
+export interface ServerSettingsRepository {
+  /** The value stored under `name`, or null. */
+  get(name: string): Promise<string | null>;
+  /** Stores `value` under `name` unless a value is there; returns the value that is stored. */
+  setIfAbsent(name: string, value: string): Promise<string>;
+}
+
 /** All repositories, bound to one connection or transaction. */
 export interface Repositories {
   accounts: AccountsRepository;
@@ -264,6 +283,7 @@ export interface Repositories {
   uploadLog: UploadLogRepository;
   audit: AuditRepository;
   housekeeping: HousekeepingRepository;
+  serverSettings: ServerSettingsRepository;
   sessions: SessionsRepository;
 }
 

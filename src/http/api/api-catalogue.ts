@@ -189,10 +189,14 @@ export const ENDPOINTS: readonly Endpoint[] = [
     aliases: [],
     access: 'key',
     inSpec: false,
-    summary: 'One of your folders: its link and size, sub-folders and active files.',
-    params: [{ name: 'id', in: 'path', required: true, notes: 'Folder id.' }],
+    summary: 'One of your folders: its link and size, sub-folders and active files, page by page.',
+    params: [
+      { name: 'id', in: 'path', required: true, notes: 'Folder id.' },
+      { name: 'limit', in: 'query', required: false, notes: 'Files per page, 1 to 500, default 50; `ed:files` counts them all.' },
+      { name: 'cursor', in: 'query', required: false, notes: 'From the previous page’s next link; sub-folders come with the first page only.' },
+    ],
     success: { status: 200, title: 'Folder' },
-    errors: [...keyErrors, 'errorFolderNotFound'],
+    errors: [...keyErrors, 'errorFolderNotFound', 'errorBadRequest'],
     curl: `curl -s -H "Authorization: $KEY" {base}/folders/CWRCTXKTAN`,
   },
   {

@@ -3,15 +3,16 @@ import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute } from '../plugins/method-dispatch.js';
-import { formField } from './form.js';
+import { bodyField, formField } from './form.js';
 
 /** POST /apikeys (SPEC.md "POST /apikeys"; API.md 5). */
 export function registerApiKeyRoutes(app: FastifyInstance, context: HttpContext): void {
   apiRoute(app, '/apikeys', {
     POST: async (request, reply) => {
-      const login = formField(request, 'login') ?? '';
-      // `pass` is accepted as an alias of `password` (API.md 2).
-      const password = formField(request, 'password') ?? formField(request, 'pass') ?? '';
+      // Credentials only from the body (SPEC.md: form-encoded bodies): a query string
+      // ends up in access logs and proxies. `pass` is an alias of `password` (API.md 2).
+      const login = bodyField(request, 'login') ?? '';
+      const password = bodyField(request, 'password') ?? bodyField(request, 'pass') ?? '';
       // Failed attempts are limited per client address and per login (API.md 8).
       const account = await context.services.limits.signIn.attempt(request.ip, login, () => context.services.accounts.authenticate(login, password));
       // An explicit "create" answers errorApiKeyAlreadyCreated when a key exists (API.md 5).

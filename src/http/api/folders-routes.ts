@@ -6,7 +6,8 @@ import { requireAccount } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, dispatch, type MethodTable } from '../plugins/method-dispatch.js';
 import { formField, indexedFiles } from './form.js';
-import { listFoldersHandler } from './listing-routes.js';
+import { listFoldersHandler, nextLinks, pageSize, queryParam } from './listing-routes.js';
+import { decodeCursor } from './page-cursor.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
@@ -28,25 +29,35 @@ export function registerFolderRoutes(app: FastifyInstance, context: HttpContext)
     return sendAtom(context, request, reply, 201, 'Folder', [entryEl(...folderHead(folder, 0))]);
   };
 
+  /**
+   * One page of the folder's active files, newest first: `limit` (1 to 500, default 50) and
+   * `cursor` as for GET /files, the next page announced by a feed-level `<link rel="next"/>`
+   * after the self link. `ed:files` and the folder_link `length` count the whole folder;
+   * the sub-folders (`ed:folder`) come with the first page only.
+   */
   const show = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
-    const listing = await services.folders.listing(await services.folders.owned(account, id));
-    return sendAtom(context, request, reply, 200, 'Folder', [
-      entryEl(
-        ...folderHead(listing.folder, listing.activeBytes),
-        textEl('ed:files', listing.files.length),
-        ...listing.children.map((child) => ({
-          name: 'ed:folder',
-          attrs: [['id', child.id], ['href', links.folder(child)]] as const,
-          text: child.name,
-        })),
-        ...listing.files.map((file) => ({
-          name: 'ed:file',
-          attrs: [['id', file.id], ['href', links.download(file)], ['length', file.size]] as const,
-          text: file.name,
-        })),
-      ),
-    ]);
+    const limit = pageSize(request);
+    const cursor = queryParam(request, 'cursor');
+    const after = cursor === undefined ? undefined : decodeCursor('files', cursor);
+    const folder = await services.folders.owned(account, id);
+    const listing = await services.folders.listing(folder, { limit, after, children: after === undefined });
+    const filters: Array<[string, string | undefined]> = [['limit', queryParam(request, 'limit') === undefined ? undefined : String(limit)]];
+    const entry = entryEl(
+      ...folderHead(listing.folder, listing.activeBytes),
+      textEl('ed:files', listing.activeFiles),
+      ...listing.children.map((child) => ({
+        name: 'ed:folder',
+        attrs: [['id', child.id], ['href', links.folder(child)]] as const,
+        text: child.name,
+      })),
+      ...listing.files.map((file) => ({
+        name: 'ed:file',
+        attrs: [['id', file.id], ['href', links.download(file)], ['length', file.size]] as const,
+        text: file.name,
+      })),
+    );
+    return sendAtom(context, request, reply, 200, 'Folder', [entry], nextLinks(request, 'files', filters, listing.next));
   };
 
   const remove = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {

@@ -1,14 +1,22 @@
 import type { FastifyRequest } from 'fastify';
 
+/** A text parameter of a parsed body or query object (the first, if repeated). */
+function textParam(source: unknown, name: string): string | undefined {
+  if (typeof source !== 'object' || source === null) return undefined;
+  const value = (source as Record<string, unknown>)[name];
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
+  return undefined;
+}
+
+/** A text parameter from the form body only: for secrets, which must not sit in URLs and logs. */
+export function bodyField(request: FastifyRequest, name: string): string | undefined {
+  return textParam(request.body, name);
+}
+
 /** A text parameter from the form body, else the query string. */
 export function formField(request: FastifyRequest, name: string): string | undefined {
-  for (const source of [request.body, request.query]) {
-    if (typeof source !== 'object' || source === null) continue;
-    const value = (source as Record<string, unknown>)[name];
-    if (typeof value === 'string') return value;
-    if (Array.isArray(value) && typeof value[0] === 'string') return value[0];
-  }
-  return undefined;
+  return textParam(request.body, name) ?? textParam(request.query, name);
 }
 
 /**

@@ -25,7 +25,7 @@ import { decodeCursor, encodeCursor, type CursorKind } from './page-cursor.js';
  */
 
 /** A query parameter given at most once; undefined when absent. */
-function queryParam(request: FastifyRequest, name: string): string | undefined {
+export function queryParam(request: FastifyRequest, name: string): string | undefined {
   const query = request.query;
   if (typeof query !== 'object' || query === null) return undefined;
   const value = (query as Record<string, unknown>)[name];
@@ -35,7 +35,7 @@ function queryParam(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** `limit`: a whole number from 1 to MAX_PAGE_SIZE (400 otherwise). */
-function pageSize(request: FastifyRequest): number {
+export function pageSize(request: FastifyRequest): number {
   const raw = queryParam(request, 'limit');
   if (raw === undefined) return DEFAULT_PAGE_SIZE;
   const limit = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
@@ -63,7 +63,7 @@ function statuses(request: FastifyRequest): FileStatus[] {
 }
 
 /** The `<link rel="next"/>` of a page that has a successor: the same filters, plus the cursor. */
-function nextLinks(request: FastifyRequest, kind: CursorKind, filters: Array<[string, string | undefined]>, next: ListPosition | null): XmlElement[] {
+export function nextLinks(request: FastifyRequest, kind: CursorKind, filters: Array<[string, string | undefined]>, next: ListPosition | null): XmlElement[] {
   if (!next) return [];
   const params = new URLSearchParams();
   for (const [name, value] of filters) if (value !== undefined) params.set(name, value);

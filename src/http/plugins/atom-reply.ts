@@ -7,7 +7,8 @@ export const ATOM_TYPE = 'application/atom+xml; charset=utf-8';
 
 /** The request path without its query string: the feed's self link (API.md 3). */
 export function requestPath(request: FastifyRequest): string {
-  const url = request.url;
+  // An absolute-form target (`GET http://host/account`) still has just its path here.
+  const url = /^[a-z][a-z0-9+.-]*:\/\//i.test(request.url) ? new URL(request.url).pathname : request.url;
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);
 }

@@ -27,23 +27,56 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_request, _body, done) => done(null, undefined));
 }
 
-/** Reads the text fields of a multipart form; file parts are skipped. */
+/**
+ * Reads the text fields of a multipart form; file parts are read and dropped (busboy's
+ * `files: 0` limit stops emitting `finish` once a skipped part passes its buffer, so the
+ * request would hang). Past FORM_BODY_LIMIT, declared or counted, the body is refused with
+ * 413 and not read further. Settles in every case: finish, a malformed body, or the client gone.
+ */
 function parseMultipartFields(payload: IncomingMessage, headers: IncomingMessage['headers']): Promise<Record<string, string>> {
   return new Promise((resolve, reject) => {
+    const declared = Number(headers['content-length']);
+    if (Number.isFinite(declared) && declared > FORM_BODY_LIMIT) {
+      reject(errors.bodyTooLarge());
+      return;
+    }
     let parser: BusboyInstance;
     try {
-      parser = Busboy({ headers: headers as BusboyHeaders, limits: { files: 0, fields: 200, fieldSize: 64 * 1024, parts: 300 } });
+      parser = Busboy({ headers: headers as BusboyHeaders, limits: { fields: 200, fieldSize: 64 * 1024, parts: 300 } });
     } catch {
       reject(errors.badRequest('Malformed multipart/form-data body'));
       return;
     }
     const fields: Record<string, string> = {};
+    let received = 0;
+    let settled = false;
+    const settle = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      payload.off('data', count);
+      payload.off('close', onClose);
+      if (!error) return resolve(fields);
+      // Unpiped, the request pauses: the rest of the body is never read (bodyTooLarge
+      // closes the connection after the answer).
+      payload.unpipe(parser);
+      reject(error);
+    };
+    const count = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > FORM_BODY_LIMIT) settle(errors.bodyTooLarge());
+    };
+    const onClose = () => {
+      if (!payload.complete) settle(errors.badRequest('The client disconnected'));
+    };
     parser.on('field', (name, value) => {
       fields[name] = value;
     });
     parser.on('file', (_name, stream) => stream.resume());
-    parser.on('error', () => reject(errors.badRequest('Malformed multipart/form-data body')));
-    parser.on('finish', () => resolve(fields));
+    parser.on('error', () => settle(errors.badRequest('Malformed multipart/form-data body')));
+    parser.on('finish', () => settle());
+    payload.on('data', count);
+    payload.on('close', onClose);
+    payload.on('error', () => settle(errors.badRequest('Malformed multipart/form-data body')));
     payload.pipe(parser);
   });
 }

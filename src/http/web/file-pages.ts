@@ -68,7 +68,10 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
       beforeBody: async (length) => {
         // Reserve the whole response first so concurrent downloads cannot overdraw (API.md 6).
         await services.downloads.reserveTraffic(account, length);
-        if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) await services.files.recordDownload(file.id);
+        // Counting the download start must not fail the reserved download.
+        if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) {
+          await services.files.recordDownload(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
+        }
       },
       afterBody: (sent, planned) => {
         services.downloads.refundTraffic(account, planned - sent).catch((error) => request.log.error(error, 'traffic refund failed'));

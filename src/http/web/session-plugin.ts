@@ -5,6 +5,7 @@ import type { HttpContext, RouteFlags } from '../context.js';
 import type { Links } from '../links.js';
 import { html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
+import { bodyField } from '../api/form.js';
 
 /** The session cookie: a random 256-bit token; the server keeps only its hash. */
 export const SESSION_COOKIE = 'fh_session';
@@ -66,12 +67,7 @@ export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, c
 }
 
 /** A text field of a url-encoded or multipart form body (never the query string), else undefined. */
-export function bodyField(request: FastifyRequest, name: string): string | undefined {
-  const body = request.body;
-  if (typeof body !== 'object' || body === null) return undefined;
-  const value = (body as Record<string, unknown>)[name];
-  return typeof value === 'string' ? value : undefined;
-}
+export { bodyField };
 
 /**
  * The check of every state-changing form of a signed-in browser: the session must exist
