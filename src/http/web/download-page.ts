@@ -4,11 +4,11 @@ import { ID_PATTERN } from '../../domain/ids.js';
 import type { FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
-import { sendFile } from '../send-blob.js';
 import { humanDate, humanSize } from './format.js';
 import { pageCsp, sendErrorPage, sendPage } from './layout.js';
 import { pageCspAddition, previewCsp, previewOf } from './preview.js';
 import { myFilesUrl } from './my-files-paths.js';
+import { sendFreeFile } from './free-download.js';
 import { CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 
 /** The path of a file's download page (`/<id>/<url-encoded name>`), for same-origin references. */
@@ -93,17 +93,9 @@ export async function sendPreview(context: HttpContext, request: FastifyRequest,
   if (!preview) {
     return sendErrorPage(reply, 404, 'No preview', 'Files of this type are not shown in the browser. Use the download button on the file’s page instead.');
   }
-  const { services } = context;
-  const leave = services.limits.freeDownloads.enter(request.ip);
-  reply.raw.once('close', leave);
-  if (reply.raw.destroyed) leave();
-  return sendFile(request, reply, {
-    file,
-    open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),
-    // Looking at a preview is not a download start (expiry counts those); its bytes are traffic.
-    afterBody: (sent) => {
-      services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
-    },
+  // Looking at a preview is not a download start (expiry counts those); its bytes are traffic.
+  return sendFreeFile(context, request, reply, file, {
+    countsAsDownload: false,
     headers: {
       'Content-Type': preview.contentType,
       'Content-Disposition': contentDisposition(file.name, { type: 'inline' }),

@@ -7,6 +7,7 @@ import { sendFile } from '../send-blob.js';
 import { html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { sendDownloadPage, sendPreview } from './download-page.js';
+import { sendFreeFile } from './free-download.js';
 import { humanDate, humanSize } from './format.js';
 
 type IdParams = { id: string };
@@ -39,21 +40,7 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
     const file = await publicFile(reply, id);
     if (!file) return reply;
     if ((request.query as Record<string, unknown>).download !== undefined) {
-      // Free downloads (API.md 8): a few at once per client address, each at the speed
-      // cap; the slot is given back when the response is over, however it ends.
-      const leave = services.limits.freeDownloads.enter(request.ip);
-      reply.raw.once('close', leave);
-      if (reply.raw.destroyed) leave();
-      return sendFile(request, reply, {
-        file,
-        open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),
-        beforeBody: async () => {
-          if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) await services.files.recordDownload(file.id);
-        },
-        afterBody: (sent) => {
-          services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
-        },
-      });
+      return sendFreeFile(context, request, reply, file, { countsAsDownload: true });
     }
     if ((request.query as Record<string, unknown>).preview !== undefined) return sendPreview(context, request, reply, file);
     return sendDownloadPage(context, request, reply, file);
