@@ -5,7 +5,7 @@ import type { HttpContext } from '../context.js';
 import { ClientGoneError, receiveSingleFile } from '../multipart-upload.js';
 import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
-import { apiRoute, dispatch, type MethodTable } from '../plugins/method-dispatch.js';
+import { apiRoute, refRoute, type MethodTable } from '../plugins/method-dispatch.js';
 import { createdFileEntry } from './file-entries.js';
 import { listFilesHandler } from './listing-routes.js';
 
@@ -94,24 +94,11 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
   apiRoute(app, '/files', { ...uploadTable, GET: listFilesHandler(context) }, { streamBody: true });
   apiRoute(app, '/file', uploadTable, { streamBody: true });
 
-  app.route({
-    method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
-    url: '/files/copy/:id',
-    handler: (request, reply) => dispatch({ POST: copy((request.params as { id: string }).id) }, request, reply),
-  });
-
-  app.route({
-    method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
-    url: '/files/:ref',
-    handler: (request, reply) => {
-      const ref = (request.params as { ref: string }).ref.replace(/%3B/gi, ';');
-      const [id = '', suffix] = ref.split(';', 2);
-      let table: MethodTable;
-      if (suffix === undefined && id.startsWith('copy:')) table = { POST: copy(id.slice('copy:'.length)) };
-      else if (suffix === undefined) table = { GET: details(id), DELETE: remove(id) };
-      else if (suffix === 'DirectLink') table = { GET: directLink(id) };
-      else return reply.callNotFound();
-      return dispatch(table, request, reply);
-    },
+  // A suffix is no part of a copy reference: the whole of it is the (then unknown) id.
+  refRoute(app, '/files/copy/:id', (id, suffix) => ({ POST: copy(suffix === undefined ? id : `${id};${suffix}`) }));
+  refRoute(app, '/files/:ref', (id, suffix) => {
+    if (suffix === undefined && id.startsWith('copy:')) return { POST: copy(id.slice('copy:'.length)) };
+    if (suffix === undefined) return { GET: details(id), DELETE: remove(id) };
+    return suffix === 'DirectLink' ? { GET: directLink(id) } : null;
   });
 }

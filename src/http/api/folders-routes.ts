@@ -4,12 +4,11 @@ import { entryEl, linkEl, textEl, type XmlElement } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { requireAccount } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
-import { apiRoute, dispatch, type MethodTable } from '../plugins/method-dispatch.js';
+import { apiRoute, refRoute } from '../plugins/method-dispatch.js';
 import { formField, indexedFiles } from './form.js';
 import { listFoldersHandler, nextLinks, pageSize, queryParam } from './listing-routes.js';
 import { decodeCursor } from './page-cursor.js';
 
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
 
 /** PUT /folders/<id>;files (SPEC.md) and the folder extensions of API.md section 7. */
 export function registerFolderRoutes(app: FastifyInstance, context: HttpContext): void {
@@ -79,17 +78,8 @@ export function registerFolderRoutes(app: FastifyInstance, context: HttpContext)
   };
 
   apiRoute(app, '/folders', { GET: listFoldersHandler(context), POST: create });
-  app.route({
-    method: [...METHODS],
-    url: '/folders/:ref',
-    handler: (request, reply) => {
-      const ref = (request.params as { ref: string }).ref.replace(/%3B/gi, ';');
-      const [id = '', suffix] = ref.split(';', 2);
-      let table: MethodTable;
-      if (suffix === undefined) table = { GET: show(id), DELETE: remove(id) };
-      else if (suffix === 'files') table = { PUT: move(id) };
-      else return reply.callNotFound();
-      return dispatch(table, request, reply);
-    },
+  refRoute(app, '/folders/:ref', (id, suffix) => {
+    if (suffix === undefined) return { GET: show(id), DELETE: remove(id) };
+    return suffix === 'files' ? { PUT: move(id) } : null;
   });
 }

@@ -47,3 +47,25 @@ export function dispatch(table: MethodTable, request: FastifyRequest, reply: Fas
 export function apiRoute(app: FastifyInstance, url: string, table: MethodTable, config: Record<string, unknown> = {}): void {
   app.route({ method: [...ALL_METHODS], url, config, handler: (request, reply) => dispatch(table, request, reply) });
 }
+
+/**
+ * Registers a path whose last segment is a reference `<id>` or `<id>;<suffix>` (SPEC.md's
+ * `;DirectLink`, `;files`), with the `;` raw or percent-encoded (API.md 2). `tableFor`
+ * picks the method table for the reference; null means no such resource (404).
+ */
+export function refRoute(
+  app: FastifyInstance,
+  url: string,
+  tableFor: (id: string, suffix: string | undefined) => MethodTable | null,
+): void {
+  app.route({
+    method: [...ALL_METHODS],
+    url,
+    handler: (request, reply) => {
+      const ref = Object.values(request.params as Record<string, string>).at(-1) ?? '';
+      const [id = '', suffix] = ref.replace(/%3B/gi, ';').split(';', 2);
+      const table = tableFor(id, suffix);
+      return table ? dispatch(table, request, reply) : reply.callNotFound();
+    },
+  });
+}
