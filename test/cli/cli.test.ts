@@ -9,39 +9,15 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
 import { FileStatus, type FileRecord } from '../../src/domain/types.js';
 import { openServices, type Services } from '../../src/services/services.js';
+import { cleanEnv, runCli, type CliResult } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = path.join(ROOT, 'bin', 'filehaven.js');
 const DAY_MS = 86_400_000;
 const GiB = 1024 ** 3;
 
-/** The parent's environment without FILEHAVEN_* settings, so only what a test sets counts. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FILEHAVEN_')));
-  return { ...env, ...extra };
-}
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `filehaven <args>` to completion. */
-function run(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** Asserts a failed run: the exit code, one stderr line matching `message`, no stack trace. */
-function assertFails(result: Result, code: number, message: RegExp, oneLine = true): void {
+function assertFails(result: CliResult, code: number, message: RegExp, oneLine = true): void {
   assert.equal(result.code, code, `exit code; stderr: ${result.stderr}`);
   const lines = result.stderr.trimEnd().split('\n');
   assert.match(lines[0]!, message);
@@ -158,11 +134,11 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     });
 
     test('a bad --port is refused naming the flag and the range', async () => {
-      assertFails(await run(['serve', '--port', '99999', '--data', data]), 1, /--port.*99999.*port number 0-65535/);
+      assertFails(await runCli(['serve', '--port', '99999', '--data', data]), 1, /--port.*99999.*port number 0-65535/);
     });
 
     test('a bad FILEHAVEN_PORT is refused naming the variable', async () => {
-      assertFails(await run(['serve', '--data', data], { FILEHAVEN_PORT: 'abc' }), 1, /FILEHAVEN_PORT.*"abc".*port number/);
+      assertFails(await runCli(['serve', '--data', data], { FILEHAVEN_PORT: 'abc' }), 1, /FILEHAVEN_PORT.*"abc".*port number/);
     });
   });
 
@@ -174,7 +150,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     });
 
     test('create --json prints one JSON object with id and login', async () => {
-      const result = await run([
+      const result = await runCli([
         'accounts', 'create', '--login', 'alice', '--password', 'correct horse', '--name', 'Alice A',
         '--email', 'alice@example.com', '--premium-days', '30', '--traffic', '10GiB', '--json', '--data', data,
       ]);
@@ -192,21 +168,21 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     });
 
     test('a taken login fails with one clear line', async () => {
-      assertFails(await run(['accounts', 'create', '--login', 'alice', '--password', 'another one', '--data', data]), 1, /login "alice" is already taken/);
+      assertFails(await runCli(['accounts', 'create', '--login', 'alice', '--password', 'another one', '--data', data]), 1, /login "alice" is already taken/);
     });
 
     test('a short password fails with one clear line', async () => {
-      assertFails(await run(['accounts', 'create', '--login', 'bob', '--password', 'short', '--data', data]), 1, /password must be at least 8 characters/);
+      assertFails(await runCli(['accounts', 'create', '--login', 'bob', '--password', 'short', '--data', data]), 1, /password must be at least 8 characters/);
     });
 
     test('an unknown flag is a usage error naming the flag', async () => {
-      const result = await run(['accounts', 'create', '--login', 'carol', '--password', 'long enough', '--bogus', '--data', data]);
+      const result = await runCli(['accounts', 'create', '--login', 'carol', '--password', 'long enough', '--bogus', '--data', data]);
       assertFails(result, 2, /^filehaven accounts: .*--bogus/, false);
       assert.match(result.stderr, /usage:/);
     });
 
     test('list shows the account (and only the accounts that were created)', async () => {
-      const result = await run(['accounts', 'list', '--data', data]);
+      const result = await runCli(['accounts', 'list', '--data', data]);
       assert.equal(result.code, 0, result.stderr);
       const rows = result.stdout.trim().split('\n');
       assert.match(rows[0]!, /^ID\tLOGIN\t/);
@@ -216,13 +192,13 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     });
 
     test('premium --days 10 --traffic 1000 extends the period and tops up traffic', async () => {
-      const result = await run(['accounts', 'premium', '--login', 'alice', '--days', '10', '--traffic', '1000', '--data', data]);
+      const result = await runCli(['accounts', 'premium', '--login', 'alice', '--days', '10', '--traffic', '1000', '--data', data]);
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /alice/);
     });
 
     test('FILEHAVEN_DATA is honoured: list --json sees the extended account', async () => {
-      const result = await run(['accounts', 'list', '--json'], { FILEHAVEN_DATA: data });
+      const result = await runCli(['accounts', 'list', '--json'], { FILEHAVEN_DATA: data });
       assert.equal(result.code, 0, result.stderr);
       const accounts = JSON.parse(result.stdout) as Array<{ id: number; login: string; premiumEnd: string; trafficLeft: number }>;
       assert.deepEqual(accounts.map((a) => a.login), ['alice']);
@@ -234,7 +210,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     });
 
     test('premium for an unknown login fails with one clear line', async () => {
-      assertFails(await run(['accounts', 'premium', '--login', 'nobody', '--days', '1', '--data', data]), 1, /no account with login "nobody"/);
+      assertFails(await runCli(['accounts', 'premium', '--login', 'nobody', '--days', '1', '--data', data]), 1, /no account with login "nobody"/);
     });
   });
 
@@ -243,7 +219,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     let services: Services;
     let file: FileRecord;
     const status = async () => (await services.store.files.byId(file.id))!.status;
-    const files = (...args: string[]) => run(['files', ...args, '--data', data]);
+    const files = (...args: string[]) => runCli(['files', ...args, '--data', data]);
 
     before(async () => {
       data = await tempDir();
@@ -297,7 +273,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
   describe('blacklist', { concurrency: 1 }, () => {
     let data: string;
     const digest = 'ab'.repeat(32);
-    const blacklist = (...args: string[]) => run(['blacklist', ...args, '--data', data]);
+    const blacklist = (...args: string[]) => runCli(['blacklist', ...args, '--data', data]);
     before(async () => {
       data = await tempDir();
     });
@@ -324,7 +300,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
   });
 
   test('an unknown command prints the usage and exits 2', async () => {
-    const result = await run(['frobnicate']);
+    const result = await runCli(['frobnicate']);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /unknown command "frobnicate"/);
     assert.match(result.stderr, /usage:\n\s+filehaven serve/);
