@@ -10,3 +10,10 @@ export function parseMoney(raw: string): number | null {
   const cents = Number(match[2]) * 100 + Number((match[3] ?? '').padEnd(2, '0'));
   return match[1] === '-' && cents !== 0 ? -cents : cents;
 }
+
+/** Cents as a decimal with two places (`12.50`, `-3.00`). */
+export function money(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseMoney } from '../../src/domain/money.js';
-import { money } from '../../src/http/api/account-routes.js';
+import { money, parseMoney } from '../../src/domain/money.js';
 
 test('amounts with at most two decimals become cents', () => {
   const cases: [string, number][] = [

@@ -1,6 +1,7 @@
 import { parseBytes } from '../../config/units.js';
 import { premiumState, type Account } from '../../domain/types.js';
-import { money, sqlDateTime } from '../../http/api/account-routes.js';
+import { sqlDateTime } from '../../domain/dates.js';
+import { money } from '../../domain/money.js';
 import { optionalNumber, parseCommandArgs, required, UsageError } from '../args.js';
 import { audit } from '../audit-trail.js';
 import { joinNegativeValues, moneyFlag, noPositionals } from '../flags.js';

@@ -1,4 +1,4 @@
-import { sqlDateTime } from '../../http/api/account-routes.js';
+import { sqlDateTime } from '../../domain/dates.js';
 import { parseCommandArgs } from '../args.js';
 import { limitFlag, noPositionals } from '../flags.js';
 import { humanDateOrDash } from '../format.js';

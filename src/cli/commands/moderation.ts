@@ -1,5 +1,5 @@
 import { isFileStatus, type FileStatus } from '../../domain/types.js';
-import { sqlDateTime } from '../../http/api/account-routes.js';
+import { sqlDateTime } from '../../domain/dates.js';
 import type { OperatorFileInfo, OperatorFileView } from '../../services/moderation-service.js';
 import { humanDateOrDash } from '../format.js';
 import { parseCommandArgs, UsageError, type ParsedArgs } from '../args.js';

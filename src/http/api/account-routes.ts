@@ -5,18 +5,8 @@ import type { HttpContext } from '../context.js';
 import { requireAccount } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute } from '../plugins/method-dispatch.js';
-
-/** `YYYY-MM-DD HH:MM:SS` in UTC, or empty when unset (API.md 5). */
-export function sqlDateTime(epochMs: number | null): string {
-  return epochMs === null ? '' : new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ');
-}
-
-/** Cents as a decimal with two places. */
-export function money(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
+import { sqlDateTime } from '../../domain/dates.js';
+import { money } from '../../domain/money.js';
 
 /** GET /account (SPEC.md "GET /account"; API.md 3 and 5). */
 export function registerAccountRoutes(app: FastifyInstance, context: HttpContext): void {

@@ -7,7 +7,7 @@ import type { HttpContext } from '../context.js';
 import { requireAccount } from '../plugins/api-auth.js';
 import { requestPath, sendAtom } from '../plugins/atom-reply.js';
 import type { Handler } from '../plugins/method-dispatch.js';
-import { sqlDateTime } from './account-routes.js';
+import { sqlDateTime } from '../../domain/dates.js';
 import { decodeCursor, encodeCursor, type CursorKind } from './page-cursor.js';
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { premiumState, type Account } from '../../domain/types.js';
-import { money } from '../api/account-routes.js';
+import { money } from '../../domain/money.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
 import { PROFILE_PATH } from './account-pages.js';
