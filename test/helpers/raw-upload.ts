@@ -66,58 +66,73 @@ export interface RawRequestOptions {
 
 const CHUNK = 64 * 1024;
 
+/** An open request and its outcome; `open()` is false once a response or an error ended it. */
+interface OpenRequest {
+  request: http.ClientRequest;
+  outcome: Promise<RawOutcome>;
+  open(): boolean;
+}
+
 /**
- * One request over a fresh connection (no keep-alive pool). Robust against a server that
- * answers before reading the whole body and closes: the body is written chunk by chunk and
- * writing stops as soon as a response arrives; a reset before any response is reported as
- * `error` instead of thrown.
+ * Opens one request over a fresh connection (no keep-alive pool). Robust against a server
+ * that answers before reading the whole body and closes: a response (even one cut by a
+ * reset) is the outcome, and a reset before any response is reported as `error` instead
+ * of thrown. Callers stop writing once `open()` is false.
+ */
+function openRequest(url: URL, method: string, headers: Record<string, string | number> | undefined): OpenRequest {
+  let done = false;
+  let responded = false;
+  let resolveOutcome!: (outcome: RawOutcome) => void;
+  const outcome = new Promise<RawOutcome>((resolve) => (resolveOutcome = resolve));
+  const request = http.request(url, { method, headers, agent: false });
+  const finish = (result: RawOutcome) => {
+    if (done) return;
+    done = true;
+    resolveOutcome(result);
+    request.destroy();
+  };
+  request.on('error', (error: NodeJS.ErrnoException) => {
+    if (!responded) finish({ error });
+  });
+  request.on('response', (response) => {
+    responded = true;
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const settle = () =>
+      finish({ response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') } });
+    response.on('end', settle);
+    // A reset after the headers: what was received is the answer (the body may be cut).
+    response.on('error', settle);
+    response.on('aborted', settle);
+  });
+  return { request, outcome, open: () => !done && !responded };
+}
+
+/**
+ * One request whose body is written chunk by chunk; writing stops as soon as a response
+ * arrives (see openRequest for the outcome rules).
  */
 export function rawRequest(baseUrl: string, options: RawRequestOptions): Promise<RawOutcome> {
-  const url = new URL(options.path, baseUrl);
-  return new Promise((resolve) => {
-    let done = false;
-    let responded = false;
-    const finish = (outcome: RawOutcome) => {
-      if (done) return;
-      done = true;
-      resolve(outcome);
-      request.destroy();
-    };
-    const request = http.request(url, { method: options.method ?? 'POST', headers: options.headers, agent: false });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (!responded) finish({ error });
-    });
-    request.on('response', (response) => {
-      responded = true;
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const settle = () =>
-        finish({ response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') } });
-      response.on('end', settle);
-      // A reset after the headers: what was received is the answer (the body may be cut).
-      response.on('error', settle);
-      response.on('aborted', settle);
-    });
-
-    const body = options.body ?? Buffer.alloc(0);
-    if (options.waitForResponseBeforeBody) {
-      request.flushHeaders();
-      return;
-    }
-    let offset = 0;
-    const writeMore = () => {
-      while (!done && !responded && offset < body.length) {
-        const chunk = body.subarray(offset, offset + CHUNK);
-        offset += chunk.length;
-        if (!request.write(chunk)) {
-          request.once('drain', writeMore);
-          return;
-        }
+  const { request, outcome, open } = openRequest(new URL(options.path, baseUrl), options.method ?? 'POST', options.headers);
+  const body = options.body ?? Buffer.alloc(0);
+  if (options.waitForResponseBeforeBody) {
+    request.flushHeaders();
+    return outcome;
+  }
+  let offset = 0;
+  const writeMore = () => {
+    while (open() && offset < body.length) {
+      const chunk = body.subarray(offset, offset + CHUNK);
+      offset += chunk.length;
+      if (!request.write(chunk)) {
+        request.once('drain', writeMore);
+        return;
       }
-      if (!done && !responded) request.end();
-    };
-    writeMore();
-  });
+    }
+    if (open()) request.end();
+  };
+  writeMore();
+  return outcome;
 }
 
 /**
@@ -126,38 +141,16 @@ export function rawRequest(baseUrl: string, options: RawRequestOptions): Promise
  * as rawRequest; once a response arrives nothing more is written.
  */
 export function steppedRequest(baseUrl: string, pathname: string, headers: Record<string, string | number>, steps: (Buffer | (() => Promise<void>))[]): Promise<RawOutcome> {
-  return new Promise((resolve) => {
-    let done = false;
-    let responded = false;
-    const finish = (outcome: RawOutcome) => {
-      if (done) return;
-      done = true;
-      resolve(outcome);
-      request.destroy();
-    };
-    const request = http.request(new URL(pathname, baseUrl), { method: 'POST', headers, agent: false });
-    request.on('error', (error: NodeJS.ErrnoException) => {
-      if (!responded) finish({ error });
-    });
-    request.on('response', (response) => {
-      responded = true;
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      const settle = () =>
-        finish({ response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') } });
-      response.on('end', settle);
-      response.on('error', settle);
-      response.on('aborted', settle);
-    });
-    void (async () => {
-      for (const step of steps) {
-        if (done || responded) return;
-        if (typeof step === 'function') await step();
-        else await new Promise<void>((written) => request.write(step, () => written()));
-      }
-      if (!done && !responded) request.end();
-    })();
-  });
+  const { request, outcome, open } = openRequest(new URL(pathname, baseUrl), 'POST', headers);
+  void (async () => {
+    for (const step of steps) {
+      if (!open()) return;
+      if (typeof step === 'function') await step();
+      else await new Promise<void>((written) => request.write(step, () => written()));
+    }
+    if (open()) request.end();
+  })();
+  return outcome;
 }
 
 /** The request line, headers and blank line of a raw HTTP/1.1 request. */
