@@ -1,8 +1,9 @@
-import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
+import type { BusboyInstance } from '@fastify/busboy';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { StagedBlob } from '../blob/blob-store.js';
 import { ApiError, errors } from '../domain/errors.js';
+import { openMultipart } from './multipart-parser.js';
 
 /** The file of an upload request, staged but not yet stored. */
 export interface ReceivedFile {
@@ -29,8 +30,7 @@ export function receiveSingleFile(request: IncomingMessage, stage: Stage, discar
   return new Promise((resolve, reject) => {
     let parser: BusboyInstance;
     try {
-      parser = Busboy({
-        headers: request.headers as BusboyHeaders,
+      parser = openMultipart(request.headers, {
         // A part named `upload` is the file even without a filename (curl -F upload=<file).
         isPartAFile: (name, _type, filename) => filename !== undefined || name === 'upload',
         limits: { files: 1, fields: 50, fieldSize: 64 * 1024, parts: 100, headerPairs: 100 },
@@ -50,9 +50,11 @@ export function receiveSingleFile(request: IncomingMessage, stage: Stage, discar
       settled = true;
       abort.abort(error);
       request.unpipe(parser);
-      // The staging may already have finished: drop what it wrote.
-      staging?.then(discard, () => {}).catch(() => {});
-      reject(error);
+      // The answer waits for the cleanup, so a refused upload has left nothing behind by
+      // the time its client hears of it: an aborted staging removes its own temp file
+      // before it rejects, and one that already finished is discarded here.
+      const cleanup = staging ? staging.then(discard, () => {}).catch(() => {}) : Promise.resolve();
+      void cleanup.then(() => reject(error));
     };
 
     parser.on('file', (_name, stream, name) => {

@@ -1,9 +1,10 @@
 import formbody from '@fastify/formbody';
-import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
+import type { BusboyInstance } from '@fastify/busboy';
 import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { errors } from '../../domain/errors.js';
 import type { RouteFlags } from '../context.js';
+import { openMultipart } from '../multipart-parser.js';
 
 /** Form bodies of non-upload requests are small; this bounds what is read. */
 export const FORM_BODY_LIMIT = 1024 * 1024;
@@ -42,7 +43,7 @@ function parseMultipartFields(payload: IncomingMessage, headers: IncomingMessage
     }
     let parser: BusboyInstance;
     try {
-      parser = Busboy({ headers: headers as BusboyHeaders, limits: { fields: 200, fieldSize: 64 * 1024, parts: 300 } });
+      parser = openMultipart(headers, { limits: { fields: 200, fieldSize: 64 * 1024, parts: 300 } });
     } catch {
       reject(errors.badRequest('Malformed multipart/form-data body'));
       return;

@@ -1,7 +1,8 @@
-import { Busboy, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
+import type { BusboyInstance } from '@fastify/busboy';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { errors } from '../../domain/errors.js';
+import { openMultipart } from '../multipart-parser.js';
 import { ClientGoneError } from '../multipart-upload.js';
 
 /** Most files one upload form may carry; the parts limit follows from it. */
@@ -37,8 +38,7 @@ export function readUploadForm(request: IncomingMessage, onFile: (file: UploadFo
   return new Promise((resolve, reject) => {
     let parser: BusboyInstance;
     try {
-      parser = Busboy({
-        headers: request.headers as BusboyHeaders,
+      parser = openMultipart(request.headers, {
         isPartAFile: (_name, _type, filename) => filename !== undefined,
         limits: { files: MAX_FORM_FILES, fields: 20, fieldSize: 4096, parts: MAX_FORM_FILES + 20, headerPairs: 100 },
       });
