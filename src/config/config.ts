@@ -47,6 +47,12 @@ export interface Config {
   expireAfterDays: number;
   /** Whether anyone may create an account on the web site (`open`) or only operators (`closed`). */
   signup: 'open' | 'closed';
+  /** Time a client has to send a request's whole head (request line and headers). */
+  headersTimeoutMs: number;
+  /** A connection with no byte in either direction for this long during a request is closed. */
+  idleTimeoutMs: number;
+  /** Open connections per client address (IPv6 per /64); 0 = unlimited. Not applied behind a trusted proxy. */
+  maxConnectionsPerIp: number;
 }
 
 /** One configurable setting: its flag, env variable, default and parser. */
@@ -110,6 +116,9 @@ export const SETTINGS = [
   { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(60_000), expected: 'a duration of at least 1m (shorter would collect uploads in progress), such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
   { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
   { key: 'signup', flag: 'signup', env: 'FILEHAVEN_SIGNUP', parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined), expected: 'open or closed', description: 'whether visitors may create accounts at /signup' },
+  { key: 'headersTimeoutMs', flag: 'headers-timeout', env: 'FILEHAVEN_HEADERS_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 20s', description: 'time a client has to send a request head' },
+  { key: 'idleTimeoutMs', flag: 'idle-timeout', env: 'FILEHAVEN_IDLE_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 60s', description: 'a request connection silent this long is closed' },
+  { key: 'maxConnectionsPerIp', flag: 'max-connections-per-ip', env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'open connections per client address' },
 ] as const satisfies readonly Setting<keyof Config>[];
 
 const GiB = 1024 ** 3;
@@ -137,6 +146,9 @@ export const DEFAULTS: Config = {
   tempGraceMs: 3_600_000,
   expireAfterDays: 0,
   signup: 'closed',
+  headersTimeoutMs: 20_000,
+  idleTimeoutMs: 60_000,
+  maxConnectionsPerIp: 64,
 };
 
 export class ConfigError extends Error {

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'errorFolderNotEmpty'
   | 'errorBadRequest'
   | 'errorRateLimited'
+  | 'errorServiceUnavailable'
   | 'errorInternal';
 
 export class ApiError extends Error {
@@ -74,6 +75,16 @@ export const errors = {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
     }),
   internal: () => new ApiError('errorInternal', 500, 'Internal server error'),
+  /** The HTTP parser refused the request (bad request line, header or chunk syntax). */
+  malformedHttp: () => new ApiError('errorBadRequest', 400, 'Malformed HTTP request'),
+  /** The request head did not arrive within the headers timeout (a slow or stalled client). */
+  requestTimeout: () => new ApiError('errorBadRequest', 408, 'Request timeout: the request headers did not arrive in time'),
+  headersTooLarge: () => new ApiError('errorBadRequest', 431, 'Request header fields too large'),
+  /** The client's address holds as many open connections as it may (see --max-connections-per-ip). */
+  tooManyConnections: () =>
+    new ApiError('errorRateLimited', 429, 'Too many open connections from your address', { 'Retry-After': '1' }),
+  /** The server is shutting down; another server (or this one, restarted) will answer. */
+  unavailable: () => new ApiError('errorServiceUnavailable', 503, 'The server is shutting down, try again', { 'Retry-After': '1', Connection: 'close' }),
   /** Too many failed sign-ins (API.md 8: errorWrongCredentials with 429). */
   signInThrottled: (retryAfterSeconds: number) =>
     new ApiError('errorWrongCredentials', 429, 'Too many failed sign-ins, try again later', {
@@ -108,6 +119,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorMethodNotAllowed: 'Extension: the path exists, the method does not (see Allow).',
   errorFolderNotEmpty: 'Extension: only an empty folder can be removed.',
   errorBadRequest: 'Extension: a malformed parameter or body.',
-  errorRateLimited: 'Extension: too many requests from this key or address.',
+  errorRateLimited: 'Extension: too many requests or open connections from this key or address.',
+  errorServiceUnavailable: 'Extension: the server is shutting down; retry (Retry-After), another server or the restarted one answers.',
   errorInternal: 'Extension: an unexpected server failure; details stay in the server log.',
 };

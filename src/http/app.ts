@@ -8,9 +8,13 @@ import { registerFolderRoutes } from './api/folders-routes.js';
 import type { HttpContext } from './context.js';
 import { Links } from './links.js';
 import { registerApiRateLimit } from './plugins/api-rate-limit.js';
-import { sendAtomError } from './plugins/atom-reply.js';
+import { answerClientError } from './client-errors.js';
+import { capConnectionsPerAddress } from './connection-cap.js';
+import { rawAtomErrorResponse, sendAtomError } from './plugins/atom-reply.js';
 import { registerBodyParsers } from './plugins/body-parsers.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
+import { registerEveryMethod } from './plugins/method-dispatch.js';
+import { registerProtocolChecks } from './plugins/protocol-checks.js';
 import { registerAccountPages } from './web/account-pages.js';
 import { registerCopyToAccount } from './web/download-page.js';
 import { registerFilePages } from './web/file-pages.js';
@@ -29,19 +33,34 @@ export interface AppOptions {
 /** The Fastify app with every route; `links` is configured once the address is known. */
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; links: Links }> {
   const level = options.logLevel ?? 'info';
+  const config = options.services.config;
   const app = Fastify({
     logger: level === 'silent' ? false : { level },
-    // Uploads of many GiB take long: no overall request timeout, but a socket with no
-    // traffic for 5 minutes (a stalled upload, a vanished client) is closed.
+    // Slow clients (issue 7, SECURITY.md): the request head must arrive within
+    // headersTimeout; after that, a request connection silent in both directions for
+    // idleTimeout is closed. Uploads of many GiB over slow links take hours, so there is
+    // no overall request timeout: any byte that arrives keeps the upload alive.
+    http: {
+      headersTimeout: config.headersTimeoutMs,
+      // How often Node checks the headers timeout (its default, 30 s, would let a slow
+      // head live up to 30 s past it).
+      connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+      // A request without Host gets the Atom error of the onRequest check below, not
+      // Node's bodiless 400.
+      requireHostHeader: false,
+    },
     requestTimeout: 0,
-    connectionTimeout: 5 * 60_000,
+    connectionTimeout: config.idleTimeoutMs,
+    // Above the 60 s idle timeout of common load balancers, so they close first.
     keepAliveTimeout: 65_000,
+    clientErrorHandler: (error, socket) => answerClientError(context, error, socket, (message) => app.log.debug(message)),
     // Download links carry a 255-byte name, url-encoded up to three times longer.
     routerOptions: { maxParamLength: 2048 },
-    return503OnClosing: true,
+    // Requests arriving while the server closes get the Atom 503 of registerProtocolChecks.
+    return503OnClosing: false,
     // The client address of the per-IP limits: behind a reverse proxy, the one address it
     // adds to X-Forwarded-For (one trusted hop, so a client cannot forge its own).
-    trustProxy: options.services.config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
+    trustProxy: config.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     // A URL the router cannot decode (bad %-escape, over-long segment) gets the Atom error
     // shape like every other API answer (API.md 2), not Fastify's JSON.
     frameworkErrors: (error, request, reply) => {
@@ -52,10 +71,15 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
   const links = new Links();
   const context: HttpContext = { services: options.services, links };
+  if (config.maxConnectionsPerIp > 0 && !config.trustProxy) {
+    capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => rawAtomErrorResponse(context, errors.tooManyConnections()));
+  }
 
+  registerEveryMethod(app);
   await registerBodyParsers(app);
   await registerSessions(app, context);
   registerErrorHandling(app, context);
+  registerProtocolChecks(app);
   registerApiRateLimit(app, context);
   registerApiKeyRoutes(app, context);
   registerFileRoutes(app, context);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { exchange } from '../helpers/raw-exchange.js';
+import { exchange, type Exchange } from '../helpers/raw-exchange.js';
+import { atomError } from '../helpers/server.js';
+import { parseAtom } from '../helpers/xml.js';
 import { listFiles } from '../helpers/raw-upload.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -39,5 +41,98 @@ describe('hostile requests', () => {
     assert.match(answer.body, /<title>errorUploadFaild<\/title>/);
     await alive();
     assert.deepEqual(await listFiles(`${t.dataDir}/tmp`), []);
+  });
+});
+
+/** An answer in the API's Atom error shape, with this status and code. */
+function assertRawAtomError(answer: Exchange, status: number, code: string): void {
+  const context = answer.raw.slice(0, 600);
+  assert.equal(answer.status, status, context);
+  assert.equal(answer.headers['content-type'], 'application/atom+xml; charset=utf-8', context);
+  parseAtom(answer.body);
+  assert.equal(atomError(answer.body)?.code, code, context);
+}
+
+/**
+ * Refusals by Node's parser or Fastify itself go through the one error catalogue: API
+ * clients always get the Atom error feed (API.md 3), never JSON or a bodiless answer.
+ */
+describe('framework-level refusals answer Atom', () => {
+  let t: TestServer;
+  before(async () => {
+    t = await startTestServer({ apiRatePerIp: 0, apiRatePerKey: 0 });
+  });
+  after(() => t.close());
+  const host = () => new URL(t.url).host;
+
+  const malformed: Array<[string, string]> = [
+    ['a Content-Length that is not a number', 'POST /account HTTP/1.1\r\nHost: H\r\nContent-Length: abc\r\n\r\n'],
+    ['a method the parser does not know', 'FOO /account HTTP/1.1\r\nHost: H\r\n\r\n'],
+    ['Content-Length with Transfer-Encoding', 'POST /account HTTP/1.1\r\nHost: H\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+    ['a chunk size that is not hex', 'POST /folders HTTP/1.1\r\nHost: H\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n'],
+    ['a header name with a space', 'GET /account HTTP/1.1\r\nHost: H\r\nBad Header: y\r\n\r\n'],
+    ['HTTP/3.0 on the request line', 'GET /account HTTP/3.0\r\nHost: H\r\n\r\n'],
+  ];
+  for (const [what, request] of malformed) {
+    it(`${what}: 400 errorBadRequest in Atom`, async () => {
+      const answer = await exchange(t.url, request.replace('Host: H', `Host: ${host()}`));
+      assertRawAtomError(answer, 400, 'errorBadRequest');
+      assert.ok(answer.closedByServer, 'the connection is closed after a parse error');
+    });
+  }
+
+  it('oversized headers: 431 errorBadRequest in Atom', async () => {
+    const answer = await exchange(t.url, `GET /account HTTP/1.1\r\nHost: ${host()}\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assertRawAtomError(answer, 431, 'errorBadRequest');
+  });
+
+  it('an HTTP/1.1 request without Host: 400 in Atom (not Node\'s empty answer)', async () => {
+    const answer = await exchange(t.url, 'GET /account HTTP/1.1\r\nConnection: close\r\n\r\n');
+    assertRawAtomError(answer, 400, 'errorBadRequest');
+    assert.match(answer.body, /Missing Host header/);
+  });
+
+  for (const method of ['PROPFIND', 'TRACE', 'MKCOL', 'LOCK']) {
+    it(`${method} on API paths with Accept: text/html answers Atom (405 on a known path, 404 on an unknown one)`, async () => {
+      for (const [path, status, code] of [['/account', 405, 'errorMethodNotAllowed'], ['/files/ABCDEFGHIJ', 405, 'errorMethodNotAllowed'], ['/files', 405, 'errorMethodNotAllowed'], ['/folders/X/Y/Z', 404, 'errorNotFound']] as const) {
+        const answer = await exchange(t.url, `${method} ${path} HTTP/1.1\r\nHost: ${host()}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+        assertRawAtomError(answer, status, code);
+      }
+    });
+  }
+
+  it('PROPFIND on a web path with Accept: text/html still gets the page', async () => {
+    const answer = await exchange(t.url, `PROPFIND /nothing-here HTTP/1.1\r\nHost: ${host()}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+    assert.equal(answer.status, 404);
+    assert.match(answer.headers['content-type'] ?? '', /^text\/html/);
+  });
+
+  it('a request that arrives while the server shuts down gets 503 errorServiceUnavailable in Atom', async () => {
+    const closing = await startTestServer();
+    const { key } = await closing.account();
+    // An upload in flight keeps close() waiting; a second request pipelined behind it on
+    // the same connection is read only once the upload is done, so it arrives while closing.
+    const net = await import('node:net');
+    const socket = net.connect(Number(new URL(closing.url).port), '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const replies: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => replies.push(chunk));
+    const ended = new Promise((resolve) => socket.once('close', resolve));
+    const body = '--XB\r\nContent-Disposition: form-data; name="upload"; filename="a.txt"\r\n\r\nhello\r\n--XB--\r\n';
+    socket.write(`POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const closed = closing.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write(`${body.slice(10)}GET /account HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\n\r\n`);
+    await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 5000))]);
+    socket.destroy();
+    await closed;
+    const text = Buffer.concat(replies).toString('utf8');
+    assert.match(text, /^HTTP\/1\.1 201 /, 'the upload in flight finishes');
+    const second = text.slice(text.indexOf('HTTP/1.1', 10));
+    assert.match(second, /^HTTP\/1\.1 503 /, text);
+    assert.match(second, /content-type: application\/atom\+xml; charset=utf-8/i);
+    assert.match(second, /<title>errorServiceUnavailable<\/title>/);
   });
 });

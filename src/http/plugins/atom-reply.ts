@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiError } from '../../domain/errors.js';
 import { atomFeed, entryEl, textEl, type XmlElement } from '../atom.js';
@@ -13,6 +14,34 @@ export function requestPath(request: FastifyRequest): string {
   return query === -1 ? url : url.slice(0, query);
 }
 
+/** The golden-format feed for a request path (API.md 3). */
+function feedFor(context: HttpContext, path: string, title: string, entries: XmlElement[], links?: XmlElement[]): string {
+  return atomFeed({
+    title,
+    id: `${context.links.baseUrl}${path}`,
+    updated: new Date(context.services.clock()),
+    author: context.links.webUrl,
+    namespace: context.links.namespace,
+    selfPath: path,
+    entries,
+    links,
+  });
+}
+
+const errorEntry = (error: ApiError) => entryEl(textEl('title', error.code), { name: 'content', attrs: [['type', 'text']], text: error.message });
+
+/**
+ * A whole HTTP/1.1 response carrying an ApiError, for answers written straight to a
+ * socket where no request object exists (a request the HTTP parser refused, a
+ * connection over its address's cap). The connection is closed after it.
+ */
+export function rawAtomErrorResponse(context: HttpContext, error: ApiError, path = '/'): string {
+  const body = feedFor(context, path, 'Error', [errorEntry(error)]);
+  const headers = { ...error.headers, 'Content-Type': ATOM_TYPE, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n${head}\r\n${body}`;
+}
+
 /** Sends one Atom feed in the golden format. */
 export function sendAtom(
   context: HttpContext,
@@ -23,24 +52,12 @@ export function sendAtom(
   entries: XmlElement[],
   links?: XmlElement[],
 ): FastifyReply {
-  const path = requestPath(request);
-  const body = atomFeed({
-    title,
-    id: `${context.links.baseUrl}${path}`,
-    updated: new Date(context.services.clock()),
-    author: context.links.webUrl,
-    namespace: context.links.namespace,
-    selfPath: path,
-    entries,
-    links,
-  });
+  const body = feedFor(context, requestPath(request), title, entries, links);
   return reply.code(status).type(ATOM_TYPE).send(body);
 }
 
 /** Sends an ApiError in the Atom error shape: feed title Error, entry title the code. */
 export function sendAtomError(context: HttpContext, request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   reply.headers(error.headers);
-  return sendAtom(context, request, reply, error.status, 'Error', [
-    entryEl(textEl('title', error.code), { name: 'content', attrs: [['type', 'text']], text: error.message }),
-  ]);
+  return sendAtom(context, request, reply, error.status, 'Error', [errorEntry(error)]);
 }

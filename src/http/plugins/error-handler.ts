@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, errors } from '../../domain/errors.js';
 import type { HttpContext, RouteFlags } from '../context.js';
 import { ClientGoneError } from '../multipart-upload.js';
+import { isApiRequest, wantsHtml } from '../request-kind.js';
 import { sendErrorPage } from '../web/layout.js';
 import { sendAtomError } from './atom-reply.js';
 
@@ -34,9 +35,13 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
   return errors.internal();
 }
 
-/** Whether the client reads HTML (a browser) rather than Atom. */
-function wantsHtml(request: FastifyRequest): boolean {
-  return /text\/html/.test(request.headers.accept ?? '');
+/**
+ * Whether an error is shown as a page: on web routes, and for a browser's request that
+ * matched no route (an unknown page, a method no page has) outside the API's paths.
+ */
+function wantsPage(request: FastifyRequest): boolean {
+  if ((request.routeOptions.config as RouteFlags | undefined)?.web) return true;
+  return request.is404 && wantsHtml(request) && !isApiRequest(request);
 }
 
 /**
@@ -50,8 +55,11 @@ export function registerErrorHandling(app: FastifyInstance, context: HttpContext
       reply.raw.destroy();
       return;
     }
-    // A browser's request for an unknown path (its session lookup failed) gets a page too.
-    if ((request.routeOptions.config as RouteFlags | undefined)?.web || (request.is404 && wantsHtml(request))) {
+    // Refused before its body was read (an upload without a key, a limit): the rest is
+    // never read, so the connection closes after the answer instead of idling in
+    // keep-alive with a body half sent.
+    if (!request.raw.complete) reply.header('Connection', 'close');
+    if (wantsPage(request)) {
       const status = apiError.status;
       const message = status >= 500 ? 'Something went wrong on our side, so this page cannot be shown.' : apiError.message;
       return sendErrorPage(reply.headers(apiError.headers), status, PAGE_TITLES[status] ?? 'Error', message);
@@ -59,9 +67,10 @@ export function registerErrorHandling(app: FastifyInstance, context: HttpContext
     return sendAtomError(context, request, reply, apiError);
   });
 
-  // API.md 3: an unknown path is errorNotFound in Atom; browsers get the page instead.
+  // API.md 3: an unknown path is errorNotFound in Atom; browsers get the page instead,
+  // except on API paths, which answer Atom whatever the method and Accept.
   app.setNotFoundHandler((request, reply) => {
-    if (wantsHtml(request)) return sendErrorPage(reply, 404, 'Not found', 'There is nothing at this address.');
+    if (wantsPage(request)) return sendErrorPage(reply, 404, 'Not found', 'There is nothing at this address.');
     return sendAtomError(context, request, reply, errors.notFound());
   });
 }

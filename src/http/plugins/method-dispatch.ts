@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../domain/errors.js';
 
@@ -5,7 +6,19 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type MethodTable = Partial<Record<Method, Handler>>;
 
-const ALL_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const;
+/**
+ * Every method Node's HTTP parser knows but CONNECT (a tunnel, never a request for a
+ * path): API paths answer each of them, 405 with Allow when the path has no handler for
+ * it (API.md 3), so that PROPFIND or TRACE never fall through to a web 404 page.
+ */
+const ALL_METHODS = METHODS.filter((method) => method !== 'CONNECT');
+
+/** Teaches the router the methods Fastify does not know by default; call before the routes. */
+export function registerEveryMethod(app: FastifyInstance): void {
+  for (const method of ALL_METHODS) {
+    if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
+}
 const OVERRIDES = new Set<string>(['POST', 'PUT', 'DELETE']);
 
 function field(source: unknown, name: string): string | undefined {
@@ -45,7 +58,7 @@ export function dispatch(table: MethodTable, request: FastifyRequest, reply: Fas
  * after the body is parsed, in one place.
  */
 export function apiRoute(app: FastifyInstance, url: string, table: MethodTable, config: Record<string, unknown> = {}): void {
-  app.route({ method: [...ALL_METHODS], url, config, handler: (request, reply) => dispatch(table, request, reply) });
+  app.route({ method: ALL_METHODS, url, config, handler: (request, reply) => dispatch(table, request, reply) });
 }
 
 /**
@@ -59,7 +72,7 @@ export function refRoute(
   tableFor: (id: string, suffix: string | undefined) => MethodTable | null,
 ): void {
   app.route({
-    method: [...ALL_METHODS],
+    method: ALL_METHODS,
     url,
     handler: (request, reply) => {
       const ref = Object.values(request.params as Record<string, string>).at(-1) ?? '';

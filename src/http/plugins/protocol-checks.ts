@@ -1,0 +1,21 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../../domain/errors.js';
+
+/**
+ * Refusals that Node or Fastify would otherwise answer in their own shapes, moved into
+ * the error catalogue so that API clients always get the Atom error (API.md 3) and
+ * browsers the error page:
+ * - an HTTP/1.1 request without Host (RFC 9112 3.2: 400);
+ * - a request arriving while the server shuts down (503, connection closed).
+ */
+export function registerProtocolChecks(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request) => {
+    if (closing) throw errors.unavailable();
+    const raw = request.raw;
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) throw errors.badRequest('Missing Host header');
+  });
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
+import { exchange } from '../helpers/raw-exchange.js';
+import { listFiles } from '../helpers/raw-upload.js';
+
+/**
+ * Slow clients are cut off, and one address cannot hold many sockets (issue 7 item 3),
+ * while a slow upload that keeps sending survives. The timeouts are shortened here; the
+ * defaults (SECURITY.md) are 20 s for the head, 60 s of silence, 64 connections.
+ */
+describe('slow clients', () => {
+  let t: TestServer;
+  const CAP = 4;
+  before(async () => {
+    t = await startTestServer({ headersTimeoutMs: 1000, idleTimeoutMs: 1500, maxConnectionsPerIp: CAP, apiRatePerIp: 0 });
+  });
+  after(() => t.close());
+
+  /** Opens a socket and sends `head`, then `drip` bytes one at a time every `everyMs` until closed. */
+  async function dripping(head: string, drip: string, everyMs: number): Promise<{ received: string; openForMs: number }> {
+    const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
+    socket.on('error', () => {});
+    const started = Date.now();
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(head);
+    let i = 0;
+    const timer = setInterval(() => socket.writable && socket.write(drip[i++ % drip.length]!), everyMs);
+    // Bounded: a socket still open after 20 s fails the test below.
+    await Promise.race([new Promise((resolve) => socket.once('close', resolve)), sleep(20_000)]);
+    clearInterval(timer);
+    const openForMs = Date.now() - started;
+    socket.destroy();
+    return { received, openForMs };
+  }
+
+  it('a request head sent a byte at a time is answered 408 in Atom and closed', async () => {
+    const { received, openForMs } = await dripping('GET /account HTTP/1.1\r\n', 'X-Slow: a\r\n', 150);
+    assert.match(received, /^HTTP\/1\.1 408 /, received);
+    assert.match(received, /Content-Type: application\/atom\+xml; charset=utf-8/);
+    assert.equal(atomError(received.slice(received.indexOf('<?xml')))?.code, 'errorBadRequest');
+    assert.ok(openForMs < 15_000, `closed by the server (open ${openForMs} ms)`);
+  });
+
+  it('an upload that stops sending is closed after the idle timeout and leaves nothing behind', async () => {
+    const { key } = await t.account();
+    const head = `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: 100000\r\n\r\n--XB\r\nContent-Disposition: form-data; name="upload"; filename="a.bin"\r\n\r\nsome bytes`;
+    const { openForMs } = await dripping(head, '', 60_000);
+    assert.ok(openForMs < 15_000, `closed by the server (open ${openForMs} ms)`);
+    // The aborted staging removes its temp file.
+    for (let i = 0; i < 50 && (await listFiles(`${t.dataDir}/tmp`)).length > 0; i++) await sleep(50);
+    assert.deepEqual(await listFiles(`${t.dataDir}/tmp`), []);
+  });
+
+  it('a slow upload that keeps sending outlives the idle timeout several times over', async () => {
+    const { key } = await t.account();
+    const content = 'x'.repeat(12);
+    const body = `--XB\r\nContent-Disposition: form-data; name="upload"; filename="slow.txt"\r\n\r\n${content}\r\n--XB--\r\n`;
+    const split = body.indexOf(content);
+    const socket = net.connect(Number(new URL(t.url).port), '127.0.0.1');
+    socket.on('error', () => {});
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, split)}`);
+    // 12 bytes, one every 0.5 s: 6 s in all, four times the 1.5 s idle timeout.
+    for (const byte of content) {
+      await sleep(500);
+      assert.ok(socket.writable, `the server cut a sending upload: ${received}`);
+      socket.write(byte);
+    }
+    socket.write(body.slice(split + content.length));
+    await Promise.race([new Promise((resolve) => socket.once('close', resolve)), sleep(10_000)]);
+    socket.destroy();
+    assert.match(received, /^HTTP\/1\.1 201 /, received);
+    assert.match(received, /<title>slow\.txt<\/title>/);
+  });
+
+  it(`one address holds at most ${CAP} connections; the next gets 429 in Atom, and a freed slot serves again`, async () => {
+    // A server of its own: fetch's pooled keep-alive sockets of the other tests count too.
+    const capped = await startTestServer({ maxConnectionsPerIp: CAP });
+    after(() => capped.close());
+    const port = Number(new URL(capped.url).port);
+    const held: net.Socket[] = [];
+    for (let i = 0; i < CAP; i++) {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => {});
+      await new Promise((resolve) => socket.once('connect', resolve));
+      held.push(socket);
+    }
+    await sleep(100);
+    const refused = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.equal(refused.status, 429, refused.raw);
+    assert.equal(refused.headers['content-type'], 'application/atom+xml; charset=utf-8');
+    assert.equal(atomError(refused.body)?.code, 'errorRateLimited');
+    assert.ok(refused.closedByServer);
+    held.pop()!.destroy();
+    await sleep(200);
+    const served = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    assert.equal(served.status, 200, served.raw);
+    for (const socket of held) socket.destroy();
+  });
+});
