@@ -7,6 +7,7 @@ import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
 import type { HttpContext } from './context.js';
 import { Links } from './links.js';
+import { serializeRequestForLog } from './log-redaction.js';
 import { registerApiRateLimit } from './plugins/api-rate-limit.js';
 import { answerClientError } from './client-errors.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
@@ -35,7 +36,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const level = options.logLevel ?? 'info';
   const config = options.services.config;
   const app = Fastify({
-    logger: level === 'silent' ? false : { level },
+    // The request URL is logged with its secrets replaced (query values, delete and direct link tokens).
+    logger: level === 'silent' ? false : { level, serializers: { req: serializeRequestForLog } },
     // Slow clients (issue 7, SECURITY.md): the request head must arrive within
     // headersTimeout; after that, a request connection silent in both directions for
     // idleTimeout is closed. Uploads of many GiB over slow links take hours, so there is
