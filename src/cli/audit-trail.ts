@@ -1,4 +1,8 @@
 import { userInfo } from 'node:os';
+import { openSqlite } from '../db/dialect.js';
+import { openMetadataStore } from '../db/metadata-store.js';
+import { systemClock } from '../domain/ids.js';
+import { AuditService } from '../services/audit-service.js';
 import type { Services } from '../services/services.js';
 
 /** Who runs this CLI, as the audit log names it: `cli:<os user name>`. */
@@ -19,4 +23,17 @@ export function cliActor(): string {
  */
 export async function audit(services: Services, action: string, object: string, details = ''): Promise<void> {
   await services.audit.record({ actor: cliActor(), action, object, details });
+}
+
+/**
+ * Records an action in the audit log of a data folder's database without opening its
+ * services: backup and restore must never create a secret (or anything else) there.
+ */
+export async function auditFolder(dataDir: string, action: string, object: string, details = ''): Promise<void> {
+  const store = await openMetadataStore(openSqlite(dataDir));
+  try {
+    await new AuditService({ store, clock: systemClock }).record({ actor: cliActor(), action, object, details });
+  } finally {
+    await store.close();
+  }
 }

@@ -3,6 +3,7 @@ import { InputError } from '../services/accounts-service.js';
 import { UsageError } from './args.js';
 import { ACCOUNTS_USAGE, accountsCommand } from './commands/accounts.js';
 import { AUDIT_USAGE, auditCommand } from './commands/audit.js';
+import { BACKUP_USAGE, RESTORE_USAGE, backupCommand, restoreCommand } from './commands/backup.js';
 import { GC_USAGE, STATS_USAGE, gcCommand, statsCommand } from './commands/housekeeping.js';
 import { BLACKLIST_USAGE, FILES_USAGE, blacklistCommand, filesCommand } from './commands/moderation.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
@@ -15,6 +16,8 @@ const USAGE = `usage:
   ${AUDIT_USAGE}
   ${GC_USAGE}
   ${STATS_USAGE}
+  ${BACKUP_USAGE}
+  ${RESTORE_USAGE}
 
 Every command takes --data DIR (or FILEHAVEN_DATA) and the other settings of the README.`;
 
@@ -26,6 +29,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   audit: auditCommand,
   gc: gcCommand,
   stats: statsCommand,
+  backup: backupCommand,
+  restore: restoreCommand,
 };
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage). */

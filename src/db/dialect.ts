@@ -4,10 +4,13 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresAdapter, SqliteDialect } from 'kysely';
 import type { Database } from './database.js';
 
+/** The SQLite database's file name inside the data folder (its `-wal` and `-shm` beside it). */
+export const SQLITE_FILE = 'filehaven.db';
+
 /** The one place that knows which SQL engine is underneath (STYLE.md: Kysely). */
 export function openSqlite(dataDir: string): Kysely<Database> {
   mkdirSync(dataDir, { recursive: true });
-  const file = path.join(dataDir, 'filehaven.db');
+  const file = path.join(dataDir, SQLITE_FILE);
   return new Kysely<Database>({
     dialect: new SqliteDialect({
       database: async () => {

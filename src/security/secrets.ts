@@ -1,5 +1,8 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/** The server setting (`server_settings.name`) that keeps ServerSecrets.fingerprint(). */
+export const SECRET_FINGERPRINT_SETTING = 'secret_fingerprint';
+
 /**
  * Everything derived from the server secret. Keys are split with HKDF so that the
  * API-key lookup hash, the API-key box and link signatures never share a key.
@@ -56,6 +59,14 @@ export class ServerSecrets {
    */
   csrfToken(purpose: 'session' | 'pre-session', secret: string): string {
     return createHmac('sha256', this.csrfKey).update(`${purpose}\n${secret}`).digest('base64url');
+  }
+
+  /**
+   * What the database keeps to recognise this secret (server setting
+   * `secret_fingerprint`): a start, a backup or a restore with another secret is refused.
+   */
+  fingerprint(): string {
+    return this.sign('secret-fingerprint');
   }
 
   /** Constant-time check of a signature made by sign(). */

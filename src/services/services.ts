@@ -8,7 +8,7 @@ import { openMetadataStore } from '../db/metadata-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
-import { constantTimeEqual, ServerSecrets } from '../security/secrets.js';
+import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../security/secrets.js';
 import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
@@ -102,8 +102,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
  * different one, instead of silently breaking every client.
  */
 async function checkSecretFingerprint(store: MetadataStore, secrets: ServerSecrets): Promise<void> {
-  const fingerprint = secrets.sign('secret-fingerprint');
-  const stored = await store.serverSettings.setIfAbsent('secret_fingerprint', fingerprint);
+  const fingerprint = secrets.fingerprint();
+  const stored = await store.serverSettings.setIfAbsent(SECRET_FINGERPRINT_SETTING, fingerprint);
   if (!constantTimeEqual(stored, fingerprint)) {
     await store.close();
     throw new ConfigError(

@@ -1,0 +1,92 @@
+import path from 'node:path';
+import { createBackup, type BackupReport } from '../../backup/backup-service.js';
+import { restoreBackup, type RestoreReport } from '../../backup/restore-service.js';
+import { loadConfig } from '../../config/config.js';
+import { InputError } from '../../services/accounts-service.js';
+import { parseCommandArgs, required } from '../args.js';
+import { auditFolder } from '../audit-trail.js';
+import { noPositionals } from '../flags.js';
+
+export const BACKUP_USAGE = 'filehaven backup --to DIR [--json]      consistent copy of the (running) site into a new or empty DIR';
+export const RESTORE_USAGE = 'filehaven restore --from DIR [--json]   into the --data folder, which must be new or empty';
+
+/** `filehaven backup`: database snapshot, the blobs it uses and the secret, while the server runs. */
+export async function backupCommand(args: string[]): Promise<void> {
+  const { positionals, values, settings } = parseCommandArgs(args, { to: { type: 'string' }, json: { type: 'boolean' } });
+  noPositionals(positionals, 'backup');
+  const to = required(values, 'to');
+  const config = loadConfig(settings, process.env);
+  const report = await interruptible('backup', (signal) => createBackup({ dataDir: config.dataDir, secret: config.secret, to, signal }));
+  const { manifest } = report;
+  try {
+    await auditFolder(config.dataDir, 'backup.create', `backup:${report.dir}`, `${manifest.files.live} files, ${manifest.blobs.count} blobs, ${manifest.blobs.bytes} bytes`);
+  } catch (error) {
+    throw new InputError(`the backup in ${report.dir} is complete, but recording it in the audit log failed: ${(error as Error).message}`);
+  }
+  console.log(values.json ? JSON.stringify(report) : describeBackup(report));
+}
+
+/** `filehaven restore`: a backup into a new data folder, every byte verified first. */
+export async function restoreCommand(args: string[]): Promise<void> {
+  const { positionals, values, settings } = parseCommandArgs(args, { from: { type: 'string' }, json: { type: 'boolean' } });
+  noPositionals(positionals, 'restore');
+  const from = required(values, 'from');
+  const config = loadConfig(settings, process.env);
+  const report = await interruptible('restore', (signal) =>
+    restoreBackup({
+      from,
+      dataDir: config.dataDir,
+      secret: config.secret,
+      signal,
+      // In the restored database's own log, before it is moved into place.
+      beforePublish: (folder, manifest) => auditFolder(folder, 'backup.restore', `backup:${path.resolve(from)}`, `taken ${manifest.createdAt} from ${manifest.source}`),
+    }),
+  );
+  console.log(values.json ? JSON.stringify(report) : describeRestore(report));
+}
+
+/** Runs `work` with SIGINT/SIGTERM turned into an abort, so it removes what it wrote. */
+async function interruptible<T>(what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    return await work(controller.signal);
+  } catch (error) {
+    if (controller.signal.aborted) throw new InputError(`${what} interrupted by ${String(controller.signal.reason)}; what it had written was removed`);
+    throw error;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+const line = (label: string, value: string) => `${label.padEnd(12)}${value}`;
+
+function describeBackup({ dir, manifest, secretVerified }: BackupReport): string {
+  const secret =
+    manifest.secret === 'file'
+      ? 'in the backup (mode 0600)'
+      : `not in the backup: the site takes it from --secret or FILEHAVEN_SECRET; keep it with the backup${secretVerified ? '' : ' (not checked: this command was not given it)'}`;
+  return [
+    `backup complete in ${dir}`,
+    line('taken', manifest.createdAt),
+    line('database', `${manifest.database.file}, ${manifest.database.bytes} bytes, sha256 ${manifest.database.sha256}`),
+    line('files', `${manifest.files.live} live`),
+    line('blobs', `${manifest.blobs.count}, ${manifest.blobs.bytes} bytes, each verified`),
+    line('secret', secret),
+    line('snapshots', String(manifest.snapshots)),
+  ].join('\n');
+}
+
+function describeRestore({ dataDir, manifest, secretVerified }: RestoreReport): string {
+  return [
+    `restored into ${dataDir}, every byte verified`,
+    line('taken', `${manifest.createdAt} from ${manifest.source}`),
+    line('files', `${manifest.files.live} live`),
+    line('blobs', `${manifest.blobs.count}, ${manifest.blobs.bytes} bytes`),
+    ...(secretVerified ? [] : [line('secret', 'not in the backup: start the server with the --secret or FILEHAVEN_SECRET the site used')]),
+    `start it with: filehaven serve --data ${dataDir}`,
+  ].join('\n');
+}
