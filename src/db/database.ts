@@ -15,6 +15,7 @@ export interface Database {
   upload_log: UploadLogTable;
   sessions: SessionsTable;
   server_settings: ServerSettingsTable;
+  sign_in_addresses: SignInAddressesTable;
 }
 
 export interface AccountsTable {
@@ -115,4 +116,10 @@ export interface SessionsTable {
 export interface ServerSettingsTable {
   name: string;
   value: string;
+}
+
+/** An address that signed in to a login; the id is a keyed hash of both (never stored in clear). */
+export interface SignInAddressesTable {
+  id: string;
+  last_success_at: number;
 }

@@ -8,6 +8,7 @@ import { foldersRepository } from './repositories/folders-repository.js';
 import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
+import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
 function repositories(db: Kysely<Database>): Repositories {
   return {
@@ -21,6 +22,7 @@ function repositories(db: Kysely<Database>): Repositories {
     housekeeping: housekeepingRepository(db),
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
+    signInAddresses: signInAddressesRepository(db),
   };
 }
 

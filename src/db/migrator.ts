@@ -3,6 +3,7 @@ import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
 import * as sessions from './migrations/0003-sessions.js';
 import * as serverSettings from './migrations/0004-server-settings.js';
+import * as signInAddresses from './migrations/0005-sign-in-addresses.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
@@ -10,6 +11,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0002-operator-controls': operatorControls,
   '0003-sessions': sessions,
   '0004-server-settings': serverSettings,
+  '0005-sign-in-addresses': signInAddresses,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -4,6 +4,7 @@ import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import { ApiRateLimiter } from './api-rate-limiter.js';
 import { FreeDownloads } from './free-downloads.js';
+import { KnownSignInAddresses } from './known-sign-in-addresses.js';
 import { SignInThrottle } from './sign-in-throttle.js';
 import { InMemoryUploadQuota } from './upload-quota.js';
 import { UploadVolume } from './upload-volume.js';
@@ -25,6 +26,8 @@ export interface LimitsDeps {
   clock: Clock;
   isPremium: (account: Account) => boolean;
   log: (error: unknown, message: string) => void;
+  /** A keyed hash (HMAC with the server secret), so stored limit keys reveal no login or address. */
+  keyedHash: (text: string) => string;
 }
 
 /**
@@ -43,7 +46,10 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
       premiumLimit: config.uploadVolumePremium,
       report: deps.log,
     }),
-    signIn: new SignInThrottle({ attemptsPerMinute: config.loginAttemptsPerMinute }),
+    signIn: new SignInThrottle({
+      attemptsPerMinute: config.loginAttemptsPerMinute,
+      known: new KnownSignInAddresses({ repository: deps.store.signInAddresses, clock: deps.clock, hash: deps.keyedHash }),
+    }),
     api: new ApiRateLimiter({ perKey: config.apiRatePerKey, perIp: config.apiRatePerIp }),
     freeDownloads: new FreeDownloads({ perIp: config.freeDownloadsPerIp, bytesPerSecond: config.freeDownloadSpeed }),
   };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError, errors } from '../domain/errors.js';
 import { addressKey } from './client-address.js';
+import type { KnownSignInAddresses } from './known-sign-in-addresses.js';
 
 export interface SignInThrottleOptions {
   /** Failed sign-ins allowed per minute, per client address and per login (API.md 8). */
@@ -12,6 +13,8 @@ export interface SignInThrottleOptions {
    */
   byAddress?: RateLimiterAbstract;
   byLogin?: RateLimiterAbstract;
+  /** Addresses exempt from the per-login limit for a login they signed in to before. */
+  known: KnownSignInAddresses;
 }
 
 /** A login as a counter key: case and surrounding blanks do not make a new login, length is bounded. */
@@ -19,26 +22,38 @@ const loginKey = (login: string) => createHash('sha256').update(login.trim().toL
 
 /**
  * The brute-force limit on password checks (API.md 8: "POST /apikeys attempts per IP
- * and login, 10 a minute", errorWrongCredentials with 429). Used by POST /apikeys and
- * meant for every other place that checks a password (web sign-in).
+ * and login, 10 a minute", errorWrongCredentials with 429), shared by POST /apikeys and
+ * the web sign-in.
+ *
+ * Two counters: failures per client address, and failures per login from addresses
+ * that never signed in to it. An address that has signed in to a login (in the last
+ * 90 days) skips that login's counter: whoever guesses a login's password from
+ * elsewhere fills the counter for everybody but its owner's usual places, so the
+ * owner is not locked out (issue 7 item 4: a lock anyone could hand out). Guessing is
+ * still bounded: from each address by its own counter, and from new addresses by the
+ * login's. We chose this over growing delays, which an attacker can hand out just the
+ * same and which hold connections open while they wait.
  */
 export class SignInThrottle {
   private readonly byAddress: RateLimiterAbstract;
   private readonly byLogin: RateLimiterAbstract;
+  private readonly known: KnownSignInAddresses;
 
   constructor(options: SignInThrottleOptions) {
     const counter = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: options.attemptsPerMinute, duration: 60 });
     this.byAddress = options.byAddress ?? counter('sign-in-address');
     this.byLogin = options.byLogin ?? counter('sign-in-login');
+    this.known = options.known;
   }
 
   /**
    * Runs `check` (the password check) as one sign-in attempt of `login` from `ip`.
-   * The attempt takes its place on both counters before the password is looked at, so
-   * parallel guesses cannot overtake the limit; once either counter is full every
-   * attempt is refused until its minute is over, the right password included (or the
+   * The attempt takes its place on the counters before the password is looked at, so
+   * parallel guesses cannot overtake the limit; once a counter is full every attempt it
+   * governs is refused until its minute is over, the right password included (or the
    * limit would only slow an attacker down). Attempts that end in anything but
-   * errorWrongCredentials give their place back: only failures count.
+   * errorWrongCredentials give their place back: only failures count. A success makes
+   * the address known to the login.
    */
   async attempt<T>(ip: string, login: string, check: () => Promise<T>): Promise<T> {
     const address = addressKey(ip);
@@ -46,13 +61,15 @@ export class SignInThrottle {
     // The address first: a refused address never reaches the login counter, so a flood of
     // made-up logins cannot fill it.
     await takeAttempt(this.byAddress.consume(address));
+    let countsForLogin = false;
     try {
-      await takeAttempt(this.byLogin.consume(account));
+      countsForLogin = !(await this.known.isKnown(account, ip));
+      if (countsForLogin) await takeAttempt(this.byLogin.consume(account));
     } catch (error) {
       await this.byAddress.reward(address);
       throw error;
     }
-    const giveBack = () => Promise.all([this.byAddress.reward(address), this.byLogin.reward(account)]);
+    const giveBack = () => Promise.all([this.byAddress.reward(address), countsForLogin ? this.byLogin.reward(account) : undefined]);
     let result: T;
     try {
       result = await check();
@@ -61,6 +78,7 @@ export class SignInThrottle {
       throw error;
     }
     await giveBack();
+    await this.known.remember(account, ip);
     return result;
   }
 }

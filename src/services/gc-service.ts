@@ -1,3 +1,4 @@
+import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
@@ -88,7 +89,11 @@ export class GcService {
     await this.removeUnreferencedBlobs(report);
     await this.removeOrphanFiles(report);
     await this.removeStaleTemp(report);
-    if (!report.dryRun) report.uploadLogPruned = await this.deps.store.uploadLog.prune(this.deps.clock() - UPLOAD_LOG_KEEP_MS);
+    if (!report.dryRun) {
+      report.uploadLogPruned = await this.deps.store.uploadLog.prune(this.deps.clock() - UPLOAD_LOG_KEEP_MS);
+      // Addresses not signed in from for 90 days lose their exemption from the per-login limit.
+      await this.deps.store.signInAddresses.prune(this.deps.clock() - KNOWN_ADDRESS_MS);
+    }
     return report;
   }
 

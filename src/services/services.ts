@@ -91,7 +91,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
-  const limits = createLimits(config, { store, clock, isPremium: (account) => accounts.isPremium(account), log });
+  const limits = createLimits(config, { store, clock, isPremium: (account) => accounts.isPremium(account), log, keyedHash: (text) => secrets.sign(text) });
   return { config, store, blobs, clock, accounts, files, folders, downloads, limits, moderation, audit, gc, sessions, signUp, close: () => store.close() };
 }
 

@@ -55,7 +55,7 @@ describe('sign-in attempts', () => {
     expectLocked(await signIn(await account(), PASSWORD, '10.5.0.1'));
   });
 
-  test(`after ${LIMIT} failures against one login from many addresses, that login is refused everywhere`, async () => {
+  test(`after ${LIMIT} failures against one login from many addresses, that login is refused at every new address`, async () => {
     const carol = await account();
     const dave = await account();
     for (let i = 1; i <= LIMIT; i++) expectWrong(await signIn(carol, 'guess', `10.2.0.${i}`));
@@ -64,6 +64,29 @@ describe('sign-in attempts', () => {
     expectLocked(await signIn(` ${carol.toUpperCase()} `, PASSWORD, '10.2.0.98'));
     // The address itself is fine for other logins.
     expectKey(await signIn(dave, PASSWORD, '10.2.0.99'));
+  });
+
+  test('guesses from elsewhere never lock a login out of an address it signed in from (issue 7)', async () => {
+    const ines = await account();
+    expectKey(await signIn(ines, PASSWORD, '10.8.0.1'));
+    // An attacker fills the login's counter from addresses ines never used...
+    for (let i = 1; i <= LIMIT; i++) expectWrong(await signIn(ines, 'guess', `10.8.1.${i}`));
+    expectLocked(await signIn(ines, PASSWORD, '10.8.1.99'));
+    // ...and ines, at home, still signs in, again and again.
+    expectKey(await signIn(ines, PASSWORD, '10.8.0.1'));
+    expectKey(await signIn(ines, PASSWORD, '10.8.0.1'));
+    // A known address is no free pass for guessing: its own counter still holds.
+    for (let i = 0; i < LIMIT; i++) expectWrong(await signIn(ines, 'guess', '10.8.0.1'));
+    expectLocked(await signIn(ines, PASSWORD, '10.8.0.1'));
+  });
+
+  test('an address is known per login', async () => {
+    const jack = await account();
+    const kate = await account();
+    expectKey(await signIn(jack, PASSWORD, '10.9.0.1'));
+    for (let i = 1; i <= LIMIT; i++) expectWrong(await signIn(kate, 'guess', `10.9.1.${i}`));
+    // jack's address is no exemption for kate's login.
+    expectLocked(await signIn(kate, PASSWORD, '10.9.0.1'));
   });
 
   test('successful sign-ins do not count', async () => {

@@ -273,6 +273,16 @@ export interface ServerSettingsRepository {
   setIfAbsent(name: string, value: string): Promise<string>;
 }
 
+/** Addresses that signed in to a login, by a keyed hash of both. */
+export interface SignInAddressesRepository {
+  /** When this login last signed in from this address (epoch ms), or null. */
+  lastSuccess(id: string): Promise<number | null>;
+  /** Records a successful sign-in now. */
+  recordSuccess(id: string, at: number): Promise<void>;
+  /** Forgets addresses whose last sign-in is older than `before`; returns how many. */
+  prune(before: number): Promise<number>;
+}
+
 /** All repositories, bound to one connection or transaction. */
 export interface Repositories {
   accounts: AccountsRepository;
@@ -285,6 +295,7 @@ export interface Repositories {
   housekeeping: HousekeepingRepository;
   serverSettings: ServerSettingsRepository;
   sessions: SessionsRepository;
+  signInAddresses: SignInAddressesRepository;
 }
 
 /** The metadata store: repositories plus transactions. */
