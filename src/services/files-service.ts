@@ -8,7 +8,7 @@ import { sanitizeFileName } from '../domain/names.js';
 import { FileStatus, type Account, type FileRecord } from '../domain/types.js';
 import { constantTimeEqual } from '../security/secrets.js';
 import { InputError } from './accounts-service.js';
-import { publishBlob, releaseBlob } from './blob-lifecycle.js';
+import { dropUnreferencedBlobRow, publishBlob, removeUnreferencedBytes } from './blob-lifecycle.js';
 import { blacklistedNamePattern } from './moderation-service.js';
 
 export interface FilesServiceDeps {
@@ -178,13 +178,23 @@ export class FilesService {
     return file;
   }
 
-  /** Marks deleted and releases the blob if this was its last live row; false if already deleted. */
+  /**
+   * Marks deleted, then removes the bytes if this was the digest's last live row (two
+   * transactions: services/blob-lifecycle.ts says why); false if already deleted. A crash
+   * between the two leaves unreferenced bytes, which gc removes.
+   */
   private async markDeleted(file: FileRecord): Promise<boolean> {
-    return this.deps.store.transaction(async (repos) => {
+    const { changed, rowDropped } = await this.deps.store.transaction(async (repos) => {
       const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock());
-      if (changed) await releaseBlob(repos, this.deps.blobs, file.sha256);
-      return changed;
+      return { changed, rowDropped: changed && (await dropUnreferencedBlobRow(repos, file.sha256)) };
     });
+    if (rowDropped) {
+      // The delete is done and answered either way: bytes left behind by a failure here are gc's.
+      await removeUnreferencedBytes(this.deps.store, this.deps.blobs, file.sha256, file.size, this.deps.clock()).catch((error: unknown) =>
+        this.deps.log(error, `removing the bytes of ${file.sha256} failed; gc will collect them`),
+      );
+    }
+    return changed;
   }
 
   /**

@@ -4,7 +4,7 @@ import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import { FileStatus } from '../domain/types.js';
 import { InputError } from './accounts-service.js';
-import { releaseBlob } from './blob-lifecycle.js';
+import { removeUnreferencedBytes } from './blob-lifecycle.js';
 import type { FilesService } from './files-service.js';
 
 export interface GcServiceDeps {
@@ -148,7 +148,7 @@ export class GcService {
       for (const { sha256, size } of batch) {
         // The reference check is repeated under the digest's lock: an upload or copy of the
         // same digest since the listing keeps the blob.
-        const removed = report.dryRun || (await this.deps.store.transaction((repos) => releaseBlob(repos, this.deps.blobs, sha256)));
+        const removed = report.dryRun || (await removeUnreferencedBytes(this.deps.store, this.deps.blobs, sha256, size, this.deps.clock()));
         if (!removed) continue;
         report.blobsRemoved += 1;
         report.bytesFreed += size;
@@ -170,15 +170,9 @@ export class GcService {
       if (blob.modifiedAt >= cutoff) continue;
       // The common case, a blob with its row, costs one read and no lock.
       if (await this.deps.store.housekeeping.blobRecorded(blob.sha256)) continue;
-      const removed =
-        report.dryRun ||
-        (await this.deps.store.transaction(async (repos) => {
-          // Write first, as an upload does: ensure takes SQLite's write lock, and on
-          // PostgreSQL waits for an upload's uncommitted row of this digest and then locks
-          // it. After that a committed upload's file row is visible and keeps the bytes.
-          await repos.blobs.ensure(blob.sha256, blob.size, this.deps.clock());
-          return releaseBlob(repos, this.deps.blobs, blob.sha256);
-        }));
+      // Decided under the digest's lock (the row is written first, as an upload does), so
+      // an upload finishing this digest keeps its bytes.
+      const removed = report.dryRun || (await removeUnreferencedBytes(this.deps.store, this.deps.blobs, blob.sha256, blob.size, this.deps.clock()));
       if (!removed) continue;
       report.orphanFilesRemoved += 1;
       report.bytesFreed += blob.size;
