@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -113,6 +114,11 @@ describe('loadConfig', () => {
   test('booleans accept the usual spellings', () => {
     for (const yes of ['1', 'true', 'YES', 'on']) assert.equal(loadConfig({ 'direct-link-requires-key': yes }, {}).directLinkRequiresKey, true);
     for (const no of ['0', 'false', 'No', 'OFF']) assert.equal(loadConfig({ 'direct-link-requires-key': no }, {}).directLinkRequiresKey, false);
+  });
+
+  test('the README configuration table has a row for every setting', async () => {
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    for (const s of SETTINGS) assert.ok(readme.includes(`| \`--${s.flag}\` | \`${s.env}\` |`), `README row for --${s.flag}`);
   });
 
   test('every setting has a distinct flag and FILEHAVEN_ variable', () => {
