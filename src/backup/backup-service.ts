@@ -22,24 +22,26 @@ import { checkSecret } from './secret-check.js';
  *    publishBlob), so every blob the snapshot references existed when it was taken. A blob
  *    uploaded after the snapshot is not referenced and not copied.
  * 3. Blobs are immutable and named by their digest; each is verified while it is copied.
- * 4. A blob leaves the store only through releaseBlob, when no live row points at it. gc's
- *    own removals (unreferenced rows, orphan files) therefore never touch a blob the
- *    snapshot references. But a delete (owner, operator, expiry) releases the last row's
- *    blob in the transaction that marks the row deleted, and unlinks it before COMMIT: the
- *    snapshot can still show the row live while the bytes are already gone, or the delete
- *    can commit between the snapshot and the copy. Holding the database's write lock for
- *    the whole copy would stop every upload for the backup's duration, so instead a missing
- *    blob makes the backup take a fresh snapshot, in which that delete is visible and the
- *    blob no longer needed; blobs already copied are kept (same digest, same bytes), and
- *    ones the final snapshot no longer references are dropped. A blob still missing after
- *    MAX_SNAPSHOTS snapshots is not a race but a damaged data folder: the backup fails,
- *    naming it.
+ * 4. Bytes leave the store only through removeUnreferencedBytes (blob-lifecycle.ts), when
+ *    no live row points at the digest: gc never touches a blob the snapshot references. But
+ *    a delete (owner, operator, expiry) can commit between the snapshot and the copy and
+ *    then remove the bytes, which the snapshot still shows live. Holding the database's
+ *    write lock for the whole copy would stop every upload for the backup's duration, so
+ *    instead a missing blob makes the backup take a fresh snapshot: the delete committed
+ *    before its bytes went, so the new snapshot shows the digest no longer needed. Blobs
+ *    already copied are kept (same digest, same bytes), and ones the final snapshot no
+ *    longer references are dropped. A digest found missing while live in DAMAGE_STREAK
+ *    snapshots in a row is not a race but a damaged data folder: the backup fails, naming
+ *    it. A site whose deletes keep racing the copy for MAX_SNAPSHOTS snapshots makes the
+ *    backup give up and say so.
  * 5. Everything is built in `<to>/.partial-*`, moved into place, and the manifest written
  *    last: a folder without the manifest is not a backup.
  */
 
-/** Snapshots taken before a missing blob is called damage rather than a racing delete. */
-const MAX_SNAPSHOTS = 5;
+/** Snapshots in a row that must show a digest live while its bytes are missing before it is called damage. */
+const DAMAGE_STREAK = 3;
+/** Snapshots taken at most, when deletes keep racing the copy. */
+const MAX_SNAPSHOTS = 10;
 /** Blobs copied at once: enough to overlap one file's fsync with the next one's reads. */
 const COPY_CONCURRENCY = 4;
 /** Pause before another snapshot, times the attempt: lets an in-flight delete commit. */
@@ -91,8 +93,8 @@ interface CopyPass {
   bytes: number;
   /** Blobs the snapshot references that the store no longer has. */
   missing: number;
-  /** The first NAMED of them in digest order, for the message. */
-  named: string[];
+  /** Their digests. */
+  missingDigests: string[];
 }
 
 /** Backs up a (running) site on the embedded default: SQLite snapshot, blobs, secret. */
@@ -142,6 +144,8 @@ async function build(options: BackupOptions, dataDir: string, database: string, 
   await fs.mkdir(target.blobDir);
   const snapshotFile = path.join(work, SQLITE_FILE);
   const dirs = new Set<string>([target.blobDir]);
+  // For each missing digest, how many snapshots in a row showed it live without its bytes.
+  let streaks = new Map<string, number>();
   for (let attempt = 1; ; attempt++) {
     options.signal?.throwIfAborted();
     await fs.rm(snapshotFile, { force: true });
@@ -158,7 +162,12 @@ async function build(options: BackupOptions, dataDir: string, database: string, 
         if (attempt > 1) await dropUnreferenced(snapshot, target);
         return { takenAt, pass, dirs, snapshots: attempt, liveFiles: await snapshot.liveFileCount(), ...secret };
       }
-      if (attempt === MAX_SNAPSHOTS) throw await missingBlobsError(snapshot, source, pass);
+      streaks = new Map(pass.missingDigests.map((sha256) => [sha256, (streaks.get(sha256) ?? 0) + 1]));
+      const damaged = [...streaks].filter(([, streak]) => streak >= DAMAGE_STREAK).map(([sha256]) => sha256);
+      if (damaged.length > 0) throw await missingBlobsError(snapshot, source, damaged);
+      if (attempt === MAX_SNAPSHOTS) {
+        throw new InputError(`deletes kept removing blobs faster than the backup could copy them (${MAX_SNAPSHOTS} snapshots); nothing was backed up, try again when the site is quieter`);
+      }
     } finally {
       await snapshot.close();
     }
@@ -168,7 +177,7 @@ async function build(options: BackupOptions, dataDir: string, database: string, 
 
 /** Copies every blob the snapshot's live files use and is not yet in the backup. */
 async function copyLiveBlobs(snapshot: DatabaseSnapshot, source: LocalBlobStore, target: LocalBlobStore, dirs: Set<string>, signal?: AbortSignal): Promise<CopyPass> {
-  const pass: CopyPass = { count: 0, bytes: 0, missing: 0, named: [] };
+  const pass: CopyPass = { count: 0, bytes: 0, missing: 0, missingDigests: [] };
   await forEachConcurrent(snapshot.liveBlobs(), COPY_CONCURRENCY, async ({ sha256 }) => {
     signal?.throwIfAborted();
     const destination = target.blobPath(sha256);
@@ -189,8 +198,7 @@ async function copyLiveBlobs(snapshot: DatabaseSnapshot, source: LocalBlobStore,
     } catch (error) {
       if (!(error instanceof BlobNotFoundError)) throw error;
       pass.missing += 1;
-      // Workers finish out of order: keep the smallest digests, as a sorted listing would.
-      pass.named = [...pass.named, sha256].sort().slice(0, NAMED);
+      pass.missingDigests.push(sha256);
       return;
     }
     try {
@@ -227,13 +235,15 @@ async function dropUnreferenced(snapshot: DatabaseSnapshot, target: LocalBlobSto
   }
 }
 
-async function missingBlobsError(snapshot: DatabaseSnapshot, source: LocalBlobStore, pass: CopyPass): Promise<InputError> {
-  const named = await Promise.all(pass.named.map(async (sha256) => `${sha256} (files ${(await snapshot.filesUsing(sha256, 3)).join(', ')})`));
-  const more = pass.missing > named.length ? ` and ${pass.missing - named.length} more` : '';
-  const one = pass.missing === 1;
+async function missingBlobsError(snapshot: DatabaseSnapshot, source: LocalBlobStore, damaged: string[]): Promise<InputError> {
+  // Workers finish out of order: name the smallest digests, as a sorted listing would.
+  const first = [...damaged].sort().slice(0, NAMED);
+  const named = await Promise.all(first.map(async (sha256) => `${sha256} (files ${(await snapshot.filesUsing(sha256, 3)).join(', ')})`));
+  const more = damaged.length > named.length ? ` and ${damaged.length - named.length} more` : '';
+  const one = damaged.length === 1;
   return new InputError(
-    `${one ? 'a blob' : `${pass.missing} blobs`} that live files use ${one ? 'is' : 'are'} missing from ${source.blobDir}: ${named.join('; ')}${more}. ` +
-      `${MAX_SNAPSHOTS} snapshots in a row found ${one ? 'it' : 'them'} missing, so no delete is racing the backup: the data folder is damaged`,
+    `${one ? 'a blob' : `${damaged.length} blobs`} that live files use ${one ? 'is' : 'are'} missing from ${source.blobDir}: ${named.join('; ')}${more}. ` +
+      `${DAMAGE_STREAK} snapshots in a row showed ${one ? 'it' : 'them'} live without ${one ? 'its' : 'their'} bytes, so no delete is racing the backup: the data folder is damaged`,
   );
 }
 

@@ -80,6 +80,8 @@ export const errors = {
   /** The request head did not arrive within the headers timeout (a slow or stalled client). */
   requestTimeout: () => new ApiError('errorBadRequest', 408, 'Request timeout: the request headers did not arrive in time'),
   headersTooLarge: () => new ApiError('errorBadRequest', 431, 'Request header fields too large'),
+  /** An `Expect` header other than 100-continue (RFC 9110 10.1.1). */
+  expectationFailed: () => new ApiError('errorBadRequest', 417, 'Expectation failed: only 100-continue is supported'),
   /** The client's address holds as many open connections as it may (see --max-connections-per-ip). */
   tooManyConnections: () =>
     new ApiError('errorRateLimited', 429, 'Too many open connections from your address', { 'Retry-After': '1' }),

@@ -9,7 +9,7 @@ import type { HttpContext } from './context.js';
 import { Links } from './links.js';
 import { serializeRequestForLog } from './log-redaction.js';
 import { registerApiRateLimit } from './plugins/api-rate-limit.js';
-import { answerClientError } from './client-errors.js';
+import { answerClientError, registerRawAnswers } from './raw-answers.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
 import { rawAtomErrorResponse, sendAtomError } from './plugins/atom-reply.js';
 import { registerBodyParsers } from './plugins/body-parsers.js';
@@ -73,6 +73,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
   const links = new Links();
   const context: HttpContext = { services: options.services, links };
+  registerRawAnswers(app.server, context);
   if (config.maxConnectionsPerIp > 0 && !config.trustProxy) {
     capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => rawAtomErrorResponse(context, errors.tooManyConnections()));
   }

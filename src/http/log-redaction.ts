@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { decodeSegment, pathSegments } from './request-target.js';
 
 /**
  * Query parameters whose values the site itself reads and that carry nothing secret;
@@ -12,24 +13,33 @@ const SAFE_VALUES: Record<string, RegExp> = { key: /^new$/ };
 
 export const REDACTED = '[redacted]';
 
-/** Path segments that are secrets: the delete link's secret and the direct link's token (API.md 1). */
-const SECRET_PATHS: Array<[RegExp, string]> = [
-  [/^(\/[^/?]+\/delete\/)[^/?]+/i, `$1${REDACTED}`],
-  [/^(\/direct\/[^/?]+\/)[^/?]+/i, `$1${REDACTED}`],
-];
+/**
+ * The index of a path segment that is a secret: the delete link's secret
+ * (`/<id>/delete/<secret>`) and the direct link's token (`/direct/<id>/<token>/...`),
+ * API.md 1. Matched on decoded segments, so `%64elete` or `//` cannot slip past.
+ */
+function secretSegment(decoded: string[]): number | null {
+  if (decoded.length >= 3 && decoded[1]!.toLowerCase() === 'delete') return 2;
+  if (decoded.length >= 3 && decoded[0]!.toLowerCase() === 'direct') return 2;
+  return null;
+}
 
 /** A request target as it may be written to the log: secrets in the path and query replaced. */
 export function redactUrl(url: string): string {
+  const segments = pathSegments(url);
+  const secret = secretSegment(segments.map(decodeSegment));
+  if (secret !== null) segments[secret] = REDACTED;
+  const path = `/${segments.join('/')}`;
   const question = url.indexOf('?');
-  let path = question === -1 ? url : url.slice(0, question);
-  for (const [pattern, replacement] of SECRET_PATHS) path = path.replace(pattern, replacement);
   if (question === -1) return path;
   const query = url
     .slice(question + 1)
     .split('&')
     .map((pair) => {
       const equals = pair.indexOf('=');
-      if (equals === -1) return pair;
+      // A bare word is kept only when it is one of the site's flags (`?download`): a client
+      // may send its key as `?<key>`.
+      if (equals === -1) return SAFE_QUERY_PARAMS.has(safeDecode(pair)) || pair === '' ? pair : REDACTED;
       const name = safeDecode(pair.slice(0, equals));
       const value = safeDecode(pair.slice(equals + 1));
       const safe = SAFE_QUERY_PARAMS.has(name) && (SAFE_VALUES[name]?.test(value) ?? true);
@@ -39,12 +49,9 @@ export function redactUrl(url: string): string {
   return `${path}?${query}`;
 }
 
+/** A query name or value decoded (`+` is a space there). */
 function safeDecode(text: string): string {
-  try {
-    return decodeURIComponent(text.replace(/\+/g, ' '));
-  } catch {
-    return text;
-  }
+  return decodeSegment(text.replace(/\+/g, ' '));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { SignInAddressesRepository } from '../db/repositories/repositories.
 import type { Clock } from '../domain/ids.js';
 import { addressKey } from './client-address.js';
 
-/** How long a successful sign-in keeps its address known: the longest a web session lives. */
+/** How long a successful sign-in keeps its address known: the longest a web session lives (gc prunes older rows). */
 export const KNOWN_ADDRESS_MS = 90 * 24 * 3_600_000;
 
 /**
@@ -31,11 +31,6 @@ export class KnownSignInAddresses {
   /** Records a successful sign-in of `loginKey` from `ip`. */
   async remember(loginKey: string, ip: string | undefined): Promise<void> {
     await this.deps.repository.recordSuccess(this.id(loginKey, ip), this.deps.clock());
-  }
-
-  /** Forgets addresses not used for 90 days; returns how many (gc calls this). */
-  prune(): Promise<number> {
-    return this.deps.repository.prune(this.deps.clock() - KNOWN_ADDRESS_MS);
   }
 
   private id(loginKey: string, ip: string | undefined): string {

@@ -49,6 +49,7 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
     signIn: new SignInThrottle({
       attemptsPerMinute: config.loginAttemptsPerMinute,
       known: new KnownSignInAddresses({ repository: deps.store.signInAddresses, clock: deps.clock, hash: deps.keyedHash }),
+      report: deps.log,
     }),
     api: new ApiRateLimiter({ perKey: config.apiRatePerKey, perIp: config.apiRatePerIp }),
     freeDownloads: new FreeDownloads({ perIp: config.freeDownloadsPerIp, bytesPerSecond: config.freeDownloadSpeed }),

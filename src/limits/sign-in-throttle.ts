@@ -15,6 +15,8 @@ export interface SignInThrottleOptions {
   byLogin?: RateLimiterAbstract;
   /** Addresses exempt from the per-login limit for a login they signed in to before. */
   known: KnownSignInAddresses;
+  /** Where failures that do not change the answer are reported. */
+  report: (error: unknown, message: string) => void;
 }
 
 /** A login as a counter key: case and surrounding blanks do not make a new login, length is bounded. */
@@ -38,12 +40,14 @@ export class SignInThrottle {
   private readonly byAddress: RateLimiterAbstract;
   private readonly byLogin: RateLimiterAbstract;
   private readonly known: KnownSignInAddresses;
+  private readonly report: (error: unknown, message: string) => void;
 
   constructor(options: SignInThrottleOptions) {
     const counter = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: options.attemptsPerMinute, duration: 60 });
     this.byAddress = options.byAddress ?? counter('sign-in-address');
     this.byLogin = options.byLogin ?? counter('sign-in-login');
     this.known = options.known;
+    this.report = options.report;
   }
 
   /**
@@ -78,7 +82,8 @@ export class SignInThrottle {
       throw error;
     }
     await giveBack();
-    await this.known.remember(account, ip);
+    // The sign-in succeeded; failing to note the address only means the next one counts.
+    await this.known.remember(account, ip).catch((error: unknown) => this.report(error, 'recording a sign-in address failed'));
     return result;
   }
 }

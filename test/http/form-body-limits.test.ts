@@ -76,3 +76,19 @@ test('a web form past the limit gets the 413 page', GUARD, async () => {
     assert.match(String(response.headers['content-type']), /^text\/html/);
   }
 });
+
+test('a multipart form past its field, part or field-size limits is refused, not acted on in part', GUARD, async () => {
+  const { key } = await t.account();
+  const many = (n: number) => Array.from({ length: n }, (_, i) => fieldPart(`f${i}`, 'x'));
+  for (const [what, parts] of [
+    ['201 fields', [fieldPart('name', 'Many'), ...many(200)]],
+    ['301 parts', [fieldPart('name', 'Parts'), ...Array.from({ length: 300 }, (_, i) => filePart(`p${i}`, 'a.txt', 'x'))]],
+    ['a 65 KiB field', [fieldPart('name', 'y'.repeat(65 * 1024))]],
+  ] as const) {
+    const response = await post('/folders', multipartBody(BOUNDARY, [...parts]), { headers: { Authorization: key } });
+    assert.equal(response.status, 400, `${what}: ${response.body}`);
+    assert.equal(atomError(response.body)?.code, 'errorBadRequest', what);
+  }
+  const folders = await (await t.fetch('/folders', { headers: { Authorization: key } })).text();
+  assert.doesNotMatch(folders, /<title>(Many|Parts)<\/title>/, 'no folder was made from a form read in part');
+});

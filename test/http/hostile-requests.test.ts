@@ -101,6 +101,24 @@ describe('framework-level refusals answer Atom', () => {
     });
   }
 
+  it('an Expect header other than 100-continue: 417 in Atom', async () => {
+    const answer = await exchange(t.url, `GET /account HTTP/1.1\r\nHost: ${host()}\r\nExpect: something\r\nConnection: close\r\n\r\n`);
+    assertRawAtomError(answer, 417, 'errorBadRequest');
+  });
+
+  it('CONNECT: 405 errorMethodNotAllowed in Atom, connection closed', async () => {
+    const answer = await exchange(t.url, `CONNECT example.org:443 HTTP/1.1\r\nHost: example.org:443\r\n\r\n`);
+    assertRawAtomError(answer, 405, 'errorMethodNotAllowed');
+    assert.ok(answer.closedByServer);
+  });
+
+  it('an API path written with a double slash is still an API path (Atom, not a page)', async () => {
+    for (const target of ['//account', '//folders/X/Y/Z']) {
+      const answer = await exchange(t.url, `PROPFIND ${target} HTTP/1.1\r\nHost: ${host()}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
+      assertRawAtomError(answer, 404, 'errorNotFound');
+    }
+  });
+
   it('PROPFIND on a web path with Accept: text/html still gets the page', async () => {
     const answer = await exchange(t.url, `PROPFIND /nothing-here HTTP/1.1\r\nHost: ${host()}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
     assert.equal(answer.status, 404);

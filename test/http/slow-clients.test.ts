@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 import { exchange } from '../helpers/raw-exchange.js';
-import { listFiles } from '../helpers/raw-upload.js';
+import { listFiles, storageSnapshot } from '../helpers/raw-upload.js';
 
 /**
  * Slow clients are cut off, and one address cannot hold many sockets (issue 7 item 3),
@@ -80,28 +80,62 @@ describe('slow clients', () => {
     assert.match(received, /<title>slow\.txt<\/title>/);
   });
 
-  it(`one address holds at most ${CAP} connections; the next gets 429 in Atom, and a freed slot serves again`, async () => {
+  describe(`at most ${CAP} connections per address`, () => {
     // A server of its own: fetch's pooled keep-alive sockets of the other tests count too.
-    const capped = await startTestServer({ maxConnectionsPerIp: CAP });
+    let capped: TestServer;
+    before(async () => {
+      capped = await startTestServer({ maxConnectionsPerIp: CAP });
+    });
     after(() => capped.close());
-    const port = Number(new URL(capped.url).port);
-    const held: net.Socket[] = [];
-    for (let i = 0; i < CAP; i++) {
-      const socket = net.connect(port, '127.0.0.1');
+    const port = () => Number(new URL(capped.url).port);
+    async function openSocket(): Promise<net.Socket> {
+      const socket = net.connect(port(), '127.0.0.1');
       socket.on('error', () => {});
       await new Promise((resolve) => socket.once('connect', resolve));
-      held.push(socket);
+      return socket;
     }
-    await sleep(100);
-    const refused = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
-    assert.equal(refused.status, 429, refused.raw);
-    assert.equal(refused.headers['content-type'], 'application/atom+xml; charset=utf-8');
-    assert.equal(atomError(refused.body)?.code, 'errorRateLimited');
-    assert.ok(refused.closedByServer);
-    held.pop()!.destroy();
-    await sleep(200);
-    const served = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-    assert.equal(served.status, 200, served.raw);
-    for (const socket of held) socket.destroy();
+
+    it('the next connection gets 429 in Atom, its request never runs, and a freed slot serves again', async () => {
+      const { key } = await capped.account();
+      // fetch's pooled socket of account() is idle keep-alive: gone before the busy ones arrive.
+      const busy: net.Socket[] = [];
+      for (let i = 0; i < CAP; i++) {
+        const socket = await openSocket();
+        socket.write('GET /healthz HTTP/1.1\r\n'); // a head in progress: busy, not idle
+        busy.push(socket);
+      }
+      await sleep(100);
+      const body = '--XB\r\nContent-Disposition: form-data; name="upload"; filename="refused.txt"\r\n\r\nrefused\r\n--XB--\r\n';
+      const refused = await exchange(capped.url, `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      assert.equal(refused.status, 429, refused.raw);
+      assert.equal(refused.headers['content-type'], 'application/atom+xml; charset=utf-8');
+      assert.equal(atomError(refused.body)?.code, 'errorRateLimited');
+      assert.ok(refused.closedByServer);
+      assert.equal((await storageSnapshot(capped.dataDir)).fileRows, 0, 'the refused upload did not run');
+      busy.pop()!.destroy();
+      await sleep(200);
+      const served = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.equal(served.status, 200, served.raw);
+      for (const socket of busy) socket.destroy();
+    });
+
+    it('a new connection takes the place of an idle keep-alive one', async () => {
+      const idle: net.Socket[] = [];
+      const closed: boolean[] = [];
+      for (let i = 0; i < CAP; i++) {
+        const socket = await openSocket();
+        const index = i;
+        closed.push(false);
+        socket.once('close', () => (closed[index] = true));
+        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        await new Promise((resolve) => socket.once('data', resolve));
+        idle.push(socket);
+      }
+      const served = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      assert.equal(served.status, 200, served.raw);
+      await sleep(100);
+      assert.equal(closed.filter(Boolean).length, 1, 'exactly one idle connection made room');
+      for (const socket of idle) socket.destroy();
+    });
   });
 });

@@ -30,13 +30,18 @@ function feedFor(context: HttpContext, path: string, title: string, entries: Xml
 
 const errorEntry = (error: ApiError) => entryEl(textEl('title', error.code), { name: 'content', attrs: [['type', 'text']], text: error.message });
 
+/** The Atom error feed of an ApiError for a request path (API.md 3). */
+export function atomErrorFeed(context: HttpContext, error: ApiError, path: string): string {
+  return feedFor(context, path, 'Error', [errorEntry(error)]);
+}
+
 /**
  * A whole HTTP/1.1 response carrying an ApiError, for answers written straight to a
  * socket where no request object exists (a request the HTTP parser refused, a
  * connection over its address's cap). The connection is closed after it.
  */
 export function rawAtomErrorResponse(context: HttpContext, error: ApiError, path = '/'): string {
-  const body = feedFor(context, path, 'Error', [errorEntry(error)]);
+  const body = atomErrorFeed(context, error, path);
   const headers = { ...error.headers, 'Content-Type': ATOM_TYPE, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
   const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n${head}\r\n${body}`;

@@ -69,9 +69,14 @@ function parseMultipartFields(payload: IncomingMessage, headers: IncomingMessage
     const onClose = () => {
       if (!payload.complete) settle(errors.badRequest('The client disconnected'));
     };
-    parser.on('field', (name, value) => {
+    // Past its limits busboy drops fields or cuts values silently; a form read in part must
+    // not be acted on as if whole.
+    parser.on('field', (name, value, _nameTruncated, valueTruncated) => {
+      if (valueTruncated) return settle(errors.badRequest('A form field is too long'));
       fields[name] = value;
     });
+    parser.on('fieldsLimit', () => settle(errors.badRequest('Too many fields in the form')));
+    parser.on('partsLimit', () => settle(errors.badRequest('Too many parts in the form')));
     parser.on('file', (_name, stream) => stream.resume());
     parser.on('error', () => settle(errors.badRequest('Malformed multipart/form-data body')));
     parser.on('finish', () => settle());
