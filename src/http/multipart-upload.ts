@@ -78,8 +78,11 @@ export function receiveSingleFile(request: IncomingMessage, stage: Stage, discar
         () => {},
       );
     });
+    // Not `complete`: Node may have parsed the whole body while part of it still waits in
+    // the stream's buffer, and a client that resets or half-closes then takes those bytes
+    // with it. Only a body read to its end lets the parser finish.
     request.on('close', () => {
-      if (!request.complete) fail(new ClientGoneError('client disconnected during upload'));
+      if (!request.readableEnded) fail(new ClientGoneError('client disconnected during upload'));
     });
     request.pipe(parser);
   });

@@ -28,10 +28,20 @@ export function answerClientError(context: HttpContext, error: ClientError, sock
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const apiError =
     error.code === 'HPE_HEADER_OVERFLOW' ? errors.headersTooLarge() : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? errors.requestTimeout() : errors.malformedHttp();
+  // The request before the malformed bytes is still being answered (an upload storing,
+  // a download streaming): its answer goes out whole, then the connection closes. Node
+  // would write the error into that answer's place, and the upload's client would never
+  // learn its file's id.
+  const pending = (socket as Socket & { _httpMessage?: (ServerResponse & { req?: IncomingMessage }) | null })._httpMessage;
+  if (pending && !pending.writableFinished && pending.req?.complete) {
+    log(`client error ${error.code ?? 'unknown'} after a request still being answered: closing after it`);
+    pending.shouldKeepAlive = false;
+    pending.once('close', () => socket.destroySoon());
+    return;
+  }
   log(`client error ${error.code ?? 'unknown'} answered ${apiError.status}`);
-  // As Node does: never write into the middle of a response already under way.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (socket.writable && !inFlight?.headersSent) socket.write(rawAtomErrorResponse(context, apiError));
+  // The error is in the body of a request whose answer has begun: nothing can be added.
+  if (socket.writable && !pending?.headersSent) socket.write(rawAtomErrorResponse(context, apiError));
   socket.destroySoon();
 }
 

@@ -67,7 +67,8 @@ function parseMultipartFields(payload: IncomingMessage, headers: IncomingMessage
       if (received > FORM_BODY_LIMIT) settle(errors.bodyTooLarge());
     };
     const onClose = () => {
-      if (!payload.complete) settle(errors.badRequest('The client disconnected'));
+      // Not `complete`: a body Node parsed whole can still lose its buffered tail to a reset.
+      if (!payload.readableEnded) settle(errors.badRequest('The client disconnected'));
     };
     // Past its limits busboy drops fields or cuts values silently; a form read in part must
     // not be acted on as if whole.

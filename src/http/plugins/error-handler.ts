@@ -40,6 +40,8 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
  * matched no route (an unknown page, a method no page has) outside the API's paths.
  */
 function wantsPage(request: FastifyRequest): boolean {
+  // A target that is no path (`*`) may still land on a route; it is nobody's page.
+  if (!request.url.startsWith('/')) return false;
   if ((request.routeOptions.config as RouteFlags | undefined)?.web) return true;
   return request.is404 && wantsHtml(request) && !isApiRequest(request);
 }

@@ -88,7 +88,8 @@ export function readUploadForm(request: IncomingMessage, onFile: (file: UploadFo
       }, fail);
     });
     request.on('close', () => {
-      if (!request.complete) fail(new ClientGoneError('client disconnected during upload'));
+      // Not `complete`: a body Node parsed whole can still lose its buffered tail to a reset.
+      if (!request.readableEnded) fail(new ClientGoneError('client disconnected during upload'));
     });
     request.pipe(parser);
   });
