@@ -4,7 +4,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'filehaven.js');
 
 /** The parent's environment without FILEHAVEN_* settings, so only what a test sets counts. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -18,10 +17,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs the real `filehaven <args>` to completion. */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** Runs the real `filehaven <args>` to completion; `root` picks another checkout (the fuzz script's --root). */
+export function runCli(args: string[], env: Record<string, string> = {}, root: string = ROOT): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(root, 'bin', 'filehaven.js'), ...args], { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
