@@ -114,6 +114,13 @@ describe('my files (no JavaScript)', () => {
     assert.equal(script.headers.get('content-type'), 'text/javascript; charset=utf-8');
   });
 
+  test('a second, different csrf field later in the form changes nothing: the first value counts for every file', async () => {
+    const { b, csrf, key } = await signedIn();
+    const response = await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'first.txt', 'one'), fieldPart('csrf', 'forged'), filePart('upload', 'second.txt', 'two')]);
+    assert.match(page(response, 200), /<h1>Uploaded 2 files<\/h1>/);
+    assert.deepEqual([...(await apiFiles(t, key)).keys()].sort(), ['first.txt', 'second.txt']);
+  });
+
   test('one form uploads several files, each streamed and stored with its links', async () => {
     const { b, csrf, key } = await signedIn();
     const big = randomBytes(300 * KiB);
