@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { entryEl, linkEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
-import { ClientGoneError, receiveSingleFile } from '../multipart-upload.js';
+import { receiveSingleFile } from '../multipart-upload.js';
 import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, refRoute, type MethodTable } from '../plugins/method-dispatch.js';
@@ -42,8 +42,8 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
         (staged) => services.files.discard(staged),
       );
     } catch (error) {
+      // The error handler closes the connection when the body was not read to its end.
       volume.end();
-      if (!(error instanceof ClientGoneError) && !request.raw.complete) reply.header('Connection', 'close');
       throw error;
     }
     const { file, deleteSecret } = await volume.whenStored(services.files.store(account, received.staged, received.filename));
