@@ -231,7 +231,7 @@ async function backUpSecret(snapshot: DatabaseSnapshot, dataDir: string, given: 
 /** Drops blobs copied for an earlier snapshot that the final one no longer references. */
 async function dropUnreferenced(snapshot: DatabaseSnapshot, target: LocalBlobStore): Promise<void> {
   for await (const blob of target.listBlobs()) {
-    if (!(await snapshot.isLive(blob.sha256))) await target.delete(blob.sha256);
+    if (!(await snapshot.isLive(blob.key))) await target.delete(blob.key);
   }
 }
 

@@ -202,7 +202,7 @@ async function copyBlobs(source: LocalBlobStore, target: LocalBlobStore, signal?
   const dirs = new Set<string>([target.blobDir]);
   let count = 0;
   let bytes = 0;
-  await forEachConcurrent(source.listBlobs(), COPY_CONCURRENCY, async ({ sha256 }) => {
+  await forEachConcurrent(source.listBlobs(), COPY_CONCURRENCY, async ({ key: sha256 }) => {
     signal?.throwIfAborted();
     const destination = target.blobPath(sha256);
     const bucket = path.dirname(destination);

@@ -1,12 +1,12 @@
 import type { Readable } from 'node:stream';
 
-/** A blob written to staging, hashed and counted, not yet visible under its digest. */
+/** A blob written to staging, hashed and counted, durable but not yet named by any blob row. */
 export interface StagedBlob {
   /** Hex SHA-256 of the bytes. */
   readonly sha256: string;
   /** Number of bytes. */
   readonly size: number;
-  /** Store-specific handle of the staged bytes. */
+  /** Store-specific handle of the staged bytes (a temp file, an object key). */
   readonly handle: string;
 }
 
@@ -17,49 +17,75 @@ export interface ByteRange {
 }
 
 /**
- * Content-addressed blob storage. Blobs are immutable and named by their SHA-256; the
- * metadata store decides when one may be removed (services/blob-lifecycle.ts).
+ * Blob storage. Blobs are immutable; each is stored under a key the store chooses and a
+ * blob row records (digest -> key), so a store may name bytes by their digest (local) or
+ * keep an upload where it was written (S3: no second pass over the bytes to rename them).
+ * The metadata store decides when a key may be published or removed, under per-key
+ * locks (services/blob-lifecycle.ts): a store never decides that on its own.
  */
 export interface BlobStore {
   /**
+   * Checks at start that the storage is there and usable (folders created, bucket
+   * reachable with these credentials); rejects with BlobStoreUnavailableError naming
+   * the setting to fix.
+   */
+  init(): Promise<void>;
+  /**
    * Streams `source` into staging while hashing and counting. Rejects with
    * BlobTooLargeError as soon as more than `maxBytes` arrive, with BlobStorageError when
-   * the store's own storage fails (disk full, permissions), and with the stream's error
-   * (or the signal's reason) otherwise; in every failure nothing is left behind.
+   * the store's own storage fails (disk full, permissions, the object store down), and
+   * with the stream's error (or the signal's reason) otherwise; in every failure nothing
+   * is left behind.
    */
   stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob>;
-  /** Makes a staged blob durable under its digest; if the digest exists, just drops the staged copy. */
-  commit(staged: StagedBlob): Promise<void>;
-  /** Drops a staged blob that will not be committed; never fails for a missing one. */
+  /**
+   * The key `publish` will return for this staged blob, known before publishing so the
+   * caller can lock it first. Pure: no I/O.
+   */
+  keyFor(staged: StagedBlob): string;
+  /**
+   * Makes staged bytes readable under `keyFor(staged)` and returns that key. Cheap (a
+   * rename or an existence check, never a copy of the bytes), because it runs inside the
+   * metadata transaction that records the key, under the key's lock. If bytes are already
+   * stored under the key (the same digest on a content-addressed store), the staged copy
+   * is dropped. Rejects with BlobNotFoundError when the staged bytes are gone (gc took an
+   * abandoned upload).
+   */
+  publish(staged: StagedBlob): Promise<string>;
+  /** Drops a staged blob that will not be published; never fails for a missing one. */
   discard(staged: StagedBlob): Promise<void>;
   /** Streams a blob, or the inclusive range of it; rejects with BlobNotFoundError. */
-  read(sha256: string, range?: ByteRange): Promise<Readable>;
-  /** Whether a blob is stored. */
-  has(sha256: string): Promise<boolean>;
-  /** Removes a blob; a missing one is not an error. */
-  delete(sha256: string): Promise<void>;
+  read(key: string, range?: ByteRange): Promise<Readable>;
+  /** Whether bytes are stored under a key. */
+  has(key: string): Promise<boolean>;
+  /** Removes the bytes under a key; a missing one is not an error. */
+  delete(key: string): Promise<void>;
   /**
-   * Every stored blob, streamed (a store may hold millions: never all names at once).
-   * A blob removed or added during the walk may or may not be listed. gc uses this to find
-   * bytes without a blob row; the metadata store, not the listing, decides what may go.
+   * Every published or fully staged object, streamed (a store may hold millions: never
+   * all names at once). An object removed or added during the walk may or may not be
+   * listed. gc uses this to find bytes no blob row names; the metadata store, not the
+   * listing, decides what may go.
    */
   listBlobs(): AsyncIterable<StoredBlobInfo>;
-  /** Every staged upload not yet committed or discarded, streamed; gc removes abandoned ones. */
+  /**
+   * Every upload still being written (a temp file, an unfinished multipart upload),
+   * streamed; gc removes those untouched for its grace.
+   */
   listStaged(): AsyncIterable<StagedInfo>;
   /**
-   * Removes staged bytes by handle (as listStaged gives it); a missing one is not an error.
-   * Only for abandoned uploads: an upload still writing would fail at commit.
+   * Removes an unfinished upload by handle (as listStaged gives it); a missing one is not
+   * an error. Only for abandoned uploads: an upload still writing then fails cleanly.
    */
   deleteStaged(handle: string): Promise<void>;
 }
 
 /** A stored blob as a listing sees it. */
 export interface StoredBlobInfo {
-  /** Hex SHA-256: the blob's name. */
-  readonly sha256: string;
+  /** The key, as blob rows record it. */
+  readonly key: string;
   /** Bytes stored. */
   readonly size: number;
-  /** Last modification, epoch ms of the wall clock (the upload's last write). */
+  /** Last modification, epoch ms of the wall clock (when the object was completed or written). */
   readonly modifiedAt: number;
 }
 
@@ -80,13 +106,21 @@ export class BlobTooLargeError extends Error {
 
 export class BlobNotFoundError extends Error {
   override name = 'BlobNotFoundError';
-  constructor(readonly sha256: string) {
-    super(`blob ${sha256} not found`);
+  constructor(readonly key: string) {
+    super(`blob ${key} not found`);
   }
 }
 
 /**
- * The store's own storage failed while staging (ENOSPC, EACCES, EMFILE, EIO...): a server
+ * The store cannot be used at all (a missing bucket, refused credentials, a data folder
+ * that is not writable); the message names the setting to fix, in one line.
+ */
+export class BlobStoreUnavailableError extends Error {
+  override name = 'BlobStoreUnavailableError';
+}
+
+/**
+ * The store's own storage failed (ENOSPC, EACCES, EMFILE, EIO, the object store down): a server
  * fault, not the client's. `cause` holds the underlying error for the log.
  */
 export class BlobStorageError extends Error {

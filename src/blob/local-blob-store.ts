@@ -4,14 +4,15 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFoundError, BlobStorageError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
+import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 const STAGED_HANDLE = /^[0-9a-f]{32}\.part$/;
 
 /**
- * Blobs as files under `<root>/blobs/<2 hex>/<2 hex>/<sha256>`; uploads stream to
- * `<root>/tmp/<random>.part` and are renamed into place after fsync, so a reader never
- * sees half a blob and a crash leaves at most a temp file (removed by gc).
+ * Blobs as files under `<root>/blobs/<2 hex>/<2 hex>/<sha256>`: the key of a blob is its
+ * digest (content addressing on disk, so a backup can check every file by its name).
+ * Uploads stream to `<root>/tmp/<random>.part` and are renamed into place after fsync, so
+ * a reader never sees half a blob and a crash leaves at most a temp file (removed by gc).
  */
 export class LocalBlobStore implements BlobStore {
   readonly blobDir: string;
@@ -24,8 +25,13 @@ export class LocalBlobStore implements BlobStore {
 
   /** Creates the folders; call once before use. */
   async init(): Promise<void> {
-    await fs.mkdir(this.blobDir, { recursive: true });
-    await fs.mkdir(this.tempDir, { recursive: true });
+    try {
+      await fs.mkdir(this.blobDir, { recursive: true });
+      await fs.mkdir(this.tempDir, { recursive: true });
+      await fs.access(this.tempDir, fs.constants.W_OK);
+    } catch (error) {
+      throw new BlobStoreUnavailableError(`the data folder cannot hold blobs (--data): ${(error as Error).message}`);
+    }
   }
 
   async stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob> {
@@ -57,46 +63,56 @@ export class LocalBlobStore implements BlobStore {
     return { sha256: hash.digest('hex'), size, handle };
   }
 
-  async commit(staged: StagedBlob): Promise<void> {
+  keyFor(staged: StagedBlob): string {
+    return staged.sha256;
+  }
+
+  async publish(staged: StagedBlob): Promise<string> {
     const tempPath = this.stagedPath(staged);
     const target = this.blobPath(staged.sha256);
     if (await this.has(staged.sha256)) {
       // Same digest, same bytes: the stored copy serves the new row.
       await fs.rm(tempPath, { force: true });
-      return;
+      return staged.sha256;
     }
     const dir = path.dirname(target);
     await fs.mkdir(dir, { recursive: true });
-    await fs.rename(tempPath, target);
+    try {
+      await fs.rename(tempPath, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(staged.handle);
+      throw error;
+    }
     await fsyncDir(dir);
+    return staged.sha256;
   }
 
   async discard(staged: StagedBlob): Promise<void> {
     await fs.rm(this.stagedPath(staged), { force: true });
   }
 
-  async read(sha256: string, range?: ByteRange): Promise<Readable> {
+  async read(key: string, range?: ByteRange): Promise<Readable> {
     let file;
     try {
-      file = await fs.open(this.blobPath(sha256), 'r');
+      file = await fs.open(this.blobPath(key), 'r');
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(sha256);
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(key);
       throw error;
     }
     return file.createReadStream(range ? { start: range.start, end: range.end } : {});
   }
 
-  async has(sha256: string): Promise<boolean> {
+  async has(key: string): Promise<boolean> {
     try {
-      await fs.access(this.blobPath(sha256));
+      await fs.access(this.blobPath(key));
       return true;
     } catch {
       return false;
     }
   }
 
-  async delete(sha256: string): Promise<void> {
-    await fs.rm(this.blobPath(sha256), { force: true });
+  async delete(key: string): Promise<void> {
+    await fs.rm(this.blobPath(key), { force: true });
   }
 
   async *listBlobs(): AsyncIterable<StoredBlobInfo> {
@@ -112,7 +128,7 @@ export class LocalBlobStore implements BlobStore {
         for await (const entry of entries(secondDir)) {
           if (!entry.isFile() || !SHA256_PATTERN.test(entry.name) || !entry.name.startsWith(prefix)) continue;
           const info = await statIfPresent(path.join(secondDir, entry.name));
-          if (info) yield { sha256: entry.name, size: info.size, modifiedAt: info.mtimeMs };
+          if (info) yield { key: entry.name, size: info.size, modifiedAt: info.mtimeMs };
         }
       }
     }
@@ -130,7 +146,7 @@ export class LocalBlobStore implements BlobStore {
     await fs.rm(this.stagedPath({ handle }), { force: true });
   }
 
-  /** Path of a blob; the digest is validated so no path is ever built from raw input. */
+  /** Path of a blob by its key (its digest), validated so no path is ever built from raw input. */
   blobPath(sha256: string): string {
     if (!SHA256_PATTERN.test(sha256)) throw new Error(`not a sha256 digest: ${sha256}`);
     return path.join(this.blobDir, sha256.slice(0, 2), sha256.slice(2, 4), sha256);

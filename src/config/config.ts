@@ -53,6 +53,32 @@ export interface Config {
   idleTimeoutMs: number;
   /** Open connections per client address (IPv6 per /64); 0 = unlimited. Not applied behind a trusted proxy. */
   maxConnectionsPerIp: number;
+  /** PostgreSQL for metadata (`postgres://USER@HOST:PORT/DB`); null = SQLite in the data folder. */
+  databaseUrl: string | null;
+  /** The PostgreSQL schema holding the tables, created when missing. */
+  databaseSchema: string;
+  /** Most PostgreSQL connections one server opens. */
+  databasePoolSize: number;
+  /** S3 bucket for blobs; null = the data folder. */
+  s3Bucket: string | null;
+  /** S3-compatible endpoint URL; null = AWS, found from the region. */
+  s3Endpoint: string | null;
+  /** S3 region (signing). */
+  s3Region: string;
+  /** Path-style bucket addressing (`ENDPOINT/BUCKET/KEY`), which most S3-compatible servers need. */
+  s3ForcePathStyle: boolean;
+  /** Prefix of every object name in the bucket: '' or a path ending in '/'. */
+  s3Prefix: string;
+  /**
+   * Request checksums of the AWS SDK: `when_required` sends plain bodies (what S3-compatible
+   * servers accept), `when_supported` the SDK's aws-chunked CRC32 bodies; `auto` picks the
+   * first with a custom endpoint and the second on AWS.
+   */
+  s3Checksums: 'auto' | 'when_required' | 'when_supported';
+  /** Size of one multipart part; one upload holds up to (queue size + 1) parts in memory. */
+  s3PartSize: number;
+  /** Parts of one upload sent at once. */
+  s3QueueSize: number;
 }
 
 /** One configurable setting: its flag, env variable, default and parser. */
@@ -75,6 +101,15 @@ const url = (raw: string) => {
     return undefined;
   }
 };
+const postgresUrl = (raw: string) => {
+  try {
+    const parsed = new URL(raw);
+    return parsed.protocol === 'postgres:' || parsed.protocol === 'postgresql:' ? raw : undefined;
+  } catch {
+    return undefined;
+  }
+};
+const MiB = 1024 ** 2;
 const port = (raw: string) => (/^\d+$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined);
 const count = (raw: string) => (/^\d+$/.test(raw.trim()) && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined);
 const bool = (raw: string) =>
@@ -119,6 +154,17 @@ export const SETTINGS = [
   { key: 'headersTimeoutMs', flag: 'headers-timeout', env: 'FILEHAVEN_HEADERS_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 20s', description: 'time a client has to send a request head' },
   { key: 'idleTimeoutMs', flag: 'idle-timeout', env: 'FILEHAVEN_IDLE_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 60s', description: 'a request connection silent this long is closed' },
   { key: 'maxConnectionsPerIp', flag: 'max-connections-per-ip', env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'open connections per client address' },
+  { key: 'databaseUrl', flag: 'database-url', env: 'FILEHAVEN_DATABASE_URL', parse: postgresUrl, expected: 'a URL such as postgres://filehaven@db.example:5432/filehaven', description: 'PostgreSQL for metadata (default: SQLite in the data folder)' },
+  { key: 'databaseSchema', flag: 'database-schema', env: 'FILEHAVEN_DATABASE_SCHEMA', parse: (raw: string) => (/^[a-z_][a-z0-9_]{0,62}$/.test(raw) ? raw : undefined), expected: 'a lower-case schema name such as public', description: 'PostgreSQL schema of the tables (created when missing)' },
+  { key: 'databasePoolSize', flag: 'database-pool-size', env: 'FILEHAVEN_DATABASE_POOL_SIZE', parse: (raw: string) => { const n = count(raw); return n !== undefined && n >= 1 && n <= 1000 ? n : undefined; }, expected: 'a whole number from 1 to 1000', description: 'most PostgreSQL connections per server' },
+  { key: 's3Bucket', flag: 's3-bucket', env: 'FILEHAVEN_S3_BUCKET', parse: (raw: string) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined), expected: 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)', description: 'S3 bucket for blobs (default: the data folder)' },
+  { key: 's3Endpoint', flag: 's3-endpoint', env: 'FILEHAVEN_S3_ENDPOINT', parse: url, expected: 'an http(s) URL', description: 'S3-compatible endpoint (default: AWS)' },
+  { key: 's3Region', flag: 's3-region', env: 'FILEHAVEN_S3_REGION', parse: (raw: string) => (/^[a-z0-9-]{1,64}$/.test(raw) ? raw : undefined), expected: 'a region such as us-east-1', description: 'S3 region' },
+  { key: 's3ForcePathStyle', flag: 's3-force-path-style', env: 'FILEHAVEN_S3_FORCE_PATH_STYLE', parse: bool, expected: 'true or false', description: 'path-style bucket addressing (most S3-compatible servers)' },
+  { key: 's3Prefix', flag: 's3-prefix', env: 'FILEHAVEN_S3_PREFIX', parse: (raw: string) => (raw === '' || /^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*\/$/.test(raw) ? raw : undefined), expected: "'' or a path ending in / such as filehaven/", description: 'prefix of every object name in the bucket' },
+  { key: 's3Checksums', flag: 's3-checksums', env: 'FILEHAVEN_S3_CHECKSUMS', parse: (raw: string) => (/^(auto|when_required|when_supported)$/.test(raw) ? (raw as Config['s3Checksums']) : undefined), expected: 'auto, when_required or when_supported', description: 'AWS SDK request checksums (auto: when_required with --s3-endpoint)' },
+  { key: 's3PartSize', flag: 's3-part-size', env: 'FILEHAVEN_S3_PART_SIZE', parse: (raw: string) => { const n = parseBytes(raw); return n !== null && n >= 5 * MiB && n <= 5 * 1024 * MiB ? n : undefined; }, expected: 'a size from 5MiB to 5GiB', description: 'S3 multipart part size (memory per upload: part size x (queue size + 1))' },
+  { key: 's3QueueSize', flag: 's3-queue-size', env: 'FILEHAVEN_S3_QUEUE_SIZE', parse: (raw: string) => { const n = count(raw); return n !== undefined && n >= 1 && n <= 16 ? n : undefined; }, expected: 'a whole number from 1 to 16', description: 'S3 parts of one upload sent at once' },
 ] as const satisfies readonly Setting<keyof Config>[];
 
 const GiB = 1024 ** 3;
@@ -149,6 +195,17 @@ export const DEFAULTS: Config = {
   headersTimeoutMs: 20_000,
   idleTimeoutMs: 60_000,
   maxConnectionsPerIp: 64,
+  databaseUrl: null,
+  databaseSchema: 'public',
+  databasePoolSize: 10,
+  s3Bucket: null,
+  s3Endpoint: null,
+  s3Region: 'us-east-1',
+  s3ForcePathStyle: false,
+  s3Prefix: '',
+  s3Checksums: 'auto',
+  s3PartSize: 8 * 1024 ** 2,
+  s3QueueSize: 4,
 };
 
 export class ConfigError extends Error {

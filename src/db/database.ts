@@ -63,11 +63,13 @@ export interface FoldersTable {
   created_at: number;
 }
 
-/** One row per stored blob; the row is the lock that orders uploads against removal. */
+/** One row per stored blob: its digest, size and the key its bytes are stored under. */
 export interface BlobsTable {
   sha256: string;
   size: number;
   created_at: number;
+  /** The BlobStore key (0006); null only on rows older than the migration. */
+  object_key: string | null;
 }
 
 export interface BlacklistTable {

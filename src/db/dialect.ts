@@ -1,18 +1,52 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresAdapter, SqliteDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+import pg from 'pg';
 import type { Database } from './database.js';
 
 /** The SQLite database's file name inside the data folder (its `-wal` and `-shm` beside it). */
 export const SQLITE_FILE = 'filehaven.db';
 
+/** Which engine a database runs on: the repositories lock per engine (repositories/locks-repository.ts). */
+export type Engine = 'sqlite' | 'postgres';
+
+/** An opened database and its engine. */
+export interface OpenedDatabase {
+  db: Kysely<Database>;
+  engine: Engine;
+  /** The PostgreSQL schema the tables live in (null on SQLite). */
+  schema: string | null;
+}
+
+/**
+ * SQLite transactions begin IMMEDIATE: the database's write lock is taken by BEGIN, before
+ * the first read, so a transaction that reads and then writes (check a folder is empty,
+ * then remove it) holds the lock for all of it, also against another process (the CLI
+ * beside the server), which waits on busy_timeout instead of failing with SQLITE_BUSY.
+ * That lock is what every lock of repositories/locks-repository.ts stands for on SQLite.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly driverConfig: SqliteDialectConfig) {
+    super(driverConfig);
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.driverConfig);
+  }
+}
+
 /** The one place that knows which SQL engine is underneath (STYLE.md: Kysely). */
-export function openSqlite(dataDir: string): Kysely<Database> {
-  mkdirSync(dataDir, { recursive: true });
+export function openSqlite(dataDir: string): OpenedDatabase {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, SQLITE_FILE);
-  return new Kysely<Database>({
-    dialect: new SqliteDialect({
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({
       database: async () => {
         const db = new SQLite(file);
         // WAL lets readers run while one writer commits; busy_timeout makes the CLI and
@@ -25,6 +59,42 @@ export function openSqlite(dataDir: string): Kysely<Database> {
       },
     }),
   });
+  return { db, engine: 'sqlite', schema: null };
+}
+
+/** What PostgreSQL needs: the URL, the schema holding the tables, the pool size. */
+export interface PostgresOptions {
+  /** `postgres://USER[:PASSWORD]@HOST:PORT/DB` */
+  url: string;
+  /** Schema of the tables (created when missing), so one database can hold several installations or test runs. */
+  schema: string;
+  /** Most connections the pool opens. */
+  poolSize: number;
+}
+
+/** A schema name that needs no quoting: what `--database-schema` accepts. */
+export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export function openPostgres(options: PostgresOptions): OpenedDatabase {
+  if (!SCHEMA_PATTERN.test(options.schema)) throw new Error(`not a schema name: ${options.schema}`);
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize,
+    // A server that does not answer is a start that fails in seconds, not a hang.
+    connectionTimeoutMillis: 10_000,
+  });
+  // An idle pooled connection that the server drops must not crash the process; the pool
+  // replaces it, and the next query reports the outage to its request.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool,
+      onCreateConnection: async (connection) => {
+        await connection.executeQuery(CompiledQuery.raw(`set search_path to "${options.schema}"`));
+      },
+    }),
+  });
+  return { db, engine: 'postgres', schema: options.schema };
 }
 
 /** Whether a Kysely instance talks to PostgreSQL (migrations need serial ids there). */

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './database.js';
+import type { Engine, OpenedDatabase } from './dialect.js';
 import { migrateToLatest } from './migrator.js';
 import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
@@ -8,9 +9,10 @@ import { foldersRepository } from './repositories/folders-repository.js';
 import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
+import { locksRepository } from './repositories/locks-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
-function repositories(db: Kysely<Database>): Repositories {
+function repositories(db: Kysely<Database>, engine: Engine): Repositories {
   return {
     accounts: accountsRepository(db),
     files: filesRepository(db),
@@ -23,15 +25,22 @@ function repositories(db: Kysely<Database>): Repositories {
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
     signInAddresses: signInAddressesRepository(db),
+    locks: locksRepository(db, engine),
   };
 }
 
 /** Migrates the database and wraps it as the MetadataStore the services use. */
-export async function openMetadataStore(db: Kysely<Database>): Promise<MetadataStore> {
-  await migrateToLatest(db);
+export async function openMetadataStore({ db, engine, schema }: OpenedDatabase): Promise<MetadataStore> {
+  try {
+    await migrateToLatest(db, schema);
+  } catch (error) {
+    await db.destroy().catch(() => {});
+    throw error;
+  }
   return {
-    ...repositories(db),
-    transaction: (work) => db.transaction().execute((trx) => work(repositories(trx))),
+    ...repositories(db, engine),
+    engine,
+    transaction: (work) => db.transaction().execute((trx) => work(repositories(trx, engine))),
     close: () => db.destroy(),
   };
 }

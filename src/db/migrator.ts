@@ -4,6 +4,7 @@ import * as operatorControls from './migrations/0002-operator-controls.js';
 import * as sessions from './migrations/0003-sessions.js';
 import * as serverSettings from './migrations/0004-server-settings.js';
 import * as signInAddresses from './migrations/0005-sign-in-addresses.js';
+import * as blobKeys from './migrations/0006-blob-keys.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,13 +13,25 @@ const MIGRATIONS: Record<string, Migration> = {
   '0003-sessions': sessions,
   '0004-server-settings': serverSettings,
   '0005-sign-in-addresses': signInAddresses,
+  '0006-blob-keys': blobKeys,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
-/** Brings the schema to the latest version; throws with the failing migration's name. */
-export async function migrateToLatest(db: Kysely<any>): Promise<void> {
-  const migrator = new Migrator({ db, provider, migrationTableName: 'filehaven_migrations', migrationLockTableName: 'filehaven_migrations_lock' });
+/**
+ * Brings the schema to the latest version; throws with the failing migration's name. On
+ * PostgreSQL the tables (and the migrator's own) live in `schema`, created when missing;
+ * connections find them through their search_path (db/dialect.ts).
+ */
+export async function migrateToLatest(db: Kysely<any>, schema: string | null = null): Promise<void> {
+  if (schema !== null) await db.schema.createSchema(schema).ifNotExists().execute();
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'filehaven_migrations',
+    migrationLockTableName: 'filehaven_migrations_lock',
+    ...(schema !== null ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error) {

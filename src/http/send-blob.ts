@@ -102,6 +102,9 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     closed = true;
     report();
   });
+  // A client that left before this point (during authorisation) fired 'close' already:
+  // without this, its reservation would be taken and never given back.
+  if (reply.raw.destroyed || !reply.raw.socket || reply.raw.socket.destroyed) closed = true;
 
   try {
     await options.beforeBody?.(length);

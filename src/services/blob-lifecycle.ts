@@ -2,55 +2,90 @@ import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 
 /*
- * The protocol that keeps blobs and file rows consistent. Every step runs inside a
- * metadata transaction whose first statement writes the blob row, so an upload and a
- * removal of the same digest are serialised by the database: on SQLite by its write
- * lock, on PostgreSQL by the row lock. The file-system step happens inside the
- * transaction, after the row work, so:
- *   - a committed upload always has its bytes in place (commit renames before COMMIT);
- *   - bytes are removed only when no live row points at the digest at that moment, and no
- *     new row can appear until the transaction ends.
- * A crash between a file-system step and COMMIT must leave a state that needs no repair
- * but gc's: bytes nobody points at (an upload's rename), never a live row without bytes.
- * That is why deleting a file is two transactions: the first marks the file deleted and
- * drops the digest's row when it was the last reference, leaving the bytes; the second
- * removes bytes that no row accounts for. Were the unlink in the first, a crash before its
- * COMMIT would bring the file back, live, with its bytes gone.
+ * The protocol that keeps blob rows, file rows and stored bytes consistent, on every
+ * metadata engine and every blob store. Two names are locked (Repositories.locks.blob):
+ *   - the digest, by every step that adds or drops a live reference to it: an upload, a
+ *     copy, a file's delete, a blacklisting with --block-existing, gc of an unreferenced
+ *     row. Under it, "does any live file point at this digest" cannot change;
+ *   - the store key, by every step that makes bytes reachable (publish) or removes them.
+ *     Under it, "does any blob row name this key" cannot change.
+ * On a content-addressed store (local) the two names are the same string.
+ *
+ * Rules that follow, whatever the interleaving:
+ *   - a committed file row always has a blob row, and the key it names has bytes: publish
+ *     runs in the transaction that inserts the row, under the key's lock, and bytes are
+ *     only removed under that lock once no row names the key;
+ *   - bytes go in two steps: a transaction drops the row (when no live file points at the
+ *     digest), then another removes the bytes if no row names the key again. A crash
+ *     between the two leaves bytes no row names, which gc collects; the reverse order
+ *     could leave a live row without bytes.
+ * Publishing is cheap (a rename, an existence check) because it runs with locks held; an
+ * S3 store keeps an upload under its own key rather than copying it to a digest name.
  */
-/** Locks the digest, runs `insertRows`, then publishes the staged bytes under the digest. */
-export async function publishBlob<T>(
+
+/**
+ * In the caller's transaction: runs `insertRows` under the digest's lock, then, unless the
+ * digest is already stored, publishes the staged bytes and records the blob row. Returns
+ * the rows' result and whether the staged copy is a duplicate that the caller must
+ * discard after COMMIT.
+ */
+export async function admitStagedBlob<T>(
   repos: Repositories,
   blobs: BlobStore,
   staged: StagedBlob,
   at: number,
   insertRows: () => Promise<T>,
-): Promise<T> {
-  await repos.blobs.ensure(staged.sha256, staged.size, at);
+): Promise<{ result: T; duplicate: boolean }> {
+  await repos.locks.blob(staged.sha256);
+  const existing = await repos.blobs.keyOf(staged.sha256);
+  // Rows first: a refusal (a blacklisted digest) then publishes nothing.
   const result = await insertRows();
-  await blobs.commit(staged);
-  return result;
+  if (existing !== null) return { result, duplicate: true };
+  const key = blobs.keyFor(staged);
+  await repos.locks.blob(key);
+  await blobs.publish(staged);
+  await repos.blobs.insert(staged.sha256, staged.size, key, at);
+  return { result, duplicate: false };
 }
 
 /**
- * Inside the caller's transaction: drops the digest's blob row if no live file points at
- * it any more, and leaves the bytes for removeUnreferencedBytes after COMMIT. True when
- * the row went.
+ * After a transaction of admitStagedBlob rolled back or failed to commit: removes the
+ * staged copy, and the published bytes unless a row names their key (a COMMIT whose
+ * answer was lost may have landed). Failures are left to gc, which finds the same bytes.
  */
-export async function dropUnreferencedBlobRow(repos: Repositories, sha256: string): Promise<boolean> {
+export async function abandonStagedBlob(store: MetadataStore, blobs: BlobStore, staged: StagedBlob): Promise<void> {
+  await blobs.discard(staged).catch(() => {});
+  await removeUnnamedBytes(store, blobs, blobs.keyFor(staged)).catch(() => {});
+}
+
+/**
+ * In the caller's transaction: drops the digest's blob row if no live file points at it
+ * any more, and leaves the bytes for removeUnnamedBytes after COMMIT. The key whose bytes
+ * to remove, or null when the row stays.
+ */
+export async function dropUnreferencedBlobRow(repos: Repositories, sha256: string): Promise<string | null> {
+  await repos.locks.blob(sha256);
   return repos.blobs.removeIfUnreferenced(sha256);
 }
 
 /**
- * In a transaction of its own: removes a digest's bytes (and row) if no live file points
- * at it. The row is written first, taking the lock an upload takes; after that a
- * committed upload's file row is visible and keeps the bytes. A crash between the unlink
- * and COMMIT rolls back only a row that no file needed. True when the bytes went.
+ * In a transaction of its own: removes the bytes under `key` unless a blob row names it
+ * (on a content-addressed store, the same digest uploaded again since its row was
+ * dropped). True when the bytes went.
  */
-export async function removeUnreferencedBytes(store: MetadataStore, blobs: BlobStore, sha256: string, size: number, at: number): Promise<boolean> {
+export async function removeUnnamedBytes(store: MetadataStore, blobs: BlobStore, key: string): Promise<boolean> {
   return store.transaction(async (repos) => {
-    await repos.blobs.ensure(sha256, size, at);
-    if (!(await repos.blobs.removeIfUnreferenced(sha256))) return false;
-    await blobs.delete(sha256);
+    await repos.locks.blob(key);
+    if (await repos.blobs.namesKey(key)) return false;
+    await blobs.delete(key);
     return true;
   });
+}
+
+/** Drops the digest's row if unreferenced, then its bytes: the two steps of a removal, for gc. */
+export async function removeUnreferencedBlob(store: MetadataStore, blobs: BlobStore, sha256: string): Promise<boolean> {
+  const key = await store.transaction((repos) => dropUnreferencedBlobRow(repos, sha256));
+  if (key === null) return false;
+  await removeUnnamedBytes(store, blobs, key);
+  return true;
 }

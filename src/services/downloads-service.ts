@@ -87,7 +87,9 @@ export class DownloadsService {
   /** The bytes of a file, or a range of them; errorFileNotFound when the blob is gone (deleted meanwhile). */
   async open(file: FileRecord, range?: ByteRange): Promise<Readable> {
     try {
-      return await this.deps.blobs.read(file.sha256, range);
+      const key = await this.deps.store.blobs.keyOf(file.sha256);
+      if (key === null) throw new BlobNotFoundError(file.sha256);
+      return await this.deps.blobs.read(key, range);
     } catch (error) {
       // STYLE.md rule 5: a missing blob is translated here, not left to become a 500.
       if (error instanceof BlobNotFoundError) throw errors.fileNotFound();

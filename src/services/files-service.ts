@@ -8,7 +8,7 @@ import { sanitizeFileName } from '../domain/names.js';
 import { FileStatus, type Account, type FileRecord } from '../domain/types.js';
 import { constantTimeEqual } from '../security/secrets.js';
 import { InputError } from './accounts-service.js';
-import { dropUnreferencedBlobRow, publishBlob, removeUnreferencedBytes } from './blob-lifecycle.js';
+import { abandonStagedBlob, admitStagedBlob, dropUnreferencedBlobRow, removeUnnamedBytes } from './blob-lifecycle.js';
 import { blacklistedNamePattern } from './moderation-service.js';
 
 export interface FilesServiceDeps {
@@ -68,7 +68,7 @@ export class FilesService {
       if ((await blacklistedNamePattern(this.deps.store.blacklist, name)) !== null) throw errors.blacklisted();
       return await this.insertFile(owner.id, name, staged.sha256, staged.size, staged);
     } catch (error) {
-      await this.deps.blobs.discard(staged).catch(() => {});
+      await abandonStagedBlob(this.deps.store, this.deps.blobs, staged);
       if (error instanceof ApiError) throw error;
       this.deps.log(error, 'storing an upload failed');
       throw errors.uploadStorage();
@@ -137,6 +137,9 @@ export class FilesService {
   async blacklistAdd(sha256: string, reason = '', blockExisting = false): Promise<number> {
     const digest = normalizeDigest(sha256);
     return this.deps.store.transaction(async (repos) => {
+      // Under the digest's lock, an upload of it either committed (and is blocked here)
+      // or checks the blacklist after this commit (and is refused).
+      await repos.locks.blob(digest);
       await repos.blacklist.add(digest, reason, this.deps.clock());
       return blockExisting ? repos.files.blockByDigest(digest, this.deps.clock()) : 0;
     });
@@ -184,13 +187,15 @@ export class FilesService {
    * between the two leaves unreferenced bytes, which gc removes.
    */
   private async markDeleted(file: FileRecord): Promise<boolean> {
-    const { changed, rowDropped } = await this.deps.store.transaction(async (repos) => {
+    const { changed, droppedKey } = await this.deps.store.transaction(async (repos) => {
+      // The digest's lock first, before any row lock, as every transaction takes them.
+      await repos.locks.blob(file.sha256);
       const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock());
-      return { changed, rowDropped: changed && (await dropUnreferencedBlobRow(repos, file.sha256)) };
+      return { changed, droppedKey: changed ? await dropUnreferencedBlobRow(repos, file.sha256) : null };
     });
-    if (rowDropped) {
+    if (droppedKey !== null) {
       // The delete is done and answered either way: bytes left behind by a failure here are gc's.
-      await removeUnreferencedBytes(this.deps.store, this.deps.blobs, file.sha256, file.size, this.deps.clock()).catch((error: unknown) =>
+      await removeUnnamedBytes(this.deps.store, this.deps.blobs, droppedKey).catch((error: unknown) =>
         this.deps.log(error, `removing the bytes of ${file.sha256} failed; gc will collect them`),
       );
     }
@@ -224,22 +229,25 @@ export class FilesService {
         createdAt: now,
       };
       try {
-        const file = await this.deps.store.transaction(async (repos) => {
+        const { file, duplicate } = await this.deps.store.transaction(async (repos) => {
           if (staged) {
-            return publishBlob(repos, this.deps.blobs, staged, now, async () => {
-              // Checked again after ensure() took the write lock: a `blacklist add
-              // --block-existing` either committed before (seen here) or runs after this
-              // commit (and blocks this row); store()'s first check alone left a gap.
+            return admitStagedBlob(repos, this.deps.blobs, staged, now, async () => {
+              // Checked again under the digest's lock: a `blacklist add --block-existing`
+              // either committed before (seen here) or runs after this commit (and
+              // blocks this row); store()'s first check alone left a gap.
               if (await repos.blacklist.has(sha256)) throw errors.blacklisted();
               return repos.files.create(row);
-            });
+            }).then(({ result, duplicate }) => ({ file: result, duplicate }));
           }
-          await repos.blobs.ensure(sha256, size, now);
+          // Under the digest's lock the source cannot lose its last reference meanwhile.
+          await repos.locks.blob(sha256);
           const source = await repos.files.byId(copyOf!);
           if (!source || source.status === FileStatus.Deleted) throw errors.fileNotFound();
           if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
-          return repos.files.create(row);
+          return { file: await repos.files.create(row), duplicate: false };
         });
+        // The digest was stored already: this upload's own copy is not needed.
+        if (duplicate && staged) await this.deps.blobs.discard(staged).catch((error: unknown) => this.deps.log(error, 'dropping a duplicate upload failed; gc will collect it'));
         return { file, deleteSecret };
       } catch (error) {
         // A random id collided: try another (36^10 ids make this vanishingly rare).

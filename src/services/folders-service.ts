@@ -48,12 +48,19 @@ export class FoldersService {
     const parent = parentId ? await this.owned(owner, parentId) : null;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.deps.store.folders.create({
-          id: this.deps.ids.folderId(),
-          ownerId: owner.id,
-          parentId: parent?.id ?? null,
-          name: sanitizeFolderName(rawName),
-          createdAt: this.deps.clock(),
+        return await this.deps.store.transaction(async (repos) => {
+          if (parent) {
+            // Ordered against a removal of the parent, as a move into it is.
+            await repos.locks.folder(parent.id);
+            if ((await repos.folders.byId(parent.id)) === null) throw errors.folderNotFound();
+          }
+          return repos.folders.create({
+            id: this.deps.ids.folderId(),
+            ownerId: owner.id,
+            parentId: parent?.id ?? null,
+            name: sanitizeFolderName(rawName),
+            createdAt: this.deps.clock(),
+          });
         });
       } catch (error) {
         if (attempt < 5 && error instanceof DuplicateError) continue;
@@ -123,6 +130,9 @@ export class FoldersService {
   async remove(caller: Account, id: string): Promise<Folder> {
     const folder = await this.owned(caller, id);
     await this.deps.store.transaction(async (repos) => {
+      // Under the folder's lock no file moves in and no sub-folder is created meanwhile,
+      // so the emptiness seen below still holds at DELETE.
+      await repos.locks.folder(folder.id);
       await repos.files.detachDeleted(folder.id);
       // One live file is enough to refuse: never read them all.
       const [live, children] = await Promise.all([
@@ -149,10 +159,11 @@ export class FoldersService {
       // The conditional UPDATE moves only the caller's live files; if it moved fewer
       // than listed, the transaction rolls back and nothing moves.
       await this.deps.store.transaction(async (repos) => {
-        const moved = await repos.files.moveOwned(fileIds, caller.id, folder.id);
-        // Read again after the first write (which holds SQLite's write lock): a DELETE of
-        // the folder since the ownership check above means errorFolderNotFound.
+        // Under the folder's lock, a removal of the folder either committed before (seen
+        // here: errorFolderNotFound) or waits and then sees these files (not empty).
+        await repos.locks.folder(folder.id);
         if ((await repos.folders.byId(folder.id)) === null) throw errors.folderNotFound();
+        const moved = await repos.files.moveOwned(fileIds, caller.id, folder.id);
         if (moved !== fileIds.length) throw errors.folderFilesAddFailed('');
       });
     } catch (error) {

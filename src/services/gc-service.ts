@@ -4,7 +4,7 @@ import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import { FileStatus } from '../domain/types.js';
 import { InputError } from './accounts-service.js';
-import { removeUnreferencedBytes } from './blob-lifecycle.js';
+import { removeUnnamedBytes, removeUnreferencedBlob } from './blob-lifecycle.js';
 import type { FilesService } from './files-service.js';
 
 export interface GcServiceDeps {
@@ -148,7 +148,7 @@ export class GcService {
       for (const { sha256, size } of batch) {
         // The reference check is repeated under the digest's lock: an upload or copy of the
         // same digest since the listing keeps the blob.
-        const removed = report.dryRun || (await removeUnreferencedBytes(this.deps.store, this.deps.blobs, sha256, size, this.deps.clock()));
+        const removed = report.dryRun || (await removeUnreferencedBlob(this.deps.store, this.deps.blobs, sha256));
         if (!removed) continue;
         report.blobsRemoved += 1;
         report.bytesFreed += size;
@@ -160,19 +160,19 @@ export class GcService {
   }
 
   /**
-   * (b) Blob files with no blob row. An upload renames its temp file into place inside its
-   * transaction, before COMMIT, so a file without a committed row may be an upload that is
-   * finishing: it is decided under the digest's lock, and only once it is past the grace.
+   * (b) Stored bytes no blob row names: left by a crash between an upload's publish and its
+   * COMMIT, or between a row's removal and its bytes'. An upload publishes inside its
+   * transaction, under the key's lock, so bytes without a committed row may be an upload
+   * that is finishing: each is decided under the key's lock, and only past the grace (an
+   * S3 upload is a complete object before its transaction starts).
    */
   private async removeOrphanFiles(report: GcReport): Promise<void> {
     const cutoff = this.deps.fileClock() - this.deps.tempGraceMs;
     for await (const blob of this.deps.blobs.listBlobs()) {
       if (blob.modifiedAt >= cutoff) continue;
-      // The common case, a blob with its row, costs one read and no lock.
-      if (await this.deps.store.housekeeping.blobRecorded(blob.sha256)) continue;
-      // Decided under the digest's lock (the row is written first, as an upload does), so
-      // an upload finishing this digest keeps its bytes.
-      const removed = report.dryRun || (await removeUnreferencedBytes(this.deps.store, this.deps.blobs, blob.sha256, blob.size, this.deps.clock()));
+      // The common case, bytes with their row, costs one read and no lock.
+      if (await this.deps.store.blobs.namesKey(blob.key)) continue;
+      const removed = report.dryRun || (await removeUnnamedBytes(this.deps.store, this.deps.blobs, blob.key));
       if (!removed) continue;
       report.orphanFilesRemoved += 1;
       report.bytesFreed += blob.size;

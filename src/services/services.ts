@@ -1,10 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import type { BlobStore } from '../blob/blob-store.js';
-import { LocalBlobStore } from '../blob/local-blob-store.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
-import { openSqlite } from '../db/dialect.js';
-import { openMetadataStore } from '../db/metadata-store.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore } from '../composition.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
@@ -51,18 +49,22 @@ export interface ServiceOptions {
   log?: (error: unknown, message: string) => void;
 }
 
-/** The composition root: storage backends chosen from config, services wired to them. */
+/** The services, wired to the storage backends the configuration names (composition.ts). */
 export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? cryptoIds;
   const log = options.log ?? ((error, message) => console.error(message, error));
   await mkdir(config.dataDir, { recursive: true });
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret));
-  const store = await openMetadataStore(openSqlite(config.dataDir));
-  await checkSecretFingerprint(store, secrets);
-  const localBlobs = new LocalBlobStore(config.dataDir);
-  await localBlobs.init();
-  const blobs: BlobStore = localBlobs;
+  const store = await openConfiguredMetadataStore(config);
+  let blobs: BlobStore;
+  try {
+    await checkSecretFingerprint(store, secrets);
+    blobs = await openConfiguredBlobStore(config);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
 
   const accounts = new AccountsService({ store, secrets, ids, clock });
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
@@ -105,7 +107,6 @@ async function checkSecretFingerprint(store: MetadataStore, secrets: ServerSecre
   const fingerprint = secrets.fingerprint();
   const stored = await store.serverSettings.setIfAbsent(SECRET_FINGERPRINT_SETTING, fingerprint);
   if (!constantTimeEqual(stored, fingerprint)) {
-    await store.close();
     throw new ConfigError(
       'the server secret differs from the one this data folder was set up with; start with the original secret (--secret, FILEHAVEN_SECRET or <data>/secret): stored API keys and direct links depend on it',
     );

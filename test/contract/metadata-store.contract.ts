@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { DuplicateError, type MetadataStore, type NewAccount, type NewFile } from '../../src/db/repositories/repositories.js';
+import { DuplicateError, type MetadataStore, type NewAccount, type NewFile, type Repositories } from '../../src/db/repositories/repositories.js';
 import { FileStatus, type Account } from '../../src/domain/types.js';
 
 /** One store under test. */
@@ -9,6 +9,11 @@ export interface MetadataStoreHarness {
   store: MetadataStore;
   /** Closes the store and removes what it wrote (temp folder, schema, database). */
   cleanup(): Promise<void>;
+  /**
+   * A second store on the same database, with connections of its own: another server
+   * or the operator's CLI. The harness closes it in cleanup.
+   */
+  openPeer(): Promise<MetadataStore>;
 }
 
 /** Makes a fresh, empty store for one test (SQLite file, PostgreSQL schema, ...). */
@@ -421,39 +426,51 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
     });
 
     describe('blobs', () => {
-      test('removeIfUnreferenced is true only when no live row points at the digest', async () => {
+      test('removeIfUnreferenced drops the row only when no live row points at the digest, and gives its key', async () => {
         const owner = await account();
         const sha = digest('e');
-        await store.blobs.ensure(sha, 10, T0);
+        await store.blobs.insert(sha, 10, 'key-e', T0);
         const one = await file(owner.id, { sha256: sha });
         const two = await file(owner.id, { sha256: sha });
-        assert.equal(await store.blobs.removeIfUnreferenced(sha), false, 'two live rows');
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), null, 'two live rows');
         await store.files.setStatus(one.id, [FileStatus.Active], FileStatus.Deleted, T0);
         await store.files.setStatus(two.id, [FileStatus.Active], FileStatus.Blocked, T0);
-        assert.equal(await store.blobs.removeIfUnreferenced(sha), false, 'a blocked row is live');
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), null, 'a blocked row is live');
         await store.files.setStatus(two.id, [FileStatus.Blocked], FileStatus.Deleted, T0);
-        assert.equal(await store.blobs.removeIfUnreferenced(sha), true, 'only deleted rows');
-        assert.equal(await store.blobs.removeIfUnreferenced(sha), false, 'already removed');
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), 'key-e', 'only deleted rows');
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), null, 'already removed');
+        assert.equal(await store.blobs.keyOf(sha), null);
       });
 
       test('a digest that was never recorded is not removed', async () => {
-        assert.equal(await store.blobs.removeIfUnreferenced(digest('9')), false);
+        assert.equal(await store.blobs.removeIfUnreferenced(digest('9')), null);
+        assert.equal(await store.blobs.keyOf(digest('9')), null);
       });
 
-      test('ensure is idempotent and recreates a removed row', async () => {
+      test('keyOf and namesKey follow insert and removal; a digest is recorded once', async () => {
         const sha = digest('f');
-        await store.blobs.ensure(sha, 10, T0);
-        await store.blobs.ensure(sha, 10, T0 + 1);
-        assert.equal(await store.blobs.removeIfUnreferenced(sha), true);
-        await store.blobs.ensure(sha, 10, T0 + 2);
-        assert.equal(await store.blobs.removeIfUnreferenced(sha), true);
+        assert.equal(await store.blobs.namesKey('key-f'), false);
+        await store.blobs.insert(sha, 10, 'key-f', T0);
+        assert.equal(await store.blobs.keyOf(sha), 'key-f');
+        assert.equal(await store.blobs.namesKey('key-f'), true);
+        assert.equal(await store.blobs.namesKey('key-g'), false);
+        await assert.rejects(store.blobs.insert(sha, 10, 'key-g', T0 + 1));
+        assert.equal(await store.blobs.removeIfUnreferenced(sha), 'key-f');
+        assert.equal(await store.blobs.namesKey('key-f'), false);
+        await store.blobs.insert(sha, 10, 'key-g', T0 + 2);
+        assert.equal(await store.blobs.keyOf(sha), 'key-g');
+      });
+
+      test('two digests never name one key', async () => {
+        await store.blobs.insert(digest('1'), 10, 'shared', T0);
+        await assert.rejects(store.blobs.insert(digest('2'), 10, 'shared', T0));
       });
 
       test('live rows of other digests do not hold a blob', async () => {
         const owner = await account();
-        await store.blobs.ensure(digest('1'), 10, T0);
+        await store.blobs.insert(digest('1'), 10, digest('1'), T0);
         await file(owner.id, { sha256: digest('2') });
-        assert.equal(await store.blobs.removeIfUnreferenced(digest('1')), true);
+        assert.equal(await store.blobs.removeIfUnreferenced(digest('1')), digest('1'));
       });
     });
 
@@ -516,8 +533,8 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
     describe('housekeeping', () => {
       test('unreferencedBlobs comes in batches by digest, past the grace, without live rows', async () => {
         const owner = await account();
-        for (const c of ['1', '2', '3', '4', '5']) await store.blobs.ensure(digest(c), Number(c), T0);
-        await store.blobs.ensure(digest('6'), 6, T0 + 10);
+        for (const c of ['1', '2', '3', '4', '5']) await store.blobs.insert(digest(c), Number(c), digest(c), T0);
+        await store.blobs.insert(digest('6'), 6, digest('6'), T0 + 10);
         await file(owner.id, { sha256: digest('2') });
         const gone = await file(owner.id, { sha256: digest('4') });
         await store.files.setStatus(gone.id, [FileStatus.Active], FileStatus.Deleted, T0);
@@ -565,13 +582,13 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         await assert.rejects(
           store.transaction(async (repos) => {
             await repos.accounts.create(newAccount({ login: 'rolled-back' }));
-            await repos.blobs.ensure(digest('8'), 1, T0);
+            await repos.blobs.insert(digest('8'), 1, 'key-8', T0);
             throw boom;
           }),
           (error: unknown) => error === boom,
         );
         assert.equal(await store.accounts.byLogin('rolled-back'), null);
-        assert.equal(await store.blobs.removeIfUnreferenced(digest('8')), false);
+        assert.equal(await store.blobs.keyOf(digest('8')), null);
       });
 
       test('a DuplicateError inside a transaction rolls it back and stays a DuplicateError', async () => {
@@ -653,6 +670,71 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(await store.sessions.removeForAccount(a.id), 1);
         assert.equal(await store.sessions.byId(digest('1')), null);
         assert.notEqual(await store.sessions.byId(digest('4')), null);
+      });
+    });
+
+    describe('locks, under concurrent transactions from two stores', () => {
+      /** Transactions that read a counter and write it back + 1, each under `lock`; none may be lost. */
+      async function countUnderLock(lock: (repos: Repositories) => Promise<void>, runs: number): Promise<number> {
+        const peer = await harness.openPeer();
+        const owner = await account({ trafficLeft: 0 });
+        const stores = [store, peer];
+        await Promise.all(
+          Array.from({ length: runs }, (_, i) =>
+            stores[i % 2]!.transaction(async (repos) => {
+              await lock(repos);
+              const seen = (await repos.accounts.byId(owner.id))!.trafficLeft;
+              // A read-modify-write that is only correct when the lock excludes the others.
+              await repos.accounts.setPremium(owner.id, null, null, seen + 1);
+            }),
+          ),
+        );
+        return (await store.accounts.byId(owner.id))!.trafficLeft;
+      }
+
+      test('locks.blob: transactions holding the same name run one at a time', async () => {
+        assert.equal(await countUnderLock((repos) => repos.locks.blob(digest('a')), 24), 24);
+      });
+
+      test('locks.folder: transactions holding the same folder run one at a time', async () => {
+        assert.equal(await countUnderLock((repos) => repos.locks.folder('FOLDER0001'), 24), 24);
+      });
+
+      test('a statement after the lock sees what the previous holder committed (the last-reference race)', async () => {
+        // An upload of digest X holds X's lock while the owner deletes the last other file
+        // of X from another server: the delete must wait, then see the new file and keep the
+        // blob row. Without the lock (or with a reference check on an old snapshot) the
+        // row goes and the new file is left without bytes.
+        const peer = await harness.openPeer();
+        const owner = await account();
+        const sha = digest('c');
+        await store.blobs.insert(sha, 10, 'key-c', T0);
+        const old = await file(owner.id, { sha256: sha });
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let locked!: () => void;
+        const hasLock = new Promise<void>((resolve) => (locked = resolve));
+        const upload = store.transaction(async (repos) => {
+          await repos.locks.blob(sha);
+          locked();
+          const created = await repos.files.create(newFile(owner.id, { sha256: sha }));
+          await held;
+          return created;
+        });
+        await hasLock;
+        const removal = peer.transaction(async (repos) => {
+          await repos.locks.blob(sha);
+          await repos.files.setStatus(old.id, [FileStatus.Active], FileStatus.Deleted, T0);
+          return repos.blobs.removeIfUnreferenced(sha);
+        });
+        // Give the removal every chance to run ahead if the lock does not hold it back; the
+        // outcome asserted below is the same whatever the timing when it does.
+        await Promise.race([removal.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 300))]);
+        release();
+        const created = await upload;
+        assert.equal(await removal, null, 'the removal saw the new live file');
+        assert.equal((await store.files.byId(created.id))?.status, FileStatus.Active);
+        assert.equal(await store.blobs.keyOf(sha), 'key-c', 'the live file keeps its blob row');
       });
     });
   });

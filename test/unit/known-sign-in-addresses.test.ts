@@ -41,7 +41,7 @@ describe('known sign-in addresses (real SQLite)', () => {
     await known.remember('login-c', '2001:db8:5:6::1');
     assert.equal(await known.isKnown('login-c', '2001:db8:5:6:ffff::9'), true);
     assert.equal(await known.isKnown('login-c', '2001:db8:5:7::1'), false);
-    const db = openSqlite(dir);
+    const { db } = openSqlite(dir);
     const rows = await db.selectFrom('sign_in_addresses').selectAll().execute();
     await db.destroy();
     assert.ok(rows.length >= 1);

@@ -5,19 +5,18 @@ import type { BlacklistRepository, BlobsRepository } from './repositories.js';
 
 export function blobsRepository(db: Kysely<Database>): BlobsRepository {
   return {
-    async ensure(sha256, size, at) {
-      await db
-        .insertInto('blobs')
-        .values({ sha256, size, created_at: at })
-        // DO UPDATE rather than DO NOTHING: it takes the row lock on PostgreSQL, which
-        // orders this upload against a concurrent removeIfUnreferenced of the digest.
-        .onConflict((oc) => oc.column('sha256').doUpdateSet({ size: (eb) => eb.ref('excluded.size') }))
-        .execute();
+    async keyOf(sha256) {
+      const row = await db.selectFrom('blobs').select(['sha256', 'object_key']).where('sha256', '=', sha256).executeTakeFirst();
+      // Rows from before 0006 that the migration could not fill name their digest.
+      return row ? (row.object_key ?? row.sha256) : null;
+    },
+    async insert(sha256, size, key, at) {
+      await db.insertInto('blobs').values({ sha256, size, created_at: at, object_key: key }).execute();
     },
     async removeIfUnreferenced(sha256) {
-      // The reference check and the removal are one statement, so no file row can
-      // appear between them (API.md: a blob goes only when no live row points at it).
-      const result = await db
+      // Under the digest's lock no file row of this digest can appear, so the check and
+      // the removal need not be one statement; as one they also hold without the lock.
+      const row = await db
         .deleteFrom('blobs')
         .where('sha256', '=', sha256)
         .where(({ not, exists, selectFrom }) =>
@@ -30,8 +29,17 @@ export function blobsRepository(db: Kysely<Database>): BlobsRepository {
             ),
           ),
         )
+        .returning(['sha256', 'object_key'])
         .executeTakeFirst();
-      return Number(result.numDeletedRows) === 1;
+      return row ? (row.object_key ?? row.sha256) : null;
+    },
+    async namesKey(key) {
+      const row = await db
+        .selectFrom('blobs')
+        .select('sha256')
+        .where((eb) => eb.or([eb('object_key', '=', key), eb.and([eb('object_key', 'is', null), eb('sha256', '=', key)])]))
+        .executeTakeFirst();
+      return row !== undefined;
     },
   };
 }

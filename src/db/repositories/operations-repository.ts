@@ -105,9 +105,6 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
         .execute();
       return rows.map((r) => ({ sha256: r.sha256, size: Number(r.size) }));
     },
-    async blobRecorded(sha256) {
-      return (await db.selectFrom('blobs').select('sha256').where('sha256', '=', sha256).executeTakeFirst()) !== undefined;
-    },
     async expiredFiles(cutoff, limit) {
       const rows = await db
         .selectFrom('files')

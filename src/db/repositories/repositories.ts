@@ -159,8 +159,6 @@ export interface HousekeepingRepository {
    * by digest, starting after the digest `after` (keyset batches: never every row at once).
    */
   unreferencedBlobs(before: number, limit: number, after?: string): Promise<{ sha256: string; size: number }[]>;
-  /** Whether a blob row exists for a digest. */
-  blobRecorded(sha256: string): Promise<boolean>;
   /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`, oldest first, at most `limit`. */
   expiredFiles(cutoff: number, limit: number): Promise<string[]>;
   /** How many live files `expiredFiles` would list without a limit: one COUNT. */
@@ -207,12 +205,35 @@ export interface FolderQuery {
   limit: number;
 }
 
-/** Blob rows: the metadata side of the blob store. */
+/**
+ * Blob rows: the metadata side of the blob store, one row per digest naming the key its
+ * bytes are stored under. The services call the writing members under `locks.blob`
+ * (services/blob-lifecycle.ts says which lock guards what).
+ */
 export interface BlobsRepository {
-  /** Records a blob (a no-op when recorded) and holds its row for the rest of the transaction. */
-  ensure(sha256: string, size: number, at: number): Promise<void>;
-  /** Removes the blob row if no live file points at it; true when removed (then delete the bytes). */
-  removeIfUnreferenced(sha256: string): Promise<boolean>;
+  /** The key a digest's bytes are stored under, or null when the digest has no row. */
+  keyOf(sha256: string): Promise<string | null>;
+  /** Records a blob stored under `key`; the digest must have no row (checked with keyOf under its lock). */
+  insert(sha256: string, size: number, key: string, at: number): Promise<void>;
+  /** Removes the digest's row if no live file points at it; the key it named, or null when it stays (or was absent). */
+  removeIfUnreferenced(sha256: string): Promise<string | null>;
+  /** Whether a blob row names this key. */
+  namesKey(key: string): Promise<boolean>;
+}
+
+/**
+ * Named locks, held from the call to the end of the transaction (outside a transaction
+ * they mean nothing). Each engine implements them its own way (locks-repository.ts); the
+ * contract suite runs concurrent transactions against them on every engine.
+ */
+export interface LocksRepository {
+  /**
+   * The lock of a blob name: a digest, or a store key. Every step that makes bytes
+   * reachable or unreachable under a name (publish, copy, the last delete, gc) holds it.
+   */
+  blob(name: string): Promise<void>;
+  /** The lock of a folder: a move into it and its removal are ordered. */
+  folder(id: string): Promise<void>;
 }
 
 /** Blacklisted digests. */
@@ -296,15 +317,15 @@ export interface Repositories {
   serverSettings: ServerSettingsRepository;
   sessions: SessionsRepository;
   signInAddresses: SignInAddressesRepository;
+  locks: LocksRepository;
 }
 
 /** The metadata store: repositories plus transactions. */
 export interface MetadataStore extends Repositories {
-  /**
-   * Runs `work` in one transaction; the blob store's commit and delete run inside it so
-   * that an upload and a removal of the same digest are ordered (see services/blob-lifecycle).
-   */
+  /** Runs `work` in one transaction, committed when it resolves and rolled back when it throws. */
   transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /** The engine underneath (for messages and the operator's `stats`). */
+  readonly engine: 'sqlite' | 'postgres';
   /** Closes the connection(s). */
   close(): Promise<void>;
 }

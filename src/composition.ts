@@ -1,0 +1,88 @@
+import type { BlobStore } from './blob/blob-store.js';
+import { BlobStoreUnavailableError } from './blob/blob-store.js';
+import { LocalBlobStore } from './blob/local-blob-store.js';
+import { ConfigError, type Config } from './config/config.js';
+import { openPostgres, openSqlite, type OpenedDatabase } from './db/dialect.js';
+import { openMetadataStore } from './db/metadata-store.js';
+import type { MetadataStore } from './db/repositories/repositories.js';
+
+/*
+ * The one place that picks the storage backends from the configuration (STYLE.md sketch:
+ * composition.ts). Everything else, the services, the CLI, the tests, takes a
+ * MetadataStore and a BlobStore and never asks which ones.
+ */
+
+/** The metadata database the configuration names: PostgreSQL with --database-url, else SQLite in the data folder. */
+export function openDatabase(config: Config): OpenedDatabase {
+  if (config.databaseUrl === null) return openSqlite(config.dataDir);
+  return openPostgres({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
+}
+
+/**
+ * Opens and migrates the metadata store. A database that cannot be reached or used is a
+ * ConfigError of one line naming the setting, never a stack trace.
+ */
+export async function openConfiguredMetadataStore(config: Config): Promise<MetadataStore> {
+  try {
+    return await openMetadataStore(openDatabase(config));
+  } catch (error) {
+    if (config.databaseUrl === null) throw error;
+    throw new ConfigError(`cannot use PostgreSQL at ${redactUrl(config.databaseUrl)} (--database-url, FILEHAVEN_DATABASE_URL): ${rootCause(error)}`);
+  }
+}
+
+/** The blob store the configuration names: S3 with --s3-bucket, else the data folder; checked before use. */
+export async function openConfiguredBlobStore(config: Config): Promise<BlobStore> {
+  const blobs = await configuredBlobStore(config);
+  try {
+    await blobs.init();
+  } catch (error) {
+    if (error instanceof BlobStoreUnavailableError) throw new ConfigError(error.message);
+    throw error;
+  }
+  return blobs;
+}
+
+async function configuredBlobStore(config: Config): Promise<BlobStore> {
+  if (config.s3Bucket === null) return new LocalBlobStore(config.dataDir);
+  // Loaded only when used: the AWS SDK is large, and a site on its data folder never needs it.
+  const { createS3Client, S3BlobStore } = await import('./blob/s3-blob-store.js');
+  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
+  const client = createS3Client({
+    endpoint: config.s3Endpoint ?? undefined,
+    region: config.s3Region,
+    forcePathStyle: config.s3ForcePathStyle,
+    checksums,
+  });
+  return new S3BlobStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client, partSize: config.s3PartSize, queueSize: config.s3QueueSize });
+}
+
+/** A database URL fit for a message: the password, if any, replaced. */
+export function redactUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.password) url.password = '***';
+    return url.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */
+function rootCause(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    const e = current as { message?: string; code?: string; errors?: unknown[]; cause?: unknown };
+    if (Array.isArray(e.errors) && e.errors.length > 0) {
+      current = e.errors[0];
+      continue;
+    }
+    if (e.cause) {
+      current = e.cause;
+      continue;
+    }
+    const message = (e.message ?? '').replace(/^database migration\s*\S*\s*failed:\s*/, '').trim();
+    return message || e.code || String(current);
+  }
+  return String(error);
+}
