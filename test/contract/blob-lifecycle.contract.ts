@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { BlobStore } from '../../src/blob/blob-store.js';
-import type { MetadataStore } from '../../src/db/repositories/repositories.js';
+import type { MetadataStore, Repositories } from '../../src/db/repositories/repositories.js';
 import { FileStatus } from '../../src/domain/types.js';
 import { abandonStagedBlob, admitStagedBlob, dropUnreferencedBlobRow, removeUnnamedBytes } from '../../src/services/blob-lifecycle.js';
 
@@ -157,24 +157,67 @@ export function blobLifecycleContract(name: string, makeStorage: StorageFactory)
     });
 
     it('concurrent uploads and deletes of one digest never leave a live file without bytes', async () => {
+      // Statements run with random pauses between them, so the interleavings that a missing
+      // lock lets through (a reference check on a snapshot older than a new file row) show
+      // up in a few dozen transactions rather than once in a thousand.
+      const store = withJitter(harness.store);
       const content = randomBytes(20_000);
-      const ids: string[] = [];
-      const removals: Promise<unknown>[] = [];
-      // Waves of uploads of the same bytes, each wave deleting files of the one before,
-      // with the second step of each delete running beside the next wave's uploads.
-      for (let wave = 0; wave < 6; wave++) {
-        const uploads = await Promise.all(Array.from({ length: 4 }, () => upload(content)));
-        ids.push(...uploads.map((u) => u.id));
-        await assertLiveFilesHaveBytes(ids);
-        for (const u of uploads.slice(0, wave % 2 === 0 ? 4 : 3)) {
-          removals.push(
-            markDeleted(u.id, u.sha256).then((key) => (key === null ? false : removeUnnamedBytes(store, blobs, key))),
-          );
+      // Staging is slow and uneven (S3 round trips): stage everything first, so that the
+      // transactions below really run at the same moment.
+      const staged = await Promise.all(Array.from({ length: 30 }, () => blobs.stage(Readable.from([content]), { maxBytes: 1 << 20 })));
+      const admit = async (one: (typeof staged)[number]) => {
+        try {
+          const { result, duplicate } = await store.transaction((repos) => admitStagedBlob(repos, blobs, one, 1, () => repos.files.create(fileRow(one.sha256, one.size))));
+          if (duplicate) await blobs.discard(one);
+          return result.id;
+        } catch (error) {
+          await abandonStagedBlob(store, blobs, one);
+          throw error;
         }
+      };
+      const remove = async (id: string) => {
+        const key = await store.transaction(async (repos) => {
+          await repos.locks.blob(staged[0]!.sha256);
+          assert.ok(await repos.files.setStatus(id, [FileStatus.Active], FileStatus.Deleted, 2));
+          return dropUnreferencedBlobRow(repos, staged[0]!.sha256);
+        });
+        if (key !== null) await removeUnnamedBytes(store, blobs, key);
+      };
+      // Each step uploads the bytes again while the file of the step before, then the only
+      // live one, is deleted: the delete must either see the new file (and keep the blob)
+      // or come first (and the upload stores the bytes anew). Pairs of steps overlap too.
+      const ids: string[] = [];
+      let previous: string | null = null;
+      for (const one of staged) {
+        const [uploaded]: [string, unknown] = await Promise.all([admit(one), previous === null ? null : remove(previous)]);
+        ids.push(uploaded);
+        await assertLiveFilesHaveBytes(ids);
+        previous = uploaded;
       }
-      await Promise.all(removals);
       await assertLiveFilesHaveBytes(ids);
       assert.deepEqual(await unnamedKeys(), []);
     });
   });
+}
+
+/** A store whose every repository call inside a transaction first waits 0-3 ms. */
+function withJitter(store: MetadataStore): MetadataStore {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 3));
+  const jitterRepos = (repos: Repositories): Repositories =>
+    Object.fromEntries(
+      Object.entries(repos).map(([name, repo]) => [
+        name,
+        new Proxy(repo as object, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver);
+            if (typeof value !== 'function') return value;
+            return async (...args: unknown[]) => {
+              await pause();
+              return value.apply(target, args);
+            };
+          },
+        }),
+      ]),
+    ) as unknown as Repositories;
+  return { ...store, transaction: (work) => store.transaction((repos) => work(jitterRepos(repos))) };
 }
