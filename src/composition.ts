@@ -45,6 +45,10 @@ export async function openConfiguredBlobStore(config: Config): Promise<BlobStore
 
 async function configuredBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3Bucket === null) return new LocalBlobStore(config.dataDir);
+  // The SDK warns on every start under Node < 22 that its releases after January 2027 will
+  // need Node 22; the lockfile pins a release that supports Node 20 (README: S3), so the
+  // warning is said once there rather than in every operator's log.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   // Loaded only when used: the AWS SDK is large, and a site on its data folder never needs it.
   const { createS3Client, S3BlobStore } = await import('./blob/s3-blob-store.js');
   const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;

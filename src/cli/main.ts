@@ -5,6 +5,7 @@ import { ACCOUNTS_USAGE, accountsCommand } from './commands/accounts.js';
 import { AUDIT_USAGE, auditCommand } from './commands/audit.js';
 import { BACKUP_USAGE, RESTORE_USAGE, backupCommand, restoreCommand } from './commands/backup.js';
 import { GC_USAGE, STATS_USAGE, gcCommand, statsCommand } from './commands/housekeeping.js';
+import { MIGRATE_USAGE, migrateCommand } from './commands/migrate.js';
 import { BLACKLIST_USAGE, FILES_USAGE, blacklistCommand, filesCommand } from './commands/moderation.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
 
@@ -18,6 +19,7 @@ const USAGE = `usage:
   ${STATS_USAGE}
   ${BACKUP_USAGE}
   ${RESTORE_USAGE}
+  ${MIGRATE_USAGE.split('\n').join('\n  ')}
 
 Every command takes --data DIR (or FILEHAVEN_DATA) and the other settings of the README.`;
 
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   stats: statsCommand,
   backup: backupCommand,
   restore: restoreCommand,
+  migrate: migrateCommand,
 };
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage). */
