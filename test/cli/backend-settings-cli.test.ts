@@ -59,3 +59,9 @@ describe('with S3', () => {
     assertFails(await serve(s3Args('fh-any-bucket', 'http://127.0.0.1:1'), credentials), 1, /--s3-endpoint/);
   });
 });
+
+test('backup and restore refuse a site on PostgreSQL or S3, pointing at their own tools', async () => {
+  const target = path.join(data, 'backup-target');
+  assertFails(await runCli(['backup', '--to', target, '--data', data, '--database-url', 'postgres://postgres@127.0.0.1:1/x']), 1, /backup works on the data folder's SQLite and blobs, and this site uses PostgreSQL \(--database-url\): use pg_dump/);
+  assertFails(await runCli(['restore', '--from', target, '--data', path.join(data, 'new'), '--s3-bucket', 'fh-bucket']), 1, /restore works on .* this site uses S3 \(--s3-bucket\)/);
+});

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { createBackup, type BackupReport } from '../../backup/backup-service.js';
 import { restoreBackup, type RestoreReport } from '../../backup/restore-service.js';
-import { loadConfig } from '../../config/config.js';
+import { loadConfig, type Config } from '../../config/config.js';
 import { InputError } from '../../services/accounts-service.js';
 import { parseCommandArgs, required } from '../args.js';
 import { auditFolder } from '../audit-trail.js';
@@ -16,6 +16,7 @@ export async function backupCommand(args: string[]): Promise<void> {
   noPositionals(positionals, 'backup');
   const to = required(values, 'to');
   const config = loadConfig(settings, process.env);
+  embeddedDefaultOnly(config, 'backup');
   const report = await interruptible('backup', (signal) => createBackup({ dataDir: config.dataDir, secret: config.secret, to, signal }));
   const { manifest } = report;
   try {
@@ -32,6 +33,7 @@ export async function restoreCommand(args: string[]): Promise<void> {
   noPositionals(positionals, 'restore');
   const from = required(values, 'from');
   const config = loadConfig(settings, process.env);
+  embeddedDefaultOnly(config, 'restore');
   const report = await interruptible('restore', (signal) =>
     restoreBackup({
       from,
@@ -89,4 +91,15 @@ function describeRestore({ dataDir, manifest, secretVerified }: RestoreReport): 
     ...(secretVerified ? [] : [line('secret', 'not in the backup: start the server with the --secret or FILEHAVEN_SECRET the site used')]),
     `start it with: filehaven serve --data ${dataDir}`,
   ].join('\n');
+}
+
+/**
+ * Backup and restore copy the embedded default (SQLite and the data folder). A site on
+ * PostgreSQL or S3 has those services' own tools; copying the data folder would miss it.
+ */
+function embeddedDefaultOnly(config: Config, command: string): void {
+  const elsewhere = [config.databaseUrl !== null && 'PostgreSQL (--database-url)', config.s3Bucket !== null && 'S3 (--s3-bucket)'].filter(Boolean);
+  if (elsewhere.length > 0) {
+    throw new InputError(`${command} works on the data folder's SQLite and blobs, and this site uses ${elsewhere.join(' and ')}: use pg_dump and bucket versioning instead (README: Backups)`);
+  }
 }
