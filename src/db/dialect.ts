@@ -83,9 +83,13 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
     // A server that does not answer is a start that fails in seconds, not a hang.
     connectionTimeoutMillis: 10_000,
   });
-  // An idle pooled connection that the server drops must not crash the process; the pool
-  // replaces it, and the next query reports the outage to its request.
+  // A connection the server drops (a restart, a failover, a network cut) must not crash
+  // the process: pg emits 'error' on the pool for an idle client and on the client itself
+  // for one that is checked out between two queries, where nothing else listens. The pool
+  // replaces the connection, and the query that next uses it reports the outage to its
+  // request (500 errorInternal); test/http/backend-outage.test.ts cuts the link.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool,
