@@ -91,7 +91,7 @@ export interface StoredBlobInfo {
 
 /** A staged upload as a listing sees it. */
 export interface StagedInfo {
-  /** The StagedBlob handle. */
+  /** What deleteStaged takes: a temp file's name, an unfinished multipart upload's key and id. */
   readonly handle: string;
   /** Last write, epoch ms of the wall clock: an upload in progress keeps this fresh. */
   readonly modifiedAt: number;

@@ -20,7 +20,10 @@ blobStoreContract('LocalBlobStore', async () => {
   return {
     store,
     stagingEntries: () => readdir(store.tempDir),
+    missingKey: 'f'.repeat(64),
     cleanup: () => rm(root, { recursive: true, force: true }),
+    // A temp file half written, as a server killed mid-upload leaves it.
+    startUnfinishedUpload: () => writeFile(path.join(store.tempDir, `${randomBytes(16).toString('hex')}.part`), randomBytes(100), { mode: 0o600 }),
   };
 });
 
@@ -50,11 +53,12 @@ describe('LocalBlobStore on disk', () => {
     await store.discard(staged);
   });
 
-  test('commits to blobs/aa/bb/<sha256> with no .part left and the mode kept', async () => {
+  test('publishes to blobs/aa/bb/<sha256> under the key <sha256>, with no .part left and the mode kept', async () => {
     const bytes = randomBytes(1000);
     const sha256 = sha256Of(bytes);
     const staged = await store.stage(chunked(bytes), { maxBytes: 1000 });
-    await store.commit(staged);
+    assert.equal(store.keyFor(staged), sha256);
+    assert.equal(await store.publish(staged), sha256);
     const relative = path.join(sha256.slice(0, 2), sha256.slice(2, 4), sha256);
     assert.deepEqual(await listFiles(store.blobDir), [relative]);
     assert.equal(store.blobPath(sha256), path.join(root, 'blobs', relative));
@@ -62,9 +66,9 @@ describe('LocalBlobStore on disk', () => {
     assert.equal((await stat(store.blobPath(sha256))).mode & 0o777, 0o600);
   });
 
-  test('a duplicate commit leaves one file', async () => {
+  test('a duplicate publish leaves one file under the one key', async () => {
     const bytes = randomBytes(1000);
-    for (let i = 0; i < 3; i++) await store.commit(await store.stage(chunked(bytes), { maxBytes: 1000 }));
+    for (let i = 0; i < 3; i++) assert.equal(await store.publish(await store.stage(chunked(bytes), { maxBytes: 1000 })), sha256Of(bytes));
     assert.equal((await listFiles(store.blobDir)).length, 1);
     assert.deepEqual(await listFiles(store.tempDir), []);
   });
@@ -73,14 +77,14 @@ describe('LocalBlobStore on disk', () => {
     assert.throws(() => store.blobPath('../../etc/passwd'), /not a sha256/);
     assert.throws(() => store.blobPath('A'.repeat(64)), /not a sha256/);
     await assert.rejects(store.discard({ sha256: 'a'.repeat(64), size: 0, handle: '../secret' }), /not a staged handle/);
-    await assert.rejects(store.commit({ sha256: 'a'.repeat(64), size: 0, handle: '../../x.part' }), /not a staged handle/);
+    await assert.rejects(store.publish({ sha256: 'a'.repeat(64), size: 0, handle: '../../x.part' }), /not a staged handle/);
     await assert.rejects(store.deleteStaged('../filehaven.db'), /not a staged handle/);
   });
 
   test('listings leave alone whatever is not shaped like a blob or a temp file', async () => {
     const bytes = randomBytes(100);
     const sha256 = sha256Of(bytes);
-    await store.commit(await store.stage(chunked(bytes), { maxBytes: 100 }));
+    await store.publish(await store.stage(chunked(bytes), { maxBytes: 100 }));
     const stray = 'e'.repeat(64);
     await mkdir(path.join(store.blobDir, 'zz', '00'), { recursive: true });
     await writeFile(path.join(store.blobDir, 'zz', '00', stray), 'x');
@@ -92,7 +96,7 @@ describe('LocalBlobStore on disk', () => {
     await writeFile(path.join(store.tempDir, 'notes.txt'), 'x');
     await writeFile(path.join(store.tempDir, `${'0'.repeat(32)}.part.bak`), 'x');
     const blobs = [];
-    for await (const blob of store.listBlobs()) blobs.push(blob.sha256);
+    for await (const blob of store.listBlobs()) blobs.push(blob.key);
     assert.deepEqual(blobs, [sha256]);
     const staged = [];
     for await (const entry of store.listStaged()) staged.push(entry.handle);

@@ -1,0 +1,410 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { PassThrough, Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  AbortMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  ListPartsCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
+
+/** Options of an S3BlobStore. */
+export interface S3BlobStoreOptions {
+  /** The bucket (--s3-bucket); it must exist, the store never creates it. */
+  bucket: string;
+  /** Start of every object name the store writes or lists (--s3-prefix): '' or ending with '/'. */
+  prefix: string;
+  /** The client, as createS3Client builds it. */
+  client: S3Client;
+  /** Bytes per multipart part, at least 5 MiB (S3's minimum); a shorter upload is one PutObject. */
+  partSize: number;
+  /** Parts of one upload sent at once. */
+  queueSize: number;
+  /** Names per listing request (ListObjectsV2, ListMultipartUploads, ListParts); S3's 1000 unless a test wants pages. */
+  listPageSize?: number;
+}
+
+/** Attempts per request (the SDK's standard retry), so a dead endpoint fails in seconds. */
+const MAX_ATTEMPTS = 3;
+/** Time to open a connection; an endpoint that drops packets fails instead of hanging. */
+const CONNECTION_TIMEOUT_MS = 3_000;
+/** The whole of init's check, retries included: a server refusing to start should say why soon. */
+const INIT_TIMEOUT_MS = 10_000;
+/** Object names the store makes: 128 random bits in hex, never anything from a request. */
+const ID = /^[0-9a-f]{32}$/;
+/** A listStaged handle: the object's id and the base64url upload id, so deleteStaged rebuilds both. */
+const STAGED_HANDLE = /^([0-9a-f]{32})\.([A-Za-z0-9_-]{1,2048})$/;
+
+/**
+ * The S3Client of a store: credentials from the SDK's standard chain (AWS_ACCESS_KEY_ID /
+ * AWS_SECRET_ACCESS_KEY, profiles, instance roles), never from our flags. `checksums:
+ * 'when_required'` keeps stream bodies out of aws-chunked framing with trailing CRC32,
+ * which radosgw and many S3-compatible servers refuse (411 MissingContentLength).
+ */
+export function createS3Client(options: { endpoint?: string; region?: string; forcePathStyle: boolean; checksums: 'when_required' | 'when_supported' }): S3Client {
+  const checksums = options.checksums === 'when_required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
+  return new S3Client({
+    endpoint: options.endpoint,
+    // S3-compatible servers mostly ignore the region but the signature needs one; on AWS
+    // without --s3-region the SDK's chain (AWS_REGION, profile) decides.
+    region: options.region ?? (options.endpoint ? 'us-east-1' : undefined),
+    forcePathStyle: options.forcePathStyle,
+    requestChecksumCalculation: checksums,
+    responseChecksumValidation: checksums,
+    maxAttempts: MAX_ATTEMPTS,
+    requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS },
+  });
+}
+
+/**
+ * Blobs as objects `<prefix>blobs/<32 random hex>` in one bucket. An upload is written once,
+ * under a fresh random name, and stays there: its key is that name, and the blob row records
+ * digest -> key, so publishing is an existence check, never a copy of the bytes. Uploads are
+ * lib-storage multipart uploads; an unfinished one (a crash, a stalled client) is what
+ * listStaged shows and gc aborts, and a finished one that no row names is an orphan object
+ * gc finds through listBlobs.
+ *
+ * Memory per upload is bounded by partSize × (queueSize + 1): up to queueSize parts in
+ * flight and one being filled. Nothing else holds a file's bytes; reads stream.
+ */
+export class S3BlobStore implements BlobStore {
+  private readonly bucket: string;
+  private readonly base: string;
+  private readonly client: S3Client;
+  private readonly partSize: number;
+  private readonly queueSize: number;
+  private readonly pageSize: number | undefined;
+
+  constructor(options: S3BlobStoreOptions) {
+    if (options.prefix !== '' && (!options.prefix.endsWith('/') || options.prefix.startsWith('/'))) {
+      throw new Error(`S3 prefix must be '' or end with '/' (and not start with one): ${options.prefix}`);
+    }
+    // lib-storage's own limits, checked at start rather than at the first upload.
+    if (!Number.isInteger(options.partSize) || options.partSize < 5 * 1024 * 1024) throw new Error(`S3 part size must be at least 5 MiB: ${options.partSize}`);
+    if (!Number.isInteger(options.queueSize) || options.queueSize < 1) throw new Error(`S3 queue size must be at least 1: ${options.queueSize}`);
+    this.bucket = options.bucket;
+    this.base = `${options.prefix}blobs/`;
+    this.client = options.client;
+    this.partSize = options.partSize;
+    this.queueSize = options.queueSize;
+    this.pageSize = options.listPageSize;
+  }
+
+  async init(): Promise<void> {
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }), { abortSignal: AbortSignal.timeout(INIT_TIMEOUT_MS) });
+    } catch (error) {
+      throw new BlobStoreUnavailableError(await this.unavailableReason(error));
+    }
+  }
+
+  async stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob> {
+    const { maxBytes, signal } = options;
+    const id = randomBytes(16).toString('hex');
+    const hash = createHash('sha256');
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (size > maxBytes) return done(new BlobTooLargeError(maxBytes));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    const body = new PassThrough();
+    let storageFailure: { error: unknown } | undefined;
+    /** The upload failed on its own (S3, the network): stop the feed, which nothing reads any more. */
+    const failUpload = (error: unknown) => {
+      storageFailure ??= { error };
+      // Destroying `body` fails the pipeline, which destroys the source (the request).
+      body.destroy(error instanceof Error ? error : new Error(String(error)));
+    };
+    const upload = new Upload({
+      // At the first failed request, not when done() rejects: lib-storage waits for all its
+      // uploaders, and one waiting for its next part from a stalled client would keep the
+      // failure, and the client, waiting until the client sent a whole part more.
+      client: observeFailures(this.client, (error) => {
+        if (!body.errored) failUpload(error);
+      }),
+      params: { Bucket: this.bucket, Key: this.objectName(id), Body: body },
+      partSize: this.partSize,
+      queueSize: this.queueSize,
+      leavePartsOnError: false,
+    });
+    // A failure of the source, the meter or the signal destroys `body` with its error
+    // (pipeline does), which fails the upload after its parts in flight have landed and its
+    // multipart upload is aborted. Upload.abort() is not used: it rejects done() at once
+    // while UploadPart, PutObject and CreateMultipartUpload requests carry on unsignalled
+    // (lib-storage 3.1173), so an object or a multipart upload could appear after stage
+    // rejected. The cost is waiting for at most queueSize parts already on the way.
+    const uploading = upload.done().catch((error: unknown) => {
+      // Failing with the error `body` was destroyed with, the upload only followed the feed
+      // (or failUpload). Anything else is the upload's own failure, including lib-storage's
+      // checks that send no request. Should S3 also refuse the abort that follows a
+      // client's failure, the S3 failure is what gets reported.
+      if (body.errored && error === body.errored) return;
+      failUpload(error);
+    });
+    const feeding = pipeline(source, meter, body, { signal });
+    const [fed] = await Promise.allSettled([feeding, uploading]);
+    if (storageFailure || fed.status === 'rejected' || signal?.aborted) {
+      // Whatever failed, nothing stays: the multipart upload lib-storage may not have
+      // aborted (its own abort failed), or an object that was completed after all.
+      await this.removeUpload(id, upload.uploadId);
+      if (storageFailure) throw new BlobStorageError('upload', storageFailure.error);
+      if (fed.status === 'rejected') throw fed.reason;
+      // Aborted after the last byte arrived, while the upload finished.
+      throw Object.assign(new Error('The operation was aborted', { cause: signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
+    }
+    // CompleteMultipartUpload's ETag is empty on radosgw, so nothing here relies on it.
+    return { sha256: hash.digest('hex'), size, handle: id };
+  }
+
+  keyFor(staged: StagedBlob): string {
+    return this.checkId(staged.handle);
+  }
+
+  async publish(staged: StagedBlob): Promise<string> {
+    const key = this.keyFor(staged);
+    // The upload already wrote the object under its key: publishing checks it is still
+    // there (gc may have taken an abandoned one).
+    if (!(await this.has(key))) throw new BlobNotFoundError(key);
+    return key;
+  }
+
+  async discard(staged: StagedBlob): Promise<void> {
+    await this.delete(this.keyFor(staged));
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable> {
+    const name = this.objectName(key);
+    let response;
+    try {
+      // RFC 9110 §14.1.2: inclusive first-last positions, as ByteRange is.
+      response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: name, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+    } catch (error) {
+      if (errorName(error) === 'NoSuchKey') throw new BlobNotFoundError(key);
+      throw new BlobStorageError('read', error);
+    }
+    const body = response.Body;
+    if (!(body instanceof Readable)) {
+      // Not on Node; never leave a response unread.
+      (body as { destroy?: () => void } | undefined)?.destroy?.();
+      throw new BlobStorageError('read', new Error('the S3 response body is not a Node stream'));
+    }
+    // The body is the HTTP response itself (or the SDK's checksum stream over it, which
+    // destroys it in turn): a caller that destroys it early frees the socket rather than
+    // leaving it parked with unread bytes.
+    return body;
+  }
+
+  async has(key: string): Promise<boolean> {
+    const name = this.objectName(key);
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: name }));
+      return true;
+    } catch (error) {
+      if (isMissing(error)) return false;
+      throw new BlobStorageError('head', error);
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const name = this.objectName(key);
+    try {
+      // S3 answers 204 for a name that is not there.
+      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: name }));
+    } catch (error) {
+      throw new BlobStorageError('delete', error);
+    }
+  }
+
+  async *listBlobs(): AsyncIterable<StoredBlobInfo> {
+    // Paged by hand, as every listing here: the SDK's paginators follow the next-marker
+    // whether or not the page says it is truncated, and radosgw always sends one
+    // (ListParts loops forever on it).
+    let token: string | undefined;
+    for (let more = true; more; ) {
+      let page;
+      try {
+        page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.base, ContinuationToken: token, MaxKeys: this.pageSize }));
+      } catch (error) {
+        throw new BlobStorageError('list', error);
+      }
+      for (const object of page.Contents ?? []) {
+        const id = this.idOf(object.Key);
+        if (id === null || object.Size === undefined) continue;
+        yield { key: id, size: object.Size, modifiedAt: object.LastModified?.getTime() ?? 0 };
+      }
+      token = page.NextContinuationToken;
+      more = truncated(page.IsTruncated, token);
+    }
+  }
+
+  async *listStaged(): AsyncIterable<StagedInfo> {
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (let more = true; more; ) {
+      let page;
+      try {
+        page = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.base, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker, MaxUploads: this.pageSize }));
+      } catch (error) {
+        throw new BlobStorageError('list', error);
+      }
+      for (const upload of page.Uploads ?? []) {
+        const id = this.idOf(upload.Key);
+        if (id === null || !upload.UploadId) continue;
+        const modifiedAt = await this.lastWrite(upload.Key!, upload.UploadId, upload.Initiated?.getTime() ?? 0);
+        if (modifiedAt === null) continue;
+        yield { handle: `${id}.${Buffer.from(upload.UploadId, 'utf8').toString('base64url')}`, modifiedAt };
+      }
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+      more = truncated(page.IsTruncated, keyMarker);
+    }
+  }
+
+  async deleteStaged(handle: string): Promise<void> {
+    const match = STAGED_HANDLE.exec(handle);
+    const uploadId = match ? Buffer.from(match[2]!, 'base64url').toString('utf8') : '';
+    // The decoded id must be what listStaged encoded: canonical base64url of printable text.
+    if (!match || !/^[\x21-\x7e]+$/.test(uploadId) || Buffer.from(uploadId, 'utf8').toString('base64url') !== match[2]) {
+      throw new Error(`not a staged handle: ${handle}`);
+    }
+    await this.abortUpload(this.objectName(match[1]!), uploadId);
+  }
+
+  /**
+   * When an unfinished upload last moved: the latest of its start and its parts' writes, so
+   * a slow upload in progress stays fresh part by part. null when it went away meanwhile.
+   */
+  private async lastWrite(name: string, uploadId: string, initiated: number): Promise<number | null> {
+    let latest = initiated;
+    let marker: string | undefined;
+    for (let more = true; more; ) {
+      let page;
+      try {
+        page = await this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key: name, UploadId: uploadId, PartNumberMarker: marker, MaxParts: this.pageSize }));
+      } catch (error) {
+        // radosgw answers NoSuchKey where AWS says NoSuchUpload.
+        if (isMissing(error)) return null;
+        throw new BlobStorageError('list', error);
+      }
+      for (const part of page.Parts ?? []) latest = Math.max(latest, part.LastModified?.getTime() ?? 0);
+      marker = page.NextPartNumberMarker;
+      more = truncated(page.IsTruncated, marker);
+    }
+    return latest;
+  }
+
+  /** Removes every trace of a failed upload; what cannot be removed now, gc finds later. */
+  private async removeUpload(id: string, uploadId: string | undefined): Promise<void> {
+    const name = this.objectName(id);
+    await Promise.all([
+      uploadId ? this.abortUpload(name, uploadId).catch(() => {}) : undefined,
+      this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: name })).catch(() => {}),
+    ]);
+  }
+
+  private async abortUpload(name: string, uploadId: string): Promise<void> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: name, UploadId: uploadId }));
+    } catch (error) {
+      if (isMissing(error)) return;
+      throw new BlobStorageError('abort', error);
+    }
+  }
+
+  /** The object name of a key, validated so no name is ever built from raw input. */
+  private objectName(key: string): string {
+    return this.base + this.checkId(key);
+  }
+
+  private checkId(key: string): string {
+    if (!ID.test(key)) throw new Error(`not an S3 blob key: ${key}`);
+    return key;
+  }
+
+  /** The id of an object name shaped `<prefix>blobs/<32 hex>`, else null (left alone). */
+  private idOf(name: string | undefined): string | null {
+    if (!name?.startsWith(this.base)) return null;
+    const id = name.slice(this.base.length);
+    return ID.test(id) ? id : null;
+  }
+
+  /** One line naming the setting to fix (init runs at start, before any log is set up). */
+  private async unavailableReason(error: unknown): Promise<string> {
+    const status = statusOf(error);
+    const name = errorName(error);
+    const bucket = `S3 bucket "${this.bucket}"`;
+    if (name === 'CredentialsProviderError') return `no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile)`;
+    if (status === 404 || name === 'NoSuchBucket') return `${bucket} does not exist (--s3-bucket)`;
+    if (status === 401 || status === 403) return `${bucket} refused these credentials (HTTP ${status}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`;
+    if (status === 301 || status === 307 || name === 'PermanentRedirect') return `${bucket} is in another region (--s3-region)`;
+    if (status === undefined) {
+      const endpoint = await this.endpointText();
+      const code = (error as { code?: unknown } | null)?.code;
+      const why = name === 'AbortError' || name === 'TimeoutError' ? `no answer within ${INIT_TIMEOUT_MS / 1000} s` : typeof code === 'string' ? code : oneLine(error);
+      return `S3 endpoint ${endpoint} is unreachable (--s3-endpoint): ${why}`;
+    }
+    return `${bucket} cannot be used (HTTP ${status} ${name}): ${oneLine(error)}`;
+  }
+
+  private async endpointText(): Promise<string> {
+    try {
+      const endpoint = await this.client.config.endpoint?.();
+      if (endpoint) return `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path === '/' ? '' : endpoint.path}`;
+    } catch {
+      // Only for the message.
+    }
+    return '(AWS default)';
+  }
+}
+
+function statusOf(error: unknown): number | undefined {
+  return (error as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode;
+}
+
+function errorName(error: unknown): string {
+  return error instanceof Error ? error.name : 'Error';
+}
+
+/** A missing object or upload: HEAD says NotFound (no body), the others NoSuchKey/NoSuchUpload. */
+function isMissing(error: unknown): boolean {
+  const name = errorName(error);
+  return name === 'NotFound' || name === 'NoSuchKey' || name === 'NoSuchUpload';
+}
+
+function oneLine(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  return text.replace(/\s+/g, ' ').trim().slice(0, 300);
+}
+
+/**
+ * The client, with `onFailure` told of every request that fails for good (after the SDK's
+ * retries). Everything but `send` is the client's own, as lib-storage reads its config.
+ */
+function observeFailures(client: S3Client, onFailure: (error: unknown) => void): S3Client {
+  const send = (...args: unknown[]) =>
+    (client.send as (...a: unknown[]) => Promise<unknown>)(...args).catch((error: unknown) => {
+      onFailure(error);
+      throw error;
+    });
+  return new Proxy(client, {
+    get: (target, property, receiver) => (property === 'send' ? send : Reflect.get(target, property, receiver)),
+  });
+}
+
+/** Whether a listing goes on: truncated, with a marker to go on from (else it would loop). */
+function truncated(isTruncated: boolean | undefined, marker: string | undefined): boolean {
+  if (isTruncated !== true) return false;
+  if (!marker) throw new BlobStorageError('list', new Error('a truncated S3 listing gave no marker to continue from'));
+  return true;
+}
