@@ -16,6 +16,7 @@ import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
+import { UploadsService } from '../uploads/uploads-service.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */
 export interface Services {
@@ -25,6 +26,8 @@ export interface Services {
   clock: Clock;
   accounts: AccountsService;
   files: FilesService;
+  /** The upload use case every upload entry point calls (API, web form). */
+  uploads: UploadsService;
   folders: FoldersService;
   downloads: DownloadsService;
   /** Upload volume, sign-in, API rate and free download limits (API.md 8); one set per server. */
@@ -94,7 +97,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const limits = createLimits(config, { store, clock, isPremium: (account) => accounts.isPremium(account), log, keyedHash: (text) => secrets.sign(text) });
-  return { config, store, blobs, clock, accounts, files, folders, downloads, limits, moderation, audit, gc, sessions, signUp, close: () => store.close() };
+  const uploads = new UploadsService({ files, volume: limits.uploads });
+  return { config, store, blobs, clock, accounts, files, uploads, folders, downloads, limits, moderation, audit, gc, sessions, signUp, close: () => store.close() };
 }
 
 /**

@@ -30,7 +30,7 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
     }
     // The upload volume (API.md 8): refused before reading when none is left, else the
     // file's bytes are counted as they stream.
-    const volume = await services.limits.uploads.begin(account, Number.isFinite(declared) ? declared : undefined).catch((error: unknown) => {
+    const upload = await services.uploads.begin(account, Number.isFinite(declared) ? declared : undefined).catch((error: unknown) => {
       reply.header('Connection', 'close');
       throw error;
     });
@@ -38,15 +38,15 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
     try {
       received = await receiveSingleFile(
         request.raw,
-        (source, signal) => services.files.receive(volume.meter(source), signal),
-        (staged) => services.files.discard(staged),
+        (source, signal) => upload.receive(source, signal),
+        (staged) => services.uploads.discard(staged),
       );
     } catch (error) {
       // The error handler closes the connection when the body was not read to its end.
-      volume.end();
+      upload.cancel();
       throw error;
     }
-    const { file, deleteSecret } = await volume.whenStored(services.files.store(account, received.staged, received.filename));
+    const { file, deleteSecret } = await upload.store(received.staged, received.filename);
     return sendAtom(context, request, reply, 201, 'File upload result', [entryEl(...createdFileEntry(links, file, deleteSecret, 'self'))]);
   };
 

@@ -73,16 +73,15 @@ export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext
         const target = await folder;
         // The upload volume (API.md 8), as the API upload counts it: refused when none is
         // left, else the bytes are reserved as they stream.
-        const volume = await services.limits.uploads.begin(account);
+        const upload = await services.uploads.begin(account);
         let staged: StagedBlob;
         try {
-          staged = await services.files.receive(volume.meter(stream), signal);
+          staged = await upload.receive(stream, signal);
         } catch (error) {
-          volume.end();
           throw error instanceof ApiError ? error : errors.uploadMalformed('the file could not be read');
         }
         try {
-          const created = await volume.whenStored(services.files.store(account, staged, filename));
+          const created = await upload.store(staged, filename);
           if (target) await services.folders.move(account, target.id, [created.file.id]);
           outcomes.push({ name: created.file.name, created });
         } catch (error) {
