@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdir } from 'node:fs/promises';
 import http from 'node:http';
-import path from 'node:path';
-import SQLite from 'better-sqlite3';
 import { atomError } from './server.js';
 import { parseAtom } from './xml.js';
 
@@ -96,16 +93,6 @@ export function linkTitled(entry: any, title: string): Record<string, string> {
   return link;
 }
 
-/** Every regular file under `<dataDir>/blobs`, as paths relative to it. */
-export async function blobFiles(dataDir: string): Promise<string[]> {
-  const root = path.join(dataDir, 'blobs');
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)))
-    .sort();
-}
-
 /** A url-encoded form body. */
 export function form(fields: Record<string, string>): URLSearchParams {
   return new URLSearchParams(fields);
@@ -116,16 +103,6 @@ export function filesForm(ids: string[], extra: Record<string, string> = {}): UR
   const body = new URLSearchParams(extra);
   ids.forEach((id, index) => body.append(`files[${index}]`, id));
   return body;
-}
-
-/** How many file rows (any state) point at a digest, read from the server's SQLite file. */
-export function fileRowsWithDigest(dataDir: string, sha256: string): number {
-  const db = new SQLite(path.join(dataDir, 'filehaven.db'), { readonly: true });
-  try {
-    return (db.prepare('SELECT COUNT(*) AS n FROM files WHERE sha256 = ?').get(sha256) as { n: number }).n;
-  } finally {
-    db.close();
-  }
 }
 
 /**

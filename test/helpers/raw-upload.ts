@@ -1,4 +1,3 @@
-import SQLite from 'better-sqlite3';
 import { readdir } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -198,28 +197,4 @@ export async function listFiles(dir: string): Promise<string[]> {
     .filter((entry) => entry.isFile())
     .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)))
     .sort();
-}
-
-/** What an upload can leave behind: staged temp files, stored blobs, file and blob rows. */
-export interface StorageSnapshot {
-  tmp: string[];
-  blobs: string[];
-  fileRows: number;
-  blobRows: number;
-}
-
-/** Reads the data folder and the SQLite file directly (a separate read-only connection). */
-export async function storageSnapshot(dataDir: string): Promise<StorageSnapshot> {
-  const db = new SQLite(path.join(dataDir, 'filehaven.db'), { readonly: true, fileMustExist: true });
-  try {
-    const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-    return {
-      tmp: await listFiles(path.join(dataDir, 'tmp')),
-      blobs: await listFiles(path.join(dataDir, 'blobs')),
-      fileRows: count('files'),
-      blobRows: count('blobs'),
-    };
-  } finally {
-    db.close();
-  }
 }

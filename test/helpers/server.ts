@@ -5,6 +5,8 @@ import { DEFAULTS, type Config } from '../../src/config/config.js';
 import type { Clock } from '../../src/domain/ids.js';
 import type { Account } from '../../src/domain/types.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { freshBackend, settingsEnv } from './backend.js';
+import { openStorageView, type StorageView } from './storage-view.js';
 
 /** A clock tests can move; starts at the given time. */
 export class TestClock {
@@ -29,7 +31,12 @@ export interface TestServer {
   server: RunningServer;
   /** {base_url} */
   url: string;
+  /** The data folder: the secret, and on sqlite-local the database and the blobs. */
   dataDir: string;
+  /** The storage, seen the same way on every backend (storage-view.ts): assert through it, not the data folder. */
+  storage: StorageView;
+  /** FILEHAVEN_* variables that point a CLI process at this server's storage besides `--data` (none on sqlite-local). */
+  backendEnv: Record<string, string>;
   clock: TestClock | undefined;
   /** Creates an account through the service and gets its key through POST /apikeys. */
   account(options?: { login?: string; premiumDays?: number; trafficBytes?: number; name?: string; email?: string }): Promise<TestAccount>;
@@ -37,22 +44,52 @@ export interface TestServer {
   fetch(pathname: string, init?: RequestInit): Promise<Response>;
   /** Uploads through the API; returns the response and the parsed ids. */
   upload(key: string, name: string, content: Buffer | string): Promise<{ response: Response; body: string; id: string; deleteLink: string; downloadLink: string }>;
+  /** Stops the server (unless a test did: server.close() may be called first) and removes all it stored. */
   close(): Promise<void>;
 }
 
 let counter = 0;
 
-/** Starts a real server on a free port with a fresh data folder (real SQLite file). */
+/**
+ * Starts a real server on a free port with a fresh data folder and fresh storage of the
+ * run's backend (backend.ts: SQLite in the data folder, or a PostgreSQL schema and a bucket).
+ */
 export async function startTestServer(overrides: Partial<Config> = {}, clock?: TestClock): Promise<TestServer> {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'filehaven-test-'));
-  const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', ...overrides };
-  const server = await startServer(config, { clock: clock?.fn, log: () => {} });
+  const removeAll = async (backend?: { remove(): Promise<void> }) => {
+    await backend?.remove();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  let backend;
+  let server: RunningServer;
+  let storage: StorageView;
+  try {
+    backend = await freshBackend();
+    const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', ...backend.config, ...overrides };
+    server = await startServer(config, { clock: clock?.fn, log: () => {} });
+  } catch (error) {
+    await removeAll(backend);
+    throw error;
+  }
+  // A test may stop the server itself (to see what happens after); close() then only cleans up.
+  const stopServer = server.close;
+  let stopping: Promise<void> | undefined;
+  server.close = () => (stopping ??= stopServer());
+  try {
+    storage = await openStorageView(server.services);
+  } catch (error) {
+    await server.close();
+    await removeAll(backend);
+    throw error;
+  }
   const url = server.baseUrl;
   const doFetch = (pathname: string, init?: RequestInit) => fetch(`${url}${pathname}`, init);
   return {
     server,
     url,
     dataDir,
+    storage,
+    backendEnv: settingsEnv(backend.config),
     clock,
     fetch: doFetch,
     async account(options = {}) {
@@ -86,8 +123,12 @@ export async function startTestServer(overrides: Partial<Config> = {}, clock?: T
       };
     },
     async close() {
-      await server.close();
-      await rm(dataDir, { recursive: true, force: true });
+      try {
+        await server.close();
+      } finally {
+        await storage.close();
+        await removeAll(backend);
+      }
     },
   };
 }

@@ -5,7 +5,8 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, assertAtomOk, blobFiles, download, fileRowsWithDigest, linkTitled, linksOf, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, assertAtomOk, download, linkTitled, linksOf, read, type ReadResponse } from '../helpers/api-checks.js';
+import { TEST_BACKEND } from '../helpers/backend.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -30,11 +31,22 @@ async function upload(owner: TestAccount, content = `file ${++seq} ${process.hrt
 
 const fileRow = (id: string) => t.server.services.store.files.byId(id);
 const sha256 = (content: string) => createHash('sha256').update(content).digest('hex');
-const blobPath = (content: string) => {
-  const digest = sha256(content);
-  return path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest);
-};
-const exists = (file: string) => access(file).then(() => true, () => false);
+/** The key the content's blob row records; fails without a row. */
+async function keyOf(content: string): Promise<string> {
+  const key = await t.storage.keyOf(sha256(content));
+  assert.ok(key, `no blob row for ${JSON.stringify(content)}`);
+  return key;
+}
+/** Whether the content is stored: a blob row, and bytes under the key it records. */
+async function isStored(content: string): Promise<boolean> {
+  const key = await t.storage.keyOf(sha256(content));
+  return key !== null && (await t.storage.hasBytes(key));
+}
+/** Whether the content is gone: no blob row, and no bytes under the key it had. */
+async function isGone(content: string, key: string): Promise<boolean> {
+  return (await t.storage.keyOf(sha256(content))) === null && !(await t.storage.hasBytes(key));
+}
+const fileRowsWithDigest = (digest: string) => t.storage.count('files', { sha256: digest });
 
 const get = async (key: string, p: string) => read(await t.fetch(p, { headers: { Authorization: key } }));
 const post = async (key: string, p: string) => read(await t.fetch(p, { method: 'POST', headers: { Authorization: key } }));
@@ -149,11 +161,11 @@ describe('POST /files/copy/<id>', () => {
     return entry.id;
   }
 
-  test('copies into the caller\'s account: new id, same size and bytes, no bytes duplicated on disk', async () => {
+  test('copies into the caller\'s account: new id, same size and bytes, no bytes duplicated in storage', async () => {
     const f = await upload(premium);
-    const blobsBefore = await blobFiles(t.dataDir);
+    const blobsBefore = await t.storage.blobKeys();
     const copyId = assertCopy(await post(premium.key, `/files/copy/${f.id}`), f);
-    assert.deepEqual(await blobFiles(t.dataDir), blobsBefore);
+    assert.deepEqual(await t.storage.blobKeys(), blobsBefore);
     const [source, copy] = [await fileRow(f.id), await fileRow(copyId)];
     assert.equal(copy?.ownerId, premium.account.id);
     assert.equal(copy?.status, 'A');
@@ -165,11 +177,11 @@ describe('POST /files/copy/<id>', () => {
 
   test('another account\'s active file may be copied, by a non-premium account too', async () => {
     const f = await upload(other);
-    const blobsBefore = await blobFiles(t.dataDir);
+    const blobsBefore = await t.storage.blobKeys();
     const copyId = assertCopy(await post(free.key, `/files/copy:${f.id}`), f);
     assert.equal((await fileRow(copyId))?.ownerId, free.account.id);
     assert.equal((await fileRow(f.id))?.ownerId, other.account.id);
-    assert.deepEqual(await blobFiles(t.dataDir), blobsBefore);
+    assert.deepEqual(await t.storage.blobKeys(), blobsBefore);
     // The copy is the caller's: it may delete it, the source stays.
     assert.equal((await del(free.key, `/files/${copyId}`)).status, 200);
     assert.equal((await fileRow(f.id))?.status, 'A');
@@ -188,11 +200,11 @@ describe('POST /files/copy/<id>', () => {
   test('blocked source: 403 errorPermissionDenied, no copy made', async () => {
     const f = await upload(other);
     await t.server.services.files.block(f.id);
-    assert.equal(fileRowsWithDigest(t.dataDir, sha256(f.content)), 1);
+    assert.equal(await fileRowsWithDigest(sha256(f.content)), 1);
     assertAtomError(await post(premium.key, `/files/copy/${f.id}`), 403, 'errorPermissionDenied');
     assertAtomError(await post(other.key, `/files/copy:${f.id}`), 403, 'errorPermissionDenied');
     assertAtomError(await post(free.key, `/files/copy/${f.id}`), 403, 'errorPermissionDenied');
-    assert.equal(fileRowsWithDigest(t.dataDir, sha256(f.content)), 1, 'no copy row was made');
+    assert.equal(await fileRowsWithDigest(sha256(f.content)), 1, 'no copy row was made');
   });
 
   test('deleted and unknown source: 404 errorFileNotFound', async () => {
@@ -232,68 +244,84 @@ describe('DELETE /files/<id>', () => {
     assertAtomError(await del(other.key, `/files/${f.id}`), 403, 'errorPermissionDenied');
     assertAtomError(await del(free.key, `/files/${f.id}`), 403, 'errorPermissionDenied');
     assert.deepEqual(await fileRow(f.id), before);
-    assert.equal(await exists(blobPath(f.content)), true);
+    assert.equal(await isStored(f.content), true);
     assert.equal(assertAtomOk(await get(premium.key, `/files/${f.id}`), 200, 'File Full info').entry['ed:status'], 'A');
   });
 });
 
 describe('blob lifecycle', () => {
-  test('blobs are stored at <data>/blobs/aa/bb/<sha256>', async () => {
+  test('an upload is stored under the key its blob row records, with its bytes', async () => {
     const f = await upload(premium);
-    assert.equal(await exists(blobPath(f.content)), true);
+    const key = await keyOf(f.content);
+    assert.equal(await t.storage.hasBytes(key), true);
+    assert.ok((await t.storage.blobKeys()).includes(key));
+    assert.equal(await t.storage.count('blobs', { sha256: sha256(f.content) }), 1);
+  });
+
+  test('blobs are stored at <data>/blobs/aa/bb/<sha256>', { skip: TEST_BACKEND !== 'sqlite-local' && 'local blob store only' }, async () => {
+    const f = await upload(premium);
+    const digest = sha256(f.content);
+    const file = path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest);
+    assert.equal(await access(file).then(() => true, () => false), true);
+    assert.equal(await keyOf(f.content), digest, 'the key is the digest');
   });
 
   test('uploading identical content twice (two accounts) stores one blob', async () => {
     const content = `same bytes ${process.hrtime.bigint()}`;
-    const blobsBefore = await blobFiles(t.dataDir);
+    const blobsBefore = await t.storage.blobKeys();
     const a = await upload(premium, content, 'one.txt');
     const b = await upload(other, content, 'two.txt');
     assert.notEqual(a.id, b.id);
-    const blobsAfter = await blobFiles(t.dataDir);
+    const blobsAfter = await t.storage.blobKeys();
     assert.equal(blobsAfter.length, blobsBefore.length + 1);
-    assert.deepEqual(blobsAfter.filter((p) => !blobsBefore.includes(p)), [path.relative(path.join(t.dataDir, 'blobs'), blobPath(content))]);
+    const key = await keyOf(content);
+    assert.deepEqual(blobsAfter.filter((k) => !blobsBefore.includes(k)), [key]);
     // Deleting one upload keeps the bytes of the other.
     assert.equal((await del(premium.key, `/files/${a.id}`)).status, 200);
-    assert.equal(await exists(blobPath(content)), true);
+    assert.equal(await isStored(content), true);
     assert.equal((await download(`${t.server.webUrl}/${b.id}/two.txt?download=1`)).body, content);
     assert.equal((await del(other.key, `/files/${b.id}`)).status, 200);
-    assert.equal(await exists(blobPath(content)), false);
+    assert.equal(await isGone(content, key), true);
   });
 
   test('a file and its copy: deleting one keeps the blob, deleting both removes it', async () => {
     const f = await upload(premium);
     const copy = await post(other.key, `/files/copy/${f.id}`);
     const copyId = assertAtomOk(copy, 201, 'File copy').entry.id;
+    const key = await keyOf(f.content);
     assert.equal((await del(premium.key, `/files/${f.id}`)).status, 200);
-    assert.equal(await exists(blobPath(f.content)), true, 'blob kept while the copy is live');
+    assert.equal(await isStored(f.content), true, 'blob kept while the copy is live');
     assert.equal((await download(`${t.server.webUrl}/${copyId}/x?download=1`)).body, f.content);
     assert.equal((await del(other.key, `/files/${copyId}`)).status, 200);
-    assert.equal(await exists(blobPath(f.content)), false, 'blob removed with its last live file');
+    assert.equal(await isGone(f.content, key), true, 'blob removed with its last live file');
   });
 
   test('the copy deleted first, then the source: the blob goes with the last one', async () => {
     const f = await upload(premium);
     const copyId = assertAtomOk(await post(premium.key, `/files/copy:${f.id}`), 201, 'File copy').entry.id;
+    const key = await keyOf(f.content);
     assert.equal((await del(premium.key, `/files/${copyId}`)).status, 200);
-    assert.equal(await exists(blobPath(f.content)), true);
+    assert.equal(await isStored(f.content), true);
     assert.equal((await del(premium.key, `/files/${f.id}`)).status, 200);
-    assert.equal(await exists(blobPath(f.content)), false);
+    assert.equal(await isGone(f.content, key), true);
   });
 
   test('a blocked file keeps its blob; deleting it removes the blob', async () => {
     const f = await upload(premium);
     await t.server.services.files.block(f.id);
-    assert.equal(await exists(blobPath(f.content)), true);
+    const key = await keyOf(f.content);
+    assert.equal(await isStored(f.content), true);
     await t.server.services.files.operatorDelete(f.id);
-    assert.equal(await exists(blobPath(f.content)), false);
+    assert.equal(await isGone(f.content, key), true);
   });
 
   test('content uploaded again after its blob was removed is stored again', async () => {
     const f = await upload(premium);
+    const key = await keyOf(f.content);
     assert.equal((await del(premium.key, `/files/${f.id}`)).status, 200);
-    assert.equal(await exists(blobPath(f.content)), false);
+    assert.equal(await isGone(f.content, key), true);
     const again = await upload(premium, f.content, 'again.txt');
-    assert.equal(await exists(blobPath(f.content)), true);
+    assert.equal(await isStored(f.content), true);
     assert.equal((await download(`${t.server.webUrl}/${again.id}/again.txt?download=1`)).body, f.content);
   });
 });

@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -14,8 +12,6 @@ before(async () => {
   t = await startTestServer();
 });
 after(() => t.close());
-
-const blobPath = (sha256: string) => path.join(t.dataDir, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
 
 test('racing uploads, copies and deletes of one digest never lose live bytes', async () => {
   const { key } = await t.account();
@@ -41,7 +37,8 @@ test('racing uploads, copies and deletes of one digest never lose live bytes', a
       assert.equal(response.status, 200);
       assert.equal(createHash('sha256').update(Buffer.from(await response.arrayBuffer())).digest('hex'), sha256);
     }
-    assert.ok(existsSync(blobPath(sha256)), 'blob must exist while live files point at it');
+    const blobKey = await t.storage.keyOf(sha256);
+    assert.ok(blobKey !== null && (await t.storage.hasBytes(blobKey)), 'blob must exist while live files point at it');
 
     // Delete them all, concurrently: the blob goes once the last live row is gone.
     const live = [...uploads.map((u) => u.id)];
@@ -49,6 +46,8 @@ test('racing uploads, copies and deletes of one digest never lose live bytes', a
     if (copy.status === 201) live.push(/<entry>\s*<id>([^<]+)</.exec(await copy.text())![1]!);
     const deletes = await Promise.all(live.map((id) => t.fetch(`/files/${id}`, { method: 'DELETE', headers: { Authorization: key } })));
     for (const d of deletes) assert.equal(d.status, 200);
-    assert.equal(existsSync(blobPath(sha256)), false, 'blob must be removed with its last live file');
+    assert.equal(await t.storage.keyOf(sha256), null, 'the blob row must be removed with its last live file');
+    assert.equal(await t.storage.hasBytes(blobKey), false, 'the bytes must be removed with the last live file');
+    assert.deepEqual(await t.storage.leftovers(), [], 'no other copy of the bytes is left');
   }
 });

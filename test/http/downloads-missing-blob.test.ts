@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { directLink, eventually, randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
@@ -15,14 +13,14 @@ before(async () => {
 });
 after(() => t.close());
 
-test('a file whose blob is gone on disk: 404 page for ?download=1, 404 Atom for a direct download', async () => {
+test('a file whose blob is gone from storage: 404 page for ?download=1, 404 Atom for a direct download', async () => {
   const owner = await t.account({ premiumDays: 30, trafficBytes: 1024 ** 3 });
   const payload = randomPayload(10_000);
   const up = await t.upload(owner.key, 'vanishing.bin', payload);
   assert.equal(up.response.status, 201, up.body);
   const direct = await directLink(t, owner.key, up.id);
   const digest = sha256(payload);
-  await rm(path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest));
+  await t.storage.removeBytes(digest);
 
   const page = await fetch(`${up.downloadLink}?download=1`, { headers: { Accept: 'text/html' } });
   const pageBody = await page.text();

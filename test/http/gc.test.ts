@@ -2,50 +2,58 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
+import { BlobNotFoundError } from '../../src/blob/blob-store.js';
+import type { Clock } from '../../src/domain/ids.js';
 import { FileStatus, type FileRecord } from '../../src/domain/types.js';
-import type { GcReport } from '../../src/services/gc-service.js';
+import { GcService, type GcReport } from '../../src/services/gc-service.js';
+import { TEST_BACKEND } from '../helpers/backend.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
+import type { HeldUpload } from '../helpers/storage-view.js';
 
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).digest('hex');
-const blobPath = (t: TestServer, sha256: string) => path.join(t.dataDir, 'blobs', sha256.slice(0, 2), sha256.slice(2, 4), sha256);
-const partPath = (t: TestServer) => path.join(t.dataDir, 'tmp', `${randomBytes(16).toString('hex')}.part`);
 
-/** Sets a file's modification time `ms` into the past. */
-async function age(file: string, ms: number): Promise<void> {
-  const then = new Date(Date.now() - ms);
-  await utimes(file, then, then);
+/**
+ * The server's gc, but reading the stores' modification times against `fileClock`. Stored
+ * objects are stamped by the store's own clock (S3's LastModified cannot be set), so a test
+ * makes bytes look old by moving gc's wall clock forward, not the bytes' times back.
+ */
+function gcWithFileClock(t: TestServer, fileClock: Clock): GcService {
+  const { store, blobs, files, clock, config } = t.server.services;
+  return new GcService({ store, blobs, files, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays });
 }
 
-/** Writes blob bytes at their address with no blob row, as a crash between rename and COMMIT leaves them. */
-async function plantOrphan(t: TestServer, bytes: Buffer | string, agedMs: number): Promise<string> {
-  const sha256 = sha256Of(bytes);
-  const target = blobPath(t, sha256);
-  // Written beside, then renamed: the same atomic step an upload takes, so a reader never
-  // sees half of it.
-  const beside = path.join(t.dataDir, `plant-${randomBytes(8).toString('hex')}`);
-  await writeFile(beside, bytes);
-  await age(beside, agedMs);
-  await mkdir(path.dirname(target), { recursive: true });
-  await rename(beside, target);
-  return sha256;
+/** When the blob under `key` was last modified, as the store lists it. */
+async function blobModifiedAt(t: TestServer, key: string): Promise<number> {
+  const blob = (await t.storage.blobs()).find((b) => b.key === key);
+  assert.ok(blob, `no stored blob ${key}`);
+  return blob.modifiedAt;
+}
+
+/** When the staged upload `handle` last moved, as the store lists it. */
+async function stagedModifiedAt(t: TestServer, handle: string): Promise<number> {
+  const staged = (await t.storage.staged()).find((s) => s.handle === handle);
+  assert.ok(staged, `no staged upload ${handle}`);
+  return staged.modifiedAt;
+}
+
+/**
+ * Waits until what is written now gets a later modification time than `modifiedAt`, even
+ * on a store that keeps whole seconds (S3's LastModified): at most about a second.
+ */
+async function laterThan(modifiedAt: number): Promise<void> {
+  const next = Math.floor(modifiedAt / 1000) * 1000 + 1000;
+  while (Date.now() <= next) await sleep(Math.max(1, next - Date.now() + 1));
 }
 
 /** Every live (A or B) file, from the database. */
 async function liveFiles(t: TestServer): Promise<FileRecord[]> {
   return t.server.services.store.files.list({ states: [FileStatus.Active, FileStatus.Blocked], limit: 1_000_000 });
-}
-
-/** Digests of the blob files on disk. */
-async function blobFilesOnDisk(t: TestServer): Promise<Set<string>> {
-  const found = new Set<string>();
-  for await (const blob of t.server.services.blobs.listBlobs()) found.add(blob.sha256);
-  return found;
 }
 
 /** Downloads a file through its public raw link and returns the body's sha256. */
@@ -59,14 +67,16 @@ async function downloadDigest(t: TestServer, file: FileRecord): Promise<{ status
 async function assertConsistent(t: TestServer, why: string): Promise<void> {
   const live = await liveFiles(t);
   const liveDigests = new Set(live.map((f) => f.sha256));
+  const liveKeys = new Set<string>();
   for (const file of live) {
     const got = await downloadDigest(t, file);
     assert.equal(got.status, 200, `${why}: live file ${file.id} does not download`);
     assert.equal(got.sha256, file.sha256, `${why}: live file ${file.id} has the wrong bytes`);
-    assert.ok(await t.server.services.store.housekeeping.blobRecorded(file.sha256), `${why}: live file ${file.id} has no blob row`);
+    const key = await t.storage.keyOf(file.sha256);
+    assert.ok(key, `${why}: live file ${file.id} has no blob row`);
+    liveKeys.add(key);
   }
-  const onDisk = await blobFilesOnDisk(t);
-  assert.deepEqual([...onDisk].sort(), [...liveDigests].sort(), `${why}: blob files on disk vs live digests`);
+  assert.deepEqual(await t.storage.blobKeys(), [...liveKeys].sort(), `${why}: stored blobs vs the keys of live digests`);
   const stats = await t.server.services.store.housekeeping.stats();
   assert.equal(stats.blobs.count, liveDigests.size, `${why}: blob rows vs live digests`);
 }
@@ -84,8 +94,8 @@ const emptyReport = (overrides: Partial<GcReport> = {}): GcReport => ({
 
 describe('gc', { timeout: 180_000 }, () => {
   test('THE RACE: gc runs again and again while uploads, copies and deletes of the same contents race it', async (context) => {
-    // tempGraceMs 0: every blob file without a committed row is a candidate at once, so
-    // only the blob protocol's lock keeps an upload that is finishing from losing its bytes.
+    // tempGraceMs 0: all stored bytes without a committed row are candidates at once, so
+    // only the blob protocol's locks keep an upload that is finishing from losing its bytes.
     const t = await startTestServer({ tempGraceMs: 0, gcIntervalMs: 0 });
     try {
       const { key } = await t.account();
@@ -105,8 +115,9 @@ describe('gc', { timeout: 180_000 }, () => {
           live.push(result.id);
           return;
         }
-        // With no grace at all, gc may take the temp file of an upload between its last
-        // write and its commit: that upload fails cleanly (nothing stored), never half.
+        // With no grace at all, gc may take the staged bytes of an upload (a temp file, a
+        // complete S3 object) before its commit: that upload fails cleanly (nothing
+        // stored), never half.
         assert.equal(result.response.status, 500, result.body);
         assert.equal(atomError(result.body)?.code, 'errorUploadFaild');
         reaped += 1;
@@ -131,12 +142,14 @@ describe('gc', { timeout: 180_000 }, () => {
       };
       // What a crash leaves behind, for digests that are being uploaded and deleted right
       // now: bytes without a row, or bytes with a row but no file. An upload that finds
-      // them keeps them (commit sees the digest stored, ensure the row), and gc must not
-      // take them from under its new file row.
+      // a row keeps it (and its bytes), and gc must not take them from under its new file
+      // row. gc itself may take a plant's staged bytes before they are published (no grace):
+      // then that leftover never existed.
       const plant = async (withRow: boolean) => {
         for (const content of contents) {
-          const sha256 = await plantOrphan(t, content, HOUR_MS);
-          if (withRow) await t.server.services.store.blobs.ensure(sha256, content.length, Date.now() - HOUR_MS);
+          await t.storage.putBlob(content, withRow ? { recordedAt: Date.now() - HOUR_MS } : {}).catch((error: unknown) => {
+            if (!(error instanceof BlobNotFoundError)) throw error;
+          });
         }
       };
       // The adversary: whenever bytes are about to be removed (by gc, or by a delete's
@@ -146,18 +159,28 @@ describe('gc', { timeout: 180_000 }, () => {
       // after COMMIT, would let it commit onto the bytes and then take them away.
       // A removal by gc always gets a racer and waits long enough for a whole upload; one
       // by a file delete sometimes, briefly (there are many, and each wait holds the lock).
+      // Keys are digests on a content-addressed store and random ids on S3: the digest of
+      // each key is noted when it is published.
       const { blobs } = t.server.services;
-      const removeBytes = blobs.delete.bind(blobs);
+      const publish = blobs.publish.bind(blobs);
+      const deleteKey = blobs.delete.bind(blobs);
+      const digestOf = new Map<string, string>();
+      blobs.publish = async (staged) => {
+        const published = await publish(staged);
+        digestOf.set(published, staged.sha256);
+        return published;
+      };
       const gapUploads: Promise<void>[] = [];
-      blobs.delete = async (sha256) => {
-        const content = byDigest.get(sha256);
+      blobs.delete = async (key) => {
+        const digest = digestOf.get(key);
+        const content = digest === undefined ? undefined : byDigest.get(digest);
         const byGc = inGc.getStore() === true;
         if (content && (byGc || Math.random() < 0.3)) {
           const racer = upload(`gap-${randomBytes(4).toString('hex')}.txt`, content);
           gapUploads.push(racer);
           await Promise.race([racer, sleep(byGc ? 150 : 20)]);
         }
-        return removeBytes(sha256);
+        return deleteKey(key);
       };
       // Readers all through the round: a live file whose bytes are gone even for a moment
       // fails here, before a later upload of the same content could put them back.
@@ -208,7 +231,8 @@ describe('gc', { timeout: 180_000 }, () => {
           assert.ok(byDigest.has(got.sha256));
         }
       }
-      blobs.delete = removeBytes;
+      blobs.delete = deleteKey;
+      blobs.publish = publish;
       context.diagnostic(`gc runs ${gcRuns}, uploads ${uploaded} (${reaped} reaped), blobs collected ${collected}`);
       assert.ok(gcRuns >= 30, `gc ran ${gcRuns} times`);
       assert.ok(uploaded >= 60, `only ${uploaded} uploads succeeded (${reaped} reaped)`);
@@ -217,43 +241,47 @@ describe('gc', { timeout: 180_000 }, () => {
       // A final gc leaves no blob without a live file and no live file without a blob.
       await t.server.services.gc.run();
       await assertConsistent(t, 'after the race');
-      assert.deepEqual(await readdir(path.join(t.dataDir, 'tmp')), [], 'no temp file is left');
+      assert.deepEqual(await t.storage.leftovers(), [], 'no staged upload and no unnamed bytes are left');
 
       // And once everything is deleted, nothing at all is stored.
       for (const id of live.splice(0)) await remove(id);
       await t.server.services.gc.run();
       await assertConsistent(t, 'after deleting everything');
-      assert.equal((await blobFilesOnDisk(t)).size, 0);
+      assert.deepEqual(await t.storage.blobKeys(), []);
     } finally {
       await t.close();
     }
   });
 
-  test('blob files without a row are removed once past the grace; fresh ones and live blobs are kept', async () => {
+  test('stored bytes without a row are removed once past the grace; fresh ones and live blobs are kept', async () => {
     const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
     try {
       const { key } = await t.account();
       const kept = await t.upload(key, 'kept.txt', 'a live file whose blob is old');
       assert.equal(kept.response.status, 201);
-      const keptSha = sha256Of('a live file whose blob is old');
-      await age(blobPath(t, keptSha), 2 * HOUR_MS);
+      const keptKey = (await t.storage.keyOf(sha256Of('a live file whose blob is old')))!;
 
-      const oldOrphan = randomBytes(1234);
-      const oldSha = await plantOrphan(t, oldOrphan, 2 * HOUR_MS);
-      const freshSha = await plantOrphan(t, randomBytes(99), 0);
+      const old = await t.storage.putBlob(randomBytes(1234));
+      await laterThan(await blobModifiedAt(t, old.key));
+      const fresh = await t.storage.putBlob(randomBytes(99));
+      const freshAt = await blobModifiedAt(t, fresh.key);
+      assert.ok(freshAt > (await blobModifiedAt(t, old.key)));
+      // The grace ends between the two: the old orphan (and the live blob) are past it, the
+      // fresh orphan, which may be an upload finishing, is not.
+      const gc = gcWithFileClock(t, () => freshAt + 10 * 60_000);
 
-      const dry = await t.server.services.gc.run({ dryRun: true });
+      const dry = await gc.run({ dryRun: true });
       assert.deepEqual(dry, emptyReport({ dryRun: true, orphanFilesRemoved: 1, bytesFreed: 1234 }));
-      assert.ok(existsSync(blobPath(t, oldSha)), 'a dry run removes nothing');
+      assert.ok(await t.storage.hasBytes(old.key), 'a dry run removes nothing');
 
-      const report = await t.server.services.gc.run();
+      const report = await gc.run();
       assert.deepEqual(report, emptyReport({ orphanFilesRemoved: 1, bytesFreed: 1234 }));
-      assert.equal(existsSync(blobPath(t, oldSha)), false, 'the old orphan is gone');
-      assert.ok(existsSync(blobPath(t, freshSha)), 'a fresh file may be an upload finishing: kept');
-      assert.ok(existsSync(blobPath(t, keptSha)), 'a blob with a live file is kept, however old');
+      assert.equal(await t.storage.hasBytes(old.key), false, 'the old orphan is gone');
+      assert.ok(await t.storage.hasBytes(fresh.key), 'a fresh orphan may be an upload finishing: kept');
+      assert.ok(await t.storage.hasBytes(keptKey), 'a blob with a live file is kept, however old');
       const download = await fetch(`${kept.downloadLink}?download=1`);
       assert.equal(await download.text(), 'a live file whose blob is old');
-      assert.equal(await t.server.services.store.housekeeping.blobRecorded(oldSha), false, 'no row is left behind');
+      assert.equal(await t.storage.keyOf(old.sha256), null, 'no row is left behind');
     } finally {
       await t.close();
     }
@@ -263,25 +291,21 @@ describe('gc', { timeout: 180_000 }, () => {
     const clock = new TestClock();
     const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 }, clock);
     try {
-      const { store } = t.server.services;
       // A row and its bytes with no file (a crash after the blob's transaction, or an
       // older version's leftovers), and a young one.
-      const oldBytes = randomBytes(700);
-      const oldSha = await plantOrphan(t, oldBytes, 0);
-      await store.blobs.ensure(oldSha, oldBytes.length, clock.now - HOUR_MS);
-      const youngBytes = randomBytes(300);
-      const youngSha = await plantOrphan(t, youngBytes, 0);
-      await store.blobs.ensure(youngSha, youngBytes.length, clock.now);
+      const old = await t.storage.putBlob(randomBytes(700), { recordedAt: clock.now - HOUR_MS });
+      const young = await t.storage.putBlob(randomBytes(300), { recordedAt: clock.now });
 
       const report = await t.server.services.gc.run();
       assert.deepEqual(report, emptyReport({ blobsRemoved: 1, bytesFreed: 700 }));
-      assert.equal(existsSync(blobPath(t, oldSha)), false);
-      assert.equal(await store.housekeeping.blobRecorded(oldSha), false);
-      assert.ok(existsSync(blobPath(t, youngSha)), 'younger than the grace: kept');
+      assert.equal(await t.storage.hasBytes(old.key), false);
+      assert.equal(await t.storage.keyOf(old.sha256), null);
+      assert.ok(await t.storage.hasBytes(young.key), 'younger than the grace: kept');
 
       clock.advance(HOUR_MS);
       assert.deepEqual(await t.server.services.gc.run(), emptyReport({ blobsRemoved: 1, bytesFreed: 300 }));
-      assert.equal(existsSync(blobPath(t, youngSha)), false);
+      assert.equal(await t.storage.hasBytes(young.key), false);
+      assert.deepEqual(await t.storage.blobKeys(), []);
     } finally {
       await t.close();
     }
@@ -295,11 +319,17 @@ describe('gc', { timeout: 180_000 }, () => {
       const { key } = await t.account();
       const kept = await t.upload(key, 'kept.txt', 'a live file among the leftovers');
       const keptSha = (await store.files.byId(kept.id))!.sha256;
-      // 1,203 leftover rows (no bytes: a crash, or an older version's leftovers).
+      // 1,203 leftover rows (no bytes: a crash, or an older version's leftovers), written
+      // as an upload writes them: under the digest's lock.
       const leftovers = Array.from({ length: 1203 }, (_, i) => sha256Of(`leftover ${i}`));
-      await store.transaction(async (repos) => {
-        for (const sha of leftovers) await repos.blobs.ensure(sha, 10, clock.now - HOUR_MS);
-      });
+      for (let i = 0; i < leftovers.length; i += 100) {
+        await store.transaction(async (repos) => {
+          for (const sha of leftovers.slice(i, i + 100)) {
+            await repos.locks.blob(sha);
+            await repos.blobs.insert(sha, 10, t.storage.newKey(sha), clock.now - HOUR_MS);
+          }
+        });
+      }
       clock.advance(HOUR_MS);
       const housekeeping = store.housekeeping;
       const original = housekeeping.unreferencedBlobs;
@@ -319,30 +349,45 @@ describe('gc', { timeout: 180_000 }, () => {
         housekeeping.unreferencedBlobs = original;
       }
       assert.equal((await store.housekeeping.stats()).blobs.count, 1);
-      assert.ok(await store.housekeeping.blobRecorded(keptSha));
+      assert.ok(await t.storage.keyOf(keptSha));
       assert.equal((await fetch(`${kept.downloadLink}?download=1`)).status, 200);
     } finally {
       await t.close();
     }
   });
 
-  test('temp files untouched for the grace are removed; fresh ones (uploads in progress) are kept', async () => {
+  test('staged uploads untouched for the grace are removed; fresh ones (uploads in progress) are kept', async () => {
+    const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
+    const held: HeldUpload[] = [];
+    try {
+      const stale = await t.storage.holdStagedUpload();
+      held.push(stale);
+      await laterThan(await stagedModifiedAt(t, stale.handle));
+      const fresh = await t.storage.holdStagedUpload();
+      held.push(fresh);
+      const freshAt = await stagedModifiedAt(t, fresh.handle);
+      assert.ok(freshAt > (await stagedModifiedAt(t, stale.handle)));
+      // The grace ends between the two.
+      const gc = gcWithFileClock(t, () => freshAt + 10 * 60_000);
+
+      assert.deepEqual(await gc.run({ dryRun: true }), emptyReport({ dryRun: true, tempFilesRemoved: 1 }));
+      assert.deepEqual(await t.storage.stagedUploads(), [stale.handle, fresh.handle].sort());
+      assert.deepEqual(await gc.run(), emptyReport({ tempFilesRemoved: 1 }));
+      assert.deepEqual(await t.storage.stagedUploads(), [fresh.handle]);
+    } finally {
+      for (const upload of held) await upload.release();
+      await t.close();
+    }
+  });
+
+  test('files in <data>/tmp that are not temp files of the store are left alone', { skip: TEST_BACKEND !== 'sqlite-local' && 'local blob store only' }, async () => {
     const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
     try {
-      const stale = partPath(t);
-      const fresh = partPath(t);
-      await writeFile(stale, 'abandoned upload');
-      await age(stale, 11 * 60_000);
-      await writeFile(fresh, 'still uploading');
       const other = path.join(t.dataDir, 'tmp', 'not-a-part-file');
       await writeFile(other, 'x');
-      await age(other, DAY_MS);
-
-      assert.deepEqual(await t.server.services.gc.run({ dryRun: true }), emptyReport({ dryRun: true, tempFilesRemoved: 1 }));
-      assert.ok(existsSync(stale));
-      assert.deepEqual(await t.server.services.gc.run(), emptyReport({ tempFilesRemoved: 1 }));
-      assert.equal(existsSync(stale), false);
-      assert.ok(existsSync(fresh));
+      const then = new Date(Date.now() - DAY_MS);
+      await utimes(other, then, then);
+      assert.deepEqual(await t.server.services.gc.run(), emptyReport());
       assert.ok(existsSync(other), 'what is not a temp file of the store is left alone');
     } finally {
       await t.close();
@@ -371,6 +416,7 @@ describe('gc', { timeout: 180_000 }, () => {
     try {
       const { key } = await t.account();
       const idle = await t.upload(key, 'idle.txt', 'nobody wants me');
+      const idleKey = (await t.storage.keyOf(sha256Of('nobody wants me')))!;
       const popular = await t.upload(key, 'popular.txt', 'shared bytes');
       const twin = await t.upload(key, 'twin.txt', 'shared bytes');
       clock.advance(20 * DAY_MS);
@@ -392,7 +438,8 @@ describe('gc', { timeout: 180_000 }, () => {
       assert.equal(await status(late.id), FileStatus.Active, 'uploaded 15 days ago');
       assert.equal((await fetch(`${idle.downloadLink}?download=1`)).status, 404);
       // Deleted like an operator deletes: the idle file's bytes are released, the shared ones kept.
-      assert.equal(existsSync(blobPath(t, sha256Of('nobody wants me'))), false);
+      assert.equal(await t.storage.hasBytes(idleKey), false);
+      assert.equal(await t.storage.keyOf(sha256Of('nobody wants me')), null);
       assert.equal(await (await fetch(`${popular.downloadLink}?download=1`)).text(), 'shared bytes');
       assert.equal((await t.server.services.gc.run()).filesExpired, 0, 'nothing left to expire');
       await assertConsistent(t, 'after expiry');
@@ -403,10 +450,14 @@ describe('gc', { timeout: 180_000 }, () => {
 
   test('the server runs gc every gcIntervalMs, never two at once, survives a failing run, and stops on close', async () => {
     const t = await startTestServer({ gcIntervalMs: 25, tempGraceMs: 60_000 });
-    let closed = false;
+    const held: HeldUpload[] = [];
     try {
+      // Held before the runs below look an hour ahead: the server's own runs leave it be.
+      const stale = await t.storage.holdStagedUpload();
+      held.push(stale);
       const gc = t.server.services.gc;
-      const original = gc.run.bind(gc);
+      // The server's runs, with the wall clock an hour ahead: the held upload is abandoned to them.
+      const ahead = gcWithFileClock(t, () => Date.now() + HOUR_MS);
       let runs = 0;
       let active = 0;
       let overlapped = false;
@@ -418,46 +469,42 @@ describe('gc', { timeout: 180_000 }, () => {
           // Longer than the interval: a fixed-rate timer would start the next run meanwhile.
           await sleep(60);
           if (runs === 2) throw new Error('disk on fire');
-          return await original(options);
+          return await ahead.run(options);
         } finally {
           active -= 1;
         }
       };
-      const stale = partPath(t);
-      await writeFile(stale, 'abandoned');
-      await age(stale, HOUR_MS);
+      const isStaged = async (upload: HeldUpload) => (await t.storage.stagedUploads()).includes(upload.handle);
 
       const deadline = Date.now() + 10_000;
-      while ((runs < 4 || existsSync(stale)) && Date.now() < deadline) await sleep(20);
+      while ((runs < 4 || (await isStaged(stale))) && Date.now() < deadline) await sleep(20);
       assert.ok(runs >= 4, `only ${runs} runs`);
-      assert.equal(existsSync(stale), false, 'the periodic run removed the stale temp file');
+      assert.equal(await isStaged(stale), false, 'the periodic run removed the stale upload');
       assert.equal(overlapped, false, 'two runs overlapped');
 
       await t.server.close();
-      closed = true;
       assert.equal(active, 0, 'close waits for the run in progress');
       const after = runs;
-      const stale2 = partPath(t);
-      await writeFile(stale2, 'abandoned after close');
-      await age(stale2, HOUR_MS);
+      const stale2 = await t.storage.holdStagedUpload();
+      held.push(stale2);
       await sleep(200);
       assert.equal(runs, after, 'no run after close');
-      assert.ok(existsSync(stale2));
+      assert.ok(await isStaged(stale2));
     } finally {
-      if (closed) await rm(t.dataDir, { recursive: true, force: true });
-      else await t.close();
+      for (const upload of held) await upload.release();
+      await t.close();
     }
   });
 
   test('gcIntervalMs 0 never runs gc', async () => {
     const t = await startTestServer({ gcIntervalMs: 0, tempGraceMs: 0 });
+    let stale: HeldUpload | undefined;
     try {
-      const stale = partPath(t);
-      await writeFile(stale, 'abandoned');
-      await age(stale, HOUR_MS);
+      stale = await t.storage.holdStagedUpload();
       await sleep(200);
-      assert.ok(existsSync(stale));
+      assert.ok((await t.storage.stagedUploads()).includes(stale.handle));
     } finally {
+      await stale?.release();
       await t.close();
     }
   });

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import SQLite from 'better-sqlite3';
-import { eventually, filePart, listFiles, multipartBody, steppedRequest, storageSnapshot, type RawOutcome } from '../helpers/raw-upload.js';
+import { eventually, filePart, multipartBody, steppedRequest, type RawOutcome } from '../helpers/raw-upload.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
+import type { StorageSnapshot } from '../helpers/storage-view.js';
 
 // The upload volume limit (API.md 8): per account over a rolling 24 h, free and premium
 // apart, errorUploadLimit (429) with a Retry-After that says when enough volume frees up;
@@ -42,20 +41,15 @@ function expectUploadLimit(up: Upload): number {
   return expectLimited(up.response.status, up.body, up.response.headers.get('retry-after'));
 }
 
-/** The upload_log total of an account, read from the database file. */
-function loggedBytes(accountId: number): number {
-  const db = new SQLite(path.join(t.dataDir, 'filehaven.db'), { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare('SELECT coalesce(sum(bytes), 0) AS n FROM upload_log WHERE account_id = ?').get(accountId) as { n: number }).n;
-  } finally {
-    db.close();
-  }
+/** The upload_log total of an account, read through a connection of the test's own. */
+async function loggedBytes(accountId: number): Promise<number> {
+  const rows = await t.storage.rows('upload_log');
+  return rows.filter((row) => Number(row.account_id) === accountId).reduce((sum, row) => sum + Number(row.bytes), 0);
 }
 
-const partFiles = async () => (await listFiles(path.join(t.dataDir, 'tmp'))).filter((name) => name.endsWith('.part'));
-
+/** No staged upload and no blob that no row names: refused uploads keep nothing. */
 async function expectNoTempFiles(): Promise<void> {
-  assert.ok(await eventually(async () => (await partFiles()).length === 0), `temp files left: ${(await partFiles()).join(', ')}`);
+  assert.ok(await eventually(async () => (await t.storage.leftovers()).length === 0), `left behind: ${(await t.storage.leftovers()).join(', ')}`);
 }
 
 describe('upload volume', () => {
@@ -99,8 +93,8 @@ describe('upload volume', () => {
     expectUploadLimit(await t.upload(premium.key, 'more.bin', 'x'));
     // The free account is still untouched.
     expectStored(await t.upload(free.key, 'small.bin', randomBytes(512 * KiB)));
-    assert.equal(loggedBytes(free.account.id), 512 * KiB);
-    assert.equal(loggedBytes(premium.account.id), 3 * 1024 * KiB);
+    assert.equal(await loggedBytes(free.account.id), 512 * KiB);
+    assert.equal(await loggedBytes(premium.account.id), 3 * 1024 * KiB);
     await expectNoTempFiles();
   });
 
@@ -111,7 +105,7 @@ describe('upload volume', () => {
     expectUploadLimit(await t.upload(key, 'more.bin', 'x'));
     const copy = await t.fetch(`/files/copy/${full.id}`, { method: 'POST', headers: { Authorization: key } });
     assert.equal(copy.status, 201, await copy.text());
-    assert.equal(loggedBytes(account.id), FREE);
+    assert.equal(await loggedBytes(account.id), FREE);
   });
 
   test('an unlimited setting lets any volume through', GUARD, async () => {
@@ -133,23 +127,24 @@ describe('parallel uploads of one account', () => {
   async function checkBurst(
     accountId: number,
     outcomes: Array<{ status: number; body: string; retryAfter: string | null | undefined }>,
-    before: Awaited<ReturnType<typeof storageSnapshot>>,
+    before: StorageSnapshot,
   ): Promise<number> {
     const stored = outcomes.filter((o) => o.status === 201).length;
     for (const o of outcomes) if (o.status !== 201) expectLimited(o.status, o.body, o.retryAfter);
     assert.ok(stored * SIZE <= FREE, `${stored} uploads of ${SIZE} bytes passed the limit of ${FREE}`);
-    assert.equal(loggedBytes(accountId), stored * SIZE);
+    assert.equal(await loggedBytes(accountId), stored * SIZE);
     await expectNoTempFiles();
-    const now = await storageSnapshot(t.dataDir);
+    const now = await t.storage.snapshot();
     // Every file is different: one blob and one row per stored upload, none for the others.
-    assert.equal(now.blobs.length, before.blobs.length + stored);
+    assert.equal(now.blobKeys.length, before.blobKeys.length + stored);
+    assert.equal(now.blobRows, before.blobRows + stored);
     assert.equal(now.fileRows, before.fileRows + stored);
     return stored;
   }
 
   test(`${COUNT} uploads at once with Content-Length: the stored total never passes the limit`, GUARD, async () => {
     const { key, account } = await t.account();
-    const before = await storageSnapshot(t.dataDir);
+    const before = await t.storage.snapshot();
     const ups = await Promise.all(Array.from({ length: COUNT }, (_, i) => t.upload(key, `p${i}.bin`, randomBytes(SIZE))));
     const stored = await checkBurst(
       account.id,
@@ -162,7 +157,7 @@ describe('parallel uploads of one account', () => {
 
   test(`${COUNT} chunked uploads (no Content-Length) interleaved: counted chunk by chunk, never past the limit`, GUARD, async () => {
     const { key, account } = await t.account();
-    const before = await storageSnapshot(t.dataDir);
+    const before = await t.storage.snapshot();
     const boundary = '----filehaven-limits-boundary';
     // Every upload sends its first half, waits until all first halves are out, then the
     // rest: together they ask for twice the limit while all of them are in flight.
@@ -202,7 +197,7 @@ describe('parallel uploads of one account', () => {
       before,
     );
     // Whatever was refused gave its reservation back: the rest of the volume is usable.
-    const left = FREE - loggedBytes(account.id);
+    const left = FREE - (await loggedBytes(account.id));
     if (left > 0) expectStored(await t.upload(key, 'rest.bin', randomBytes(left)));
     expectUploadLimit(await t.upload(key, 'none-left.bin', 'x'));
   });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { redactUrl } from '../../src/http/log-redaction.js';
+import { freshBackend, settingsEnv, type FreshBackend } from '../helpers/backend.js';
 import { assertOk, cleanEnv, runCli } from '../helpers/cli.js';
 
 const BIN = fileURLToPath(new URL('../../bin/filehaven.js', import.meta.url));
@@ -38,13 +39,16 @@ describe('redactUrl', () => {
  */
 describe('request log', () => {
   let dataDir: string;
+  let backend: FreshBackend;
   let child: ChildProcess;
   let log = '';
   let base = '';
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'filehaven-log-'));
-    assertOk(await runCli(['accounts', 'create', '--data', dataDir, '--login', 'ada', '--password', 'correct horse', '--premium-days', '30', '--traffic', '1GiB']));
-    child = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'info'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    backend = await freshBackend();
+    const env = settingsEnv(backend.config);
+    assertOk(await runCli(['accounts', 'create', '--data', dataDir, '--login', 'ada', '--password', 'correct horse', '--premium-days', '30', '--traffic', '1GiB'], env));
+    child = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'info'], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     for (let i = 0; i < 200 && !base; i++) {
@@ -54,8 +58,11 @@ describe('request log', () => {
     assert.ok(base, `the server started: ${log}`);
   });
   after(async () => {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    await backend?.remove();
     await rm(dataDir, { recursive: true, force: true });
   });
 

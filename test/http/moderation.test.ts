@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { FileStatus } from '../../src/domain/types.js';
-import { assertAtomError, assertAtomOk, blobFiles, download, fileRowsWithDigest, form, read } from '../helpers/api-checks.js';
+import { assertAtomError, assertAtomOk, download, form, read } from '../helpers/api-checks.js';
 import { assertOk, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -18,8 +18,9 @@ before(async () => {
 });
 after(() => t.close());
 
-/** The CLI on the test server's data folder (its secret is kept there: keys are sealed under it). */
-const cli = (...args: string[]) => runCli([...args, '--data', t.dataDir]);
+/** The CLI on the test server's data folder (its secret is kept there: keys are sealed under it) and storage. */
+const cli = (...args: string[]) => runCli([...args, '--data', t.dataDir], t.backendEnv);
+const fileRowsWithDigest = (digest: string) => t.storage.count('files', { sha256: digest });
 const getAccount = async (key: string) => read(await t.fetch('/account', { headers: { Authorization: key } }));
 const getKey = async (login: string, password: string) => read(await t.fetch('/apikeys', { method: 'POST', body: form({ login, password }) }));
 const keyOf = (body: string) => /<content type="text">([^<]+)<\/content>/.exec(body)?.[1];
@@ -34,8 +35,9 @@ describe('blacklist by file-name pattern', () => {
       const { response, body } = await t.upload(key, name, content);
       assertAtomError({ status: response.status, headers: response.headers, body }, 403, 'errorFileInBlackList', 'File is in the black list');
     }
-    assert.equal(fileRowsWithDigest(t.dataDir, sha256(content)), 0, 'no file row');
-    assert.ok(!(await blobFiles(t.dataDir)).some((f) => f.endsWith(sha256(content))), 'no blob on disk');
+    assert.equal(await fileRowsWithDigest(sha256(content)), 0, 'no file row');
+    assert.equal(await t.storage.keyOf(sha256(content)), null, 'no blob row');
+    assert.deepEqual(await t.storage.leftovers(), [], 'no bytes stored without a row');
     assert.deepEqual(await t.server.services.store.files.list({ ownerId: account.id, limit: 10 }), []);
 
     // Only the whole name counts; the same bytes under another name are fine.
@@ -98,7 +100,7 @@ describe('blacklist add --block-existing', () => {
     }
     assert.equal(raced, 1);
     assert.deepEqual(await t.server.services.store.files.list({ ownerId: account.id, states: [FileStatus.Active], limit: 10 }), []);
-    assert.equal(fileRowsWithDigest(t.dataDir, digest), 0, 'no file row');
+    assert.equal(await fileRowsWithDigest(digest), 0, 'no file row');
   });
 });
 

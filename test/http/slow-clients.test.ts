@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 import { exchange } from '../helpers/raw-exchange.js';
-import { listFiles, storageSnapshot } from '../helpers/raw-upload.js';
+import { eventually } from '../helpers/raw-upload.js';
 
 /**
  * Slow clients are cut off, and one address cannot hold many sockets (issue 7 item 3),
@@ -51,9 +51,9 @@ describe('slow clients', () => {
     const head = `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: 100000\r\n\r\n--XB\r\nContent-Disposition: form-data; name="upload"; filename="a.bin"\r\n\r\nsome bytes`;
     const { openForMs } = await dripping(head, '', 60_000);
     assert.ok(openForMs < 15_000, `closed by the server (open ${openForMs} ms)`);
-    // The aborted staging removes its temp file.
-    for (let i = 0; i < 50 && (await listFiles(`${t.dataDir}/tmp`)).length > 0; i++) await sleep(50);
-    assert.deepEqual(await listFiles(`${t.dataDir}/tmp`), []);
+    // The aborted staging removes its temp file (its multipart upload, its object).
+    await eventually(async () => (await t.storage.leftovers()).length === 0, 50);
+    assert.deepEqual(await t.storage.leftovers(), []);
   });
 
   it('a slow upload that keeps sending outlives the idle timeout several times over', async () => {
@@ -111,7 +111,7 @@ describe('slow clients', () => {
       assert.equal(refused.headers['content-type'], 'application/atom+xml; charset=utf-8');
       assert.equal(atomError(refused.body)?.code, 'errorRateLimited');
       assert.ok(refused.closedByServer);
-      assert.equal((await storageSnapshot(capped.dataDir)).fileRows, 0, 'the refused upload did not run');
+      assert.equal(await capped.storage.count('files'), 0, 'the refused upload did not run');
       busy.pop()!.destroy();
       await sleep(200);
       const served = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);

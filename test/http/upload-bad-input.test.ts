@@ -1,33 +1,27 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { isDeepStrictEqual } from 'node:util';
 import {
   connect,
   eventually,
   fieldPart,
   filePart,
-  listFiles,
   multipartBody,
   rawRequest,
   requestHead,
   steppedRequest,
-  storageSnapshot,
   writeAll,
   type RawOutcome,
   type RawPart,
   type RawResponse,
-  type StorageSnapshot,
 } from '../helpers/raw-upload.js';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
+import type { StorageSnapshot } from '../helpers/storage-view.js';
 import { parseAtom } from '../helpers/xml.js';
 
 /**
  * Hostile input to POST /files (API.md 2, 3, 8): every bad request gets its Atom error,
- * leaves nothing behind (no temp file, no blob, no row) and leaves the server healthy.
+ * leaves nothing behind (no staged upload, no blob, no row) and leaves the server healthy.
  */
 
 const MAX_FILE_SIZE = 1024 * 1024;
@@ -84,19 +78,20 @@ function expectError(outcome: RawOutcome, status: number, code: string, message?
   return response;
 }
 
-const partFiles = (files: string[]) => files.filter((name) => name.endsWith('.part'));
+/** The storage before a request, which must hold nothing left over already. */
+async function snapshot(): Promise<StorageSnapshot> {
+  assert.deepEqual(await t.storage.leftovers(), [], 'left over by an earlier test');
+  return t.storage.snapshot();
+}
 
 /**
- * Nothing of the request is kept: once the (asynchronous) cleanup is done no .part file is
- * left in <data>/tmp, and blobs and rows are exactly as before the request.
+ * Nothing of the request is kept: once the (asynchronous) cleanup is done no staged upload
+ * and no blob that no row names is left, and blobs and rows are exactly as before.
  */
 async function expectNothingKept(before: StorageSnapshot): Promise<void> {
-  const tmpDir = path.join(t.dataDir, 'tmp');
-  const leftBefore = partFiles(before.tmp);
-  const cleaned = await eventually(async () => isDeepStrictEqual(partFiles(await listFiles(tmpDir)), leftBefore));
-  const now = await storageSnapshot(t.dataDir);
-  assert.ok(cleaned, `temp files left behind: ${now.tmp.join(', ')}`);
-  assert.deepEqual(now, before);
+  const cleaned = await eventually(async () => (await t.storage.leftovers()).length === 0);
+  assert.ok(cleaned, `left behind: ${(await t.storage.leftovers()).join(', ')}`);
+  assert.deepEqual(await t.storage.snapshot(), before);
 }
 
 /** GET /healthz answers 200. */
@@ -136,7 +131,7 @@ async function uploadNamed(filenameParam: string | Buffer): Promise<{ outcome: R
 // --- authentication ---------------------------------------------------------------------
 
 test('no Authorization header: 401 errorPermissionDenied "Wrong apikey", nothing stored', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const outcome = await post(multipartBody(BOUNDARY, [filePart('upload', 'a.txt', 'hello')]), MULTIPART, {});
   expectError(outcome, 401, 'errorPermissionDenied', 'Wrong apikey');
   await expectNothingKept(before);
@@ -144,7 +139,7 @@ test('no Authorization header: 401 errorPermissionDenied "Wrong apikey", nothing
 });
 
 test('unknown API key: 401 errorPermissionDenied "Wrong apikey", nothing stored', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const outcome = await post(multipartBody(BOUNDARY, [filePart('upload', 'a.txt', 'hello')]), MULTIPART, {
     Authorization: randomBytes(16).toString('hex'),
   });
@@ -156,7 +151,7 @@ test('unknown API key: 401 errorPermissionDenied "Wrong apikey", nothing stored'
 // --- bodies that are not a good multipart form ---------------------------------------------
 
 test('a body that is not multipart: 400 errorUploadFaild', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   expectError(await post(Buffer.from('just some text, no form at all'), 'text/plain'), 400, 'errorUploadFaild');
   expectError(await post(Buffer.from('upload=hello'), 'application/x-www-form-urlencoded'), 400, 'errorUploadFaild');
   expectError(await post(randomBytes(1000), 'application/octet-stream'), 400, 'errorUploadFaild');
@@ -171,14 +166,14 @@ test('a body that is not multipart: 400 errorUploadFaild', GUARD, async () => {
 });
 
 test('a body without any Content-Type: 400 errorUploadFaild', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   expectError(await post(Buffer.from('raw bytes'), null), 400, 'errorUploadFaild');
   await expectNothingKept(before);
   await expectHealthy();
 });
 
 test('malformed multipart: 400 errorUploadFaild', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const valid = multipartBody(BOUNDARY, [filePart('upload', 'a.txt', 'hello')]);
   // multipart without a boundary parameter
   expectError(await post(valid, 'multipart/form-data'), 400, 'errorUploadFaild');
@@ -192,7 +187,7 @@ test('malformed multipart: 400 errorUploadFaild', GUARD, async () => {
 });
 
 test('truncated multipart (closing boundary missing, request complete): 400 errorUploadFaild', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const content = randomBytes(100 * 1024);
   // the body stops inside the file's content
   const cut = multipartBody(BOUNDARY, [filePart('upload', 'a.bin', content)], { closing: false });
@@ -207,28 +202,29 @@ test('truncated multipart (closing boundary missing, request complete): 400 erro
 });
 
 test('an empty body: 400 errorUploadFaild', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   expectError(await post(Buffer.alloc(0), MULTIPART), 400, 'errorUploadFaild');
   await expectNothingKept(before);
   await expectHealthy();
 });
 
-/** Polls until a .part file in <data>/tmp has at least `size` bytes. */
-function stagingReached(size: number): Promise<boolean> {
-  const tmpDir = path.join(t.dataDir, 'tmp');
+/**
+ * Polls until the server staged a file into the blob store since `from` (a count of
+ * t.storage.stagings()): `started` once a stage() call runs, `staged` once one of `size`
+ * bytes is complete (written and synced, or uploaded).
+ */
+function stagingReached(from: number, until: { started: true } | { staged: number }): Promise<boolean> {
   return eventually(async () => {
-    for (const name of partFiles(await listFiles(tmpDir))) {
-      const bytes = await stat(path.join(tmpDir, name)).then((info) => info.size, () => -1);
-      if (bytes >= size) return true;
-    }
-    return false;
+    const since = t.storage.stagings().slice(from);
+    if ('started' in until) return since.some((staging) => staging.state === 'running');
+    return since.some((staging) => staging.state === 'staged' && staging.size === until.staged);
   });
 }
 
 // --- the number of file parts ---------------------------------------------------------------
 
 test('two file parts: 400 errorUploadFaild, nothing stored', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const first = randomBytes(300 * 1024);
   const second = randomBytes(10);
   expectError(await postParts([filePart('upload', 'one.bin', first), filePart('upload', 'two.bin', second)]), 400, 'errorUploadFaild');
@@ -241,16 +237,17 @@ test('two file parts: 400 errorUploadFaild, nothing stored', GUARD, async () => 
 });
 
 test('a second file part after the first is fully staged: 400 errorUploadFaild, the staged file is dropped', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const first = randomBytes(100 * 1024);
   const body = multipartBody(BOUNDARY, [filePart('upload', 'one.bin', first), filePart('upload', 'two.bin', 'second')]);
   // up to and including the delimiter after the first file, so the first file's stream ends
   const split = body.indexOf(`\r\n--${BOUNDARY}\r\n`, 10) + `\r\n--${BOUNDARY}\r\n`.length;
+  const stagings = t.storage.stagings().length;
   const outcome = await steppedRequest(t.url, '/files', { Authorization: key, 'Content-Type': MULTIPART, 'Content-Length': body.length }, [
     body.subarray(0, split),
     async () => {
-      assert.ok(await stagingReached(first.length), 'the first file was never staged');
-      await sleep(100); // let the staging finish (fsync, close), so the discard path runs
+      // Staged completely (synced, or uploaded), so the discard of a finished staging runs.
+      assert.ok(await stagingReached(stagings, { staged: first.length }), 'the first file was never staged');
     },
     body.subarray(split),
   ]);
@@ -260,14 +257,14 @@ test('a second file part after the first is fully staged: 400 errorUploadFaild, 
 });
 
 test('no file part (only fields): 400 errorUploadFaild', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   expectError(await postParts([fieldPart('title', 'hello'), fieldPart('file', 'not a file')]), 400, 'errorUploadFaild');
   await expectNothingKept(before);
   await expectHealthy();
 });
 
 test('a 0-byte file: 400 errorEmptyFile, nothing stored', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   expectError(await postParts([filePart('upload', 'empty.txt', Buffer.alloc(0))]), 400, 'errorEmptyFile');
   await expectNothingKept(before);
   await expectHealthy();
@@ -276,7 +273,7 @@ test('a 0-byte file: 400 errorEmptyFile, nothing stored', GUARD, async () => {
 // --- size limit -----------------------------------------------------------------------------
 
 test('a file over the limit, streamed without Content-Length: 413 errorFileSize, nothing kept', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const body = multipartBody(BOUNDARY, [filePart('upload', 'big.bin', randomBytes(3 * MAX_FILE_SIZE))]);
   // no Content-Length: chunked, so only the streaming check can catch it
   const outcome = await rawRequest(t.url, { path: '/files', headers: { Authorization: key, 'Content-Type': MULTIPART }, body });
@@ -291,7 +288,7 @@ test('a file over the limit, streamed without Content-Length: 413 errorFileSize,
 });
 
 test('a file over the limit with an honest Content-Length: 413 errorFileSize, nothing kept', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   // 1.5 MiB: within the framing slack, so the upload is only caught while streaming
   const outcome = await postParts([filePart('upload', 'big.bin', randomBytes(MAX_FILE_SIZE + MAX_FILE_SIZE / 2))]);
   if (outcome.response) expectError(outcome, 413, 'errorFileSize');
@@ -303,7 +300,7 @@ test('a file over the limit with an honest Content-Length: 413 errorFileSize, no
 test('a file exactly at the limit is accepted; one byte more is refused', GUARD, async () => {
   const bytes = randomBytes(MAX_FILE_SIZE);
   await expectStored(await postParts([filePart('upload', 'limit.bin', bytes)]), 'limit.bin', bytes);
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const outcome = await postParts([filePart('upload', 'over.bin', randomBytes(MAX_FILE_SIZE + 1))]);
   if (outcome.response) expectError(outcome, 413, 'errorFileSize');
   else assert.match(String(outcome.error.code), /^(ECONNRESET|EPIPE)$/, String(outcome.error));
@@ -312,7 +309,7 @@ test('a file exactly at the limit is accepted; one byte more is refused', GUARD,
 });
 
 test('Content-Length announcing too much is refused up front: 413 errorFileSize, Connection: close', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const body = multipartBody(BOUNDARY, [filePart('upload', 'big.bin', randomBytes(3 * MAX_FILE_SIZE))]);
   const headers = { Authorization: key, 'Content-Type': MULTIPART, 'Content-Length': body.length };
   // headers only: the answer must come without a byte of the body
@@ -428,34 +425,37 @@ async function startRawUpload(body: Buffer, bytes: number) {
 }
 
 test('a client that disconnects mid-upload leaves no temp file and no row', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const body = multipartBody(BOUNDARY, [filePart('upload', 'half.bin', randomBytes(512 * 1024))]);
+  const stagings = t.storage.stagings().length;
   const socket = await startRawUpload(body, Math.floor(body.length / 2));
   // wait until the server is staging the file, so the disconnect hits a running upload
-  assert.ok(await stagingReached(1), 'the upload never started staging');
+  assert.ok(await stagingReached(stagings, { started: true }), 'the upload never started staging');
   socket.destroy();
   await expectNothingKept(before);
   await expectHealthy();
 });
 
 test('a client that disconnects just after the file part begins leaves nothing', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const body = multipartBody(BOUNDARY, [filePart('upload', 'never.bin', randomBytes(1024))]);
   // the part headers and a few bytes of content (the parser looks ahead for a boundary)
+  const stagings = t.storage.stagings().length;
   const socket = await startRawUpload(body, body.indexOf('\r\n\r\n') + 4 + 100);
-  assert.ok(await stagingReached(0), 'the upload never started staging');
+  assert.ok(await stagingReached(stagings, { started: true }), 'the upload never started staging');
   socket.destroy();
   await expectNothingKept(before);
   await expectHealthy();
 });
 
 test('a client that disconnects after the whole file but before the closing boundary leaves nothing', GUARD, async () => {
-  const before = await storageSnapshot(t.dataDir);
+  const before = await snapshot();
   const content = randomBytes(64 * 1024);
   const body = multipartBody(BOUNDARY, [filePart('upload', 'almost.bin', content)]);
+  const stagings = t.storage.stagings().length;
   const socket = await startRawUpload(body, body.length - '--\r\n'.length);
-  assert.ok(await stagingReached(content.length), 'the file was never staged');
-  await sleep(100); // let the staging finish, so the discard of a finished staging runs
+  // staged completely, so the discard of a finished staging runs
+  assert.ok(await stagingReached(stagings, { staged: content.length }), 'the file was never staged');
   socket.destroy();
   await expectNothingKept(before);
   await expectHealthy();
@@ -474,5 +474,5 @@ test('the file uploaded before all of this still downloads with identical bytes'
   assert.equal(bytes.length, good.bytes.length);
   assert.equal(sha256(bytes), sha256(good.bytes));
   assert.ok(bytes.equals(good.bytes));
-  assert.deepEqual(partFiles(await listFiles(path.join(t.dataDir, 'tmp'))), []);
+  assert.deepEqual(await t.storage.leftovers(), []);
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Browser, csrfOf, type Page } from '../helpers/browser.js';
-import { connect, eventually, fieldPart, filePart, multipartBody, rawRequest, requestHead, storageSnapshot, writeAll, type RawPart, type RawResponse } from '../helpers/raw-upload.js';
+import { connect, eventually, fieldPart, filePart, multipartBody, rawRequest, requestHead, writeAll, type RawPart, type RawResponse } from '../helpers/raw-upload.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // "My files" (/my/files) without JavaScript, at the HTTP level: the page, the streamed
@@ -315,7 +315,7 @@ describe('my files upload limits', () => {
     assert.match(body, /File size exceeds the limit/);
     assert.match(body, /small\.txt/);
     assert.deepEqual([...(await apiFiles(t, user.key)).keys()], ['small.txt']);
-    assert.ok(await eventually(async () => (await storageSnapshot(t.dataDir)).tmp.length === 0), 'no temp file left');
+    assert.ok(await eventually(async () => (await t.storage.leftovers()).length === 0), `left behind: ${(await t.storage.leftovers()).join(', ')}`);
   });
 
   test('a browser that goes away mid-file leaves nothing of that file', async () => {
@@ -334,9 +334,9 @@ describe('my files upload limits', () => {
     await writeAll(socket, Buffer.concat([head, body.subarray(0, body.length - 10 * KiB)]));
     // The first file is stored once its part is over, while the second still streams.
     assert.ok(await eventually(async () => (await apiFiles(t, user.key)).has('whole.txt')), 'the first file is stored');
-    assert.ok(await eventually(async () => (await storageSnapshot(t.dataDir)).tmp.length === 1), 'the second is being staged');
+    assert.ok(await eventually(async () => t.storage.stagings().filter((staging) => staging.state === 'running').length === 1), 'the second is being staged');
     socket.destroy();
-    assert.ok(await eventually(async () => (await storageSnapshot(t.dataDir)).tmp.length === 0), 'no temp file left');
+    assert.ok(await eventually(async () => (await t.storage.leftovers()).length === 0), `left behind: ${(await t.storage.leftovers()).join(', ')}`);
     assert.deepEqual([...(await apiFiles(t, user.key)).keys()], ['whole.txt']);
   });
 
@@ -355,6 +355,6 @@ describe('my files upload limits', () => {
     assert.deepEqual([...(await apiFiles(t, user.key)).keys()], ['a.bin']);
     // The API sees the same volume used up.
     assert.equal((await t.upload(user.key, 'c.bin', randomBytes(60 * KiB))).response.status, 429);
-    assert.ok(await eventually(async () => (await storageSnapshot(t.dataDir)).tmp.length === 0), 'no temp file left');
+    assert.ok(await eventually(async () => (await t.storage.leftovers()).length === 0), `left behind: ${(await t.storage.leftovers()).join(', ')}`);
   });
 });

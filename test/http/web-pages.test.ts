@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFile, rm, symlink } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_MEANINGS } from '../../src/domain/errors.js';
 import { ENDPOINTS, endpointsMarkdown } from '../../src/http/api/api-catalogue.js';
-import { blobFiles, fileRowsWithDigest } from '../helpers/api-checks.js';
 import { Browser, csrfOf } from '../helpers/browser.js';
 import { bodyBytes, randomPayload, sha256, uploadNamed } from '../helpers/downloads.js';
 import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
@@ -24,6 +22,7 @@ before(async () => {
 after(() => t.close());
 
 const pathOf = (url: string) => new URL(url).pathname;
+const fileRowsWithDigest = (digest: string) => t.storage.count('files', { sha256: digest });
 
 /** A page: HTML with the page security headers; returns the body. */
 async function page(response: Response, status: number): Promise<string> {
@@ -188,7 +187,7 @@ describe('copy to my account', () => {
     assert.match(before.body, new RegExp(`<form class="copy-form" method="post" action="/${up.id}/copy">`));
     const csrf = csrfOf(before.body.slice(before.body.indexOf('copy-form')));
     assert.ok(csrf);
-    const blobsBefore = await blobFiles(t.dataDir);
+    const blobsBefore = await t.storage.blobKeys();
 
     // Without the token, with a wrong one, or signed out: refused, nothing made.
     assert.equal((await browser.post(`/${up.id}/copy`, {})).status, 403);
@@ -196,7 +195,7 @@ describe('copy to my account', () => {
     const stranger = await fetch(`${t.url}/${up.id}/copy`, { method: 'POST', headers: { Accept: 'text/html' }, body: new URLSearchParams({ csrf }) });
     assert.equal(stranger.status, 403);
     await stranger.text();
-    assert.equal(fileRowsWithDigest(t.dataDir, sha256(payload)), 1);
+    assert.equal(await fileRowsWithDigest(sha256(payload)), 1);
 
     const done = await browser.post(`/${up.id}/copy`, { csrf });
     assert.equal(done.status, 303, done.body);
@@ -214,8 +213,8 @@ describe('copy to my account', () => {
     assert.equal(copy?.ownerId, visitor.account.id);
     assert.equal(copy?.sha256, sha256(payload));
     // Two rows, one blob: the bytes were not duplicated.
-    assert.equal(fileRowsWithDigest(t.dataDir, sha256(payload)), 2);
-    assert.deepEqual(await blobFiles(t.dataDir), blobsBefore);
+    assert.equal(await fileRowsWithDigest(sha256(payload)), 2);
+    assert.deepEqual(await t.storage.blobKeys(), blobsBefore);
     const raw = await fetch(`${t.url}/${copyId}/x?download=1`);
     assert.ok((await bodyBytes(raw)).equals(payload));
     // The note is the owner's: others see the copy's page without it.
@@ -233,7 +232,7 @@ describe('copy to my account', () => {
     assert.match(refused.body, /Blocked files cannot be copied/);
     const unknown = await browser.post('/ZZZZZZZZZZ/copy', { csrf });
     assert.equal(unknown.status, 404);
-    assert.equal(fileRowsWithDigest(t.dataDir, (await t.server.services.store.files.byId(up.id))!.sha256), 1);
+    assert.equal(await fileRowsWithDigest((await t.server.services.store.files.byId(up.id))!.sha256), 1);
   });
 
   test('a POST to /<not an id>/copy is an ordinary unknown path (Atom for API clients)', async () => {
@@ -316,10 +315,9 @@ describe('error pages', () => {
     const up = await t.upload(owner.key, 'lost.png', payload);
     const digest = sha256(payload);
     // The bytes cannot be read (a broken disk, an operator's mistake): a symlink loop in
-    // their place fails with ELOOP. (Bytes that are simply gone are a 404: downloads-missing-blob.test.ts.)
-    const blob = path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest);
-    await rm(blob);
-    await symlink(blob, blob);
+    // their place fails with ELOOP, a bucket policy with 403. (Bytes that are simply gone
+    // are a 404: downloads-missing-blob.test.ts.)
+    await t.storage.makeUnreadable(digest);
     for (const url of [`${up.downloadLink}?download=1`, `${up.downloadLink}?preview=1`]) {
       const response = await fetch(url);
       const body = await page(response, 500);
