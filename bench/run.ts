@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: throughput and memory of uploads and downloads through a real
- * server process, each reported as a ratio against a baseline measured in the same run
+ * server process (the compiled dist/, as `npm start` runs it: built first), each reported as a ratio against a baseline measured in the same run
  * on the same machine (the machines are shared and noisy, so absolute numbers mean little).
  *
  *   BENCH_SIZE           bytes to upload/download (default 2 GiB; e.g. BENCH_SIZE=256MiB for a quick run)
@@ -182,7 +182,7 @@ function cli(dataDir: string, settings: ServerSettings, ...args: string[]): stri
 async function startServer(dataDir: string, settings: ServerSettings): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
     process.execPath,
-    ['bin/filehaven.js', 'serve', '--port', '0', '--data', dataDir, '--log-level', 'warn', '--max-file-size', String(SIZE + MiB), ...settings.flags],
+    ['dist/cli/index.js', 'serve', '--port', '0', '--data', dataDir, '--log-level', 'warn', '--max-file-size', String(SIZE + MiB), ...settings.flags],
     { stdio: ['ignore', 'pipe', 'inherit'], env: cleanEnv(settings.env) },
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -528,6 +528,9 @@ async function main(): Promise<void> {
   if (unknown.length > 0 || requested.length === 0) throw new Error(`BENCH_BACKENDS: expected a comma-separated list of ${BACKEND_NAMES.join(', ')}; got ${process.env.BENCH_BACKENDS}`);
   const backends = BACKEND_NAMES.filter((name) => requested.includes(name));
 
+  // The server runs as production runs it: compiled (npm start), not through tsx.
+  const build = spawnSync(process.execPath, ['scripts/build.js'], { stdio: 'inherit' });
+  if (build.status !== 0) throw new Error('npm run build failed');
   console.log(`payload ${(SIZE / MiB).toFixed(0)} MiB; backends ${backends.join(', ')}`);
   const outcomes: Outcome[] = [];
   try {
