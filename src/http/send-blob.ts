@@ -104,7 +104,9 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   });
   // A client that left before this point (during authorisation) fired 'close' already:
   // without this, its reservation would be taken and never given back.
-  if (reply.raw.destroyed || !reply.raw.socket || reply.raw.socket.destroyed) closed = true;
+  // (The request's socket, not the response's: a pipelined response has none until the
+  // answers before it are sent.)
+  if (reply.raw.destroyed || request.raw.socket.destroyed) closed = true;
 
   try {
     await options.beforeBody?.(length);
