@@ -124,7 +124,43 @@ describe('loadConfig', () => {
   test('every setting has a distinct flag and FILEHAVEN_ variable', () => {
     assert.equal(new Set(SETTINGS.map((s) => s.flag)).size, SETTINGS.length);
     assert.equal(new Set(SETTINGS.map((s) => s.env)).size, SETTINGS.length);
-    for (const s of SETTINGS) assert.match(s.env, /^FILEHAVEN_[A-Z_]+$/);
+    for (const s of SETTINGS) assert.match(s.env, /^FILEHAVEN_[A-Z0-9_]+$/);
+  });
+});
+
+describe('storage settings', () => {
+  test('PostgreSQL and S3 are chosen by settings, with their defaults', () => {
+    const config = loadConfig(
+      { 'database-url': 'postgres://fh:pw@db:5432/site', 's3-bucket': 'fh-blobs', 's3-prefix': 'site-a/', 's3-part-size': '16MiB' },
+      { FILEHAVEN_DATABASE_SCHEMA: 'site_a', FILEHAVEN_S3_FORCE_PATH_STYLE: 'true' },
+    );
+    assert.equal(config.databaseUrl, 'postgres://fh:pw@db:5432/site');
+    assert.equal(config.databaseSchema, 'site_a');
+    assert.equal(config.databasePoolSize, 10);
+    assert.equal(config.s3Bucket, 'fh-blobs');
+    assert.equal(config.s3Prefix, 'site-a/');
+    assert.equal(config.s3PartSize, 16 * 1024 ** 2);
+    assert.equal(config.s3QueueSize, 4);
+    assert.equal(config.s3ForcePathStyle, true);
+    assert.equal(config.s3Checksums, 'auto');
+    assert.equal(loadConfig({}, {}).databaseUrl, null, 'SQLite by default');
+    assert.equal(loadConfig({}, {}).s3Bucket, null, 'the data folder by default');
+  });
+
+  test('values that cannot be right are refused, naming the setting', () => {
+    for (const [flag, value, expected] of [
+      ['database-url', 'mysql://root@db/x', /invalid --database-url/],
+      ['database-schema', 'Robert"); drop', /invalid --database-schema/],
+      ['database-pool-size', '0', /invalid --database-pool-size/],
+      ['s3-bucket', 'UPPER_case', /invalid --s3-bucket/],
+      ['s3-prefix', '../up/', /invalid --s3-prefix/],
+      ['s3-prefix', 'no-slash', /invalid --s3-prefix/],
+      ['s3-part-size', '4MiB', /invalid --s3-part-size "4MiB": expected a size from 5MiB to 5GiB/],
+      ['s3-queue-size', '17', /invalid --s3-queue-size/],
+      ['s3-checksums', 'always', /invalid --s3-checksums/],
+    ] as const) {
+      assert.throws(() => loadConfig({ [flag]: value }, {}), (error: unknown) => error instanceof ConfigError && expected.test(error.message), `${flag} ${value}`);
+    }
   });
 });
 
