@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PassThrough, Readable, Transform } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
@@ -12,7 +12,7 @@ import {
   ListPartsCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import { S3MultipartUpload } from './s3-multipart-upload.js';
 import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 /** Options of an S3BlobStore. */
@@ -67,12 +67,13 @@ export function createS3Client(options: { endpoint?: string; region?: string; fo
  * Blobs as objects `<prefix>blobs/<32 random hex>` in one bucket. An upload is written once,
  * under a fresh random name, and stays there: its key is that name, and the blob row records
  * digest -> key, so publishing is an existence check, never a copy of the bytes. Uploads are
- * lib-storage multipart uploads; an unfinished one (a crash, a stalled client) is what
- * listStaged shows and gc aborts, and a finished one that no row names is an orphan object
- * gc finds through listBlobs.
+ * multipart uploads (S3MultipartUpload; one PutObject for a file of one part); an unfinished
+ * one (a crash, a stalled client) is what listStaged shows and gc aborts, and a finished one
+ * that no row names is an orphan object gc finds through listBlobs.
  *
- * Memory per upload is bounded by partSize × (queueSize + 1): up to queueSize parts in
- * flight and one being filled. Nothing else holds a file's bytes; reads stream.
+ * Memory per upload is a pool of queueSize + 1 buffers of partSize, reused part after part:
+ * up to queueSize parts in flight and one being filled; when all are busy the source is not
+ * read. Nothing else holds a file's bytes; reads stream.
  */
 export class S3BlobStore implements BlobStore {
   private readonly bucket: string;
@@ -86,7 +87,7 @@ export class S3BlobStore implements BlobStore {
     if (options.prefix !== '' && (!options.prefix.endsWith('/') || options.prefix.startsWith('/'))) {
       throw new Error(`S3 prefix must be '' or end with '/' (and not start with one): ${options.prefix}`);
     }
-    // lib-storage's own limits, checked at start rather than at the first upload.
+    // S3's smallest part, checked at start rather than at the first upload.
     if (!Number.isInteger(options.partSize) || options.partSize < 5 * 1024 * 1024) throw new Error(`S3 part size must be at least 5 MiB: ${options.partSize}`);
     if (!Number.isInteger(options.queueSize) || options.queueSize < 1) throw new Error(`S3 queue size must be at least 1: ${options.queueSize}`);
     this.bucket = options.bucket;
@@ -118,48 +119,28 @@ export class S3BlobStore implements BlobStore {
         done(null, chunk);
       },
     });
-    const body = new PassThrough();
-    let storageFailure: { error: unknown } | undefined;
-    /** The upload failed on its own (S3, the network): stop the feed, which nothing reads any more. */
-    const failUpload = (error: unknown) => {
-      storageFailure ??= { error };
-      // Destroying `body` fails the pipeline, which destroys the source (the request).
-      body.destroy(error instanceof Error ? error : new Error(String(error)));
-    };
-    const upload = new Upload({
-      // At the first failed request, not when done() rejects: lib-storage waits for all its
-      // uploaders, and one waiting for its next part from a stalled client would keep the
-      // failure, and the client, waiting until the client sent a whole part more.
-      client: observeFailures(this.client, (error) => {
-        if (!body.errored) failUpload(error);
-      }),
-      params: { Bucket: this.bucket, Key: this.objectName(id), Body: body },
-      partSize: this.partSize,
-      queueSize: this.queueSize,
-      leavePartsOnError: false,
-    });
-    // A failure of the source, the meter or the signal destroys `body` with its error
-    // (pipeline does), which fails the upload after its parts in flight have landed and its
-    // multipart upload is aborted. Upload.abort() is not used: it rejects done() at once
-    // while UploadPart, PutObject and CreateMultipartUpload requests carry on unsignalled
-    // (lib-storage 3.1173), so an object or a multipart upload could appear after stage
-    // rejected. The cost is waiting for at most queueSize parts already on the way.
-    const uploading = upload.done().catch((error: unknown) => {
-      // Failing with the error `body` was destroyed with, the upload only followed the feed
-      // (or failUpload). Anything else is the upload's own failure, including lib-storage's
-      // checks that send no request. Should S3 also refuse the abort that follows a
-      // client's failure, the S3 failure is what gets reported.
-      if (body.errored && error === body.errored) return;
-      failUpload(error);
-    });
-    const feeding = pipeline(source, meter, body, { signal });
-    const [fed] = await Promise.allSettled([feeding, uploading]);
-    if (storageFailure || fed.status === 'rejected' || signal?.aborted) {
-      // Whatever failed, nothing stays: the multipart upload lib-storage may not have
-      // aborted (its own abort failed), or an object that was completed after all.
-      await this.removeUpload(id, upload.uploadId);
+    const upload = new S3MultipartUpload({ client: this.client, bucket: this.bucket, key: this.objectName(id), partSize: this.partSize, queueSize: this.queueSize });
+    // The upload ends (finish) once the object exists. A failure of the source, the meter or
+    // the signal destroys it (pipeline does); a failed request of its own destroys it
+    // itself, at once, so a stalled client is not waited for, and the pipeline destroys the
+    // source (the request).
+    let fed: { error: unknown } | undefined;
+    try {
+      await pipeline(source, meter, upload, { signal });
+    } catch (error) {
+      fed = { error };
+    }
+    // Requests on the way when it failed are not signalled (one landing after the clean-up
+    // would leave an object or a part behind): the cost is waiting for at most queueSize parts.
+    await upload.settled();
+    if (upload.storageFailure || fed || signal?.aborted) {
+      // Whatever failed, nothing stays: the multipart upload, or an object that was completed after all.
+      const leftover = await this.removeUpload(id, upload.uploadId, upload.mayHaveObject);
+      // Should S3 also refuse the abort that follows a client's failure, the S3 failure is
+      // what gets reported: a server fault, and gc's to finish.
+      const storageFailure = upload.storageFailure ?? leftover;
       if (storageFailure) throw new BlobStorageError('upload', storageFailure.error);
-      if (fed.status === 'rejected') throw fed.reason;
+      if (fed) throw fed.error;
       // Aborted after the last byte arrived, while the upload finished.
       throw Object.assign(new Error('The operation was aborted', { cause: signal?.reason }), { name: 'AbortError', code: 'ABORT_ERR' });
     }
@@ -304,13 +285,18 @@ export class S3BlobStore implements BlobStore {
     return latest;
   }
 
-  /** Removes every trace of a failed upload; what cannot be removed now, gc finds later. */
-  private async removeUpload(id: string, uploadId: string | undefined): Promise<void> {
+  /**
+   * Removes every trace of a failed upload: its multipart upload, and its object when a
+   * request that creates one was sent. What cannot be removed now, gc finds later; a
+   * refused abort is returned, for stage to report.
+   */
+  private async removeUpload(id: string, uploadId: string | undefined, mayHaveObject: boolean): Promise<{ error: unknown } | undefined> {
     const name = this.objectName(id);
-    await Promise.all([
-      uploadId ? this.abortUpload(name, uploadId).catch(() => {}) : undefined,
-      this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: name })).catch(() => {}),
+    const [aborted] = await Promise.all([
+      uploadId ? this.abortUpload(name, uploadId).then(() => undefined, (error: unknown) => ({ error })) : undefined,
+      mayHaveObject ? this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: name })).catch(() => {}) : undefined,
     ]);
+    return aborted;
   }
 
   private async abortUpload(name: string, uploadId: string): Promise<void> {
@@ -385,21 +371,6 @@ function isMissing(error: unknown): boolean {
 function oneLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.replace(/\s+/g, ' ').trim().slice(0, 300);
-}
-
-/**
- * The client, with `onFailure` told of every request that fails for good (after the SDK's
- * retries). Everything but `send` is the client's own, as lib-storage reads its config.
- */
-function observeFailures(client: S3Client, onFailure: (error: unknown) => void): S3Client {
-  const send = (...args: unknown[]) =>
-    (client.send as (...a: unknown[]) => Promise<unknown>)(...args).catch((error: unknown) => {
-      onFailure(error);
-      throw error;
-    });
-  return new Proxy(client, {
-    get: (target, property, receiver) => (property === 'send' ? send : Reflect.get(target, property, receiver)),
-  });
 }
 
 /** Whether a listing goes on: truncated, with a marker to go on from (else it would loop). */
