@@ -32,7 +32,8 @@ function find(dir) {
 function runTests(files, env, label) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
-      env: { ...process.env, ...env },
+      // The AWS SDK's Node 22 notice (README: S3) would repeat in every test file that loads it.
+      env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, ...env },
       stdio: label ? ['ignore', 'pipe', 'pipe'] : 'inherit',
     });
     if (label) {

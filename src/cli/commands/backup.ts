@@ -3,6 +3,7 @@ import { createBackup, type BackupReport } from '../../backup/backup-service.js'
 import { restoreBackup, type RestoreReport } from '../../backup/restore-service.js';
 import { loadConfig, type Config } from '../../config/config.js';
 import { InputError } from '../../services/accounts-service.js';
+import { interruptible } from '../interruptible.js';
 import { parseCommandArgs, required } from '../args.js';
 import { auditFolder } from '../audit-trail.js';
 import { noPositionals } from '../flags.js';
@@ -17,7 +18,7 @@ export async function backupCommand(args: string[]): Promise<void> {
   const to = required(values, 'to');
   const config = loadConfig(settings, process.env);
   embeddedDefaultOnly(config, 'backup');
-  const report = await interruptible('backup', (signal) => createBackup({ dataDir: config.dataDir, secret: config.secret, to, signal }));
+  const report = await interruptible((signal) => createBackup({ dataDir: config.dataDir, secret: config.secret, to, signal }), removedOnInterrupt('backup'));
   const { manifest } = report;
   try {
     await auditFolder(config.dataDir, 'backup.create', `backup:${report.dir}`, `${manifest.files.live} files, ${manifest.blobs.count} blobs, ${manifest.blobs.bytes} bytes`);
@@ -34,35 +35,23 @@ export async function restoreCommand(args: string[]): Promise<void> {
   const from = required(values, 'from');
   const config = loadConfig(settings, process.env);
   embeddedDefaultOnly(config, 'restore');
-  const report = await interruptible('restore', (signal) =>
-    restoreBackup({
-      from,
-      dataDir: config.dataDir,
-      secret: config.secret,
-      signal,
-      // In the restored database's own log, before it is moved into place.
-      beforePublish: (folder, manifest) => auditFolder(folder, 'backup.restore', `backup:${path.resolve(from)}`, `taken ${manifest.createdAt} from ${manifest.source}`),
-    }),
+  const report = await interruptible(
+    (signal) =>
+      restoreBackup({
+        from,
+        dataDir: config.dataDir,
+        secret: config.secret,
+        signal,
+        // In the restored database's own log, before it is moved into place.
+        beforePublish: (folder, manifest) => auditFolder(folder, 'backup.restore', `backup:${path.resolve(from)}`, `taken ${manifest.createdAt} from ${manifest.source}`),
+      }),
+    removedOnInterrupt('restore'),
   );
   console.log(values.json ? JSON.stringify(report) : describeRestore(report));
 }
 
-/** Runs `work` with SIGINT/SIGTERM turned into an abort, so it removes what it wrote. */
-async function interruptible<T>(what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    return await work(controller.signal);
-  } catch (error) {
-    if (controller.signal.aborted) throw new InputError(`${what} interrupted by ${String(controller.signal.reason)}; what it had written was removed`);
-    throw error;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
+/** What an interrupted backup or restore tells: it removed what it had written. */
+const removedOnInterrupt = (what: string) => (reason: string) => `${what} interrupted by ${reason}; what it had written was removed`;
 
 const line = (label: string, value: string) => `${label.padEnd(12)}${value}`;
 

@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { BlobStore } from '../../blob/blob-store.js';
-import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl } from '../../composition.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl, rootCause } from '../../composition.js';
+import { interruptible } from '../interruptible.js';
 import { ConfigError, DEFAULTS, loadConfig, SETTINGS, type Config } from '../../config/config.js';
 import { readSecretFile, SECRET_FILE } from '../../config/secret-file.js';
 import { SQLITE_FILE, type OpenedDatabase } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import { migrateSite, type MigrateProgress, type MigrateReport } from '../../migrate/migrate-service.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../../security/secrets.js';
-import { InputError } from '../../services/accounts-service.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { noPositionals } from '../flags.js';
 
@@ -54,7 +54,11 @@ export async function migrateCommand(args: string[]): Promise<void> {
       console.log('the server must stay stopped until this command has finished (the maintenance window)');
       if (progress.resumed) console.log('resuming: the target holds part of an earlier run; what is there is kept');
     };
-    const report = await interruptible((signal) => migrateSite({ source: { database: sourceDb, blobs: sourceBlobs }, targetDatabase: targetDb, targetBlobs, signal, onProgress }));
+    const report = await interruptible(
+      (signal) => migrateSite({ source: { database: sourceDb, blobs: sourceBlobs }, targetDatabase: targetDb, targetBlobs, signal, onProgress }),
+      // SIGINT/SIGTERM abort the copy: blobs in flight are dropped, and a rerun resumes.
+      (reason) => `migration interrupted by ${reason}; the target keeps what was copied: run the same command again to resume`,
+    );
     console.log(summary(report, source, target, metadataMoves, blobsMove));
   } finally {
     for (const { db } of opened) await db.destroy().catch(() => {});
@@ -140,33 +144,7 @@ async function openTargetBlobStore(target: Config): Promise<BlobStore> {
   }
 }
 
-/** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError). */
-function rootCause(error: unknown): string {
-  let current = error as { message?: string; code?: string; errors?: unknown[]; cause?: unknown } | undefined;
-  for (let depth = 0; depth < 5 && current; depth++) {
-    const next = current.errors?.[0] ?? current.cause;
-    if (!next) break;
-    current = next as typeof current;
-  }
-  return (current?.message || current?.code || String(error)).replace(/^database migration\s*\S*\s*failed:\s*/, '');
-}
 
-/** SIGINT/SIGTERM abort the copy: blobs in flight are dropped, and a rerun resumes. */
-async function interruptible<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals) => controller.abort(signal);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  try {
-    return await work(controller.signal);
-  } catch (error) {
-    if (controller.signal.aborted) throw new InputError(`migration interrupted by ${String(controller.signal.reason)}; the target keeps what was copied: run the same command again to resume`);
-    throw error;
-  } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  }
-}
 
 /** Where a configuration keeps metadata and blobs, for the first lines. */
 function describe(config: Config, database: boolean, blobs: boolean): string {
