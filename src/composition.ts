@@ -73,7 +73,7 @@ export function redactUrl(raw: string): string {
 }
 
 /** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */
-function rootCause(error: unknown): string {
+export function rootCause(error: unknown): string {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth++) {
     const e = current as { message?: string; code?: string; errors?: unknown[]; cause?: unknown };
