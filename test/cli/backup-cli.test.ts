@@ -9,11 +9,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
-import { assertFails, assertOk, cleanEnv, runCli } from '../helpers/cli.js';
+import { assertFails, assertOk, cleanEnv, filehavenEntry, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'filehaven.js');
+const BIN = filehavenEntry();
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 

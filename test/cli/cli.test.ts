@@ -9,10 +9,10 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
 import { FileStatus, type FileRecord } from '../../src/domain/types.js';
 import { openServices, type Services } from '../../src/services/services.js';
-import { cleanEnv, runCli, type CliResult } from '../helpers/cli.js';
+import { cleanEnv, filehavenEntry, runCli, type CliResult } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'filehaven.js');
+const BIN = filehavenEntry();
 const DAY_MS = 86_400_000;
 const GiB = 1024 ** 3;
 

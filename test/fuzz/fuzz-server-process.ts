@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanEnv, runCli } from '../helpers/cli.js';
+import { cleanEnv, filehavenEntry, runCli } from '../helpers/cli.js';
 
 /** This checkout. */
 export const THIS_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -54,7 +54,7 @@ export async function spawnServerProcess(flags: string[], env: Record<string, st
       let stdout = '';
       let stderr = '';
       exit = null;
-      const args = [path.join(root, 'bin', 'filehaven.js'), 'serve', '--port', '0', '--data', dataDir, '--log-level', 'silent', ...flags];
+      const args = [filehavenEntry(root), 'serve', '--port', '0', '--data', dataDir, '--log-level', 'silent', ...flags];
       const proc = spawn(process.execPath, args, { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;
       proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {

@@ -5,6 +5,17 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/**
+ * The script that runs `filehaven` of a checkout: `bin/filehaven.js` (the sources through
+ * tsx), or for this checkout the compiled build that scripts/run-tests.js makes once per
+ * run (FILEHAVEN_TEST_ENTRY): the same sources, without compiling TypeScript again at
+ * each of the hundreds of processes the CLI, crash and fuzz tests start.
+ */
+export function filehavenEntry(root: string = ROOT): string {
+  const built = process.env.FILEHAVEN_TEST_ENTRY;
+  return built && path.resolve(root) === path.resolve(ROOT) ? built : path.join(root, 'bin', 'filehaven.js');
+}
+
 /** The parent's environment without FILEHAVEN_* settings, so only what a test sets counts. */
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('FILEHAVEN_')));
@@ -20,7 +31,7 @@ export interface CliResult {
 /** Runs the real `filehaven <args>` to completion; `root` picks another checkout (the fuzz script's --root). */
 export function runCli(args: string[], env: Record<string, string> = {}, root: string = ROOT): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bin', 'filehaven.js'), ...args], { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [filehavenEntry(root), ...args], { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanEnv } from './cli.js';
+import { cleanEnv, filehavenEntry } from './cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const BIN = path.join(ROOT, 'bin', 'filehaven.js');
+const BIN = filehavenEntry();
 /** How much of a server's output is kept, for failure messages. */
 const OUTPUT_TAIL = 16 * 1024;
 

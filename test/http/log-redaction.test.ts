@@ -7,9 +7,9 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { redactUrl } from '../../src/http/log-redaction.js';
 import { freshBackend, settingsEnv, type FreshBackend } from '../helpers/backend.js';
-import { assertOk, cleanEnv, runCli } from '../helpers/cli.js';
+import { assertOk, cleanEnv, filehavenEntry, runCli } from '../helpers/cli.js';
 
-const BIN = fileURLToPath(new URL('../../bin/filehaven.js', import.meta.url));
+const BIN = filehavenEntry();
 
 describe('redactUrl', () => {
   const cases: Array<[string, string]> = [
