@@ -32,9 +32,18 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
     migrationLockTableName: 'filehaven_migrations_lock',
     ...(schema !== null ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  const failed = results?.find((r) => r.status === 'Error');
-  if (error) {
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return;
+    // Kysely's migrator lists the tables of every schema of the database before it starts;
+    // another site or tool dropping its schema at that moment fails the listing (PostgreSQL
+    // 3F000/42P01 on a catalog entry that vanished). No migration ran: try again.
+    const code = (error as { code?: string }).code;
+    const failed = results?.find((r) => r.status === 'Error');
+    if (!failed && (code === '3F000' || code === '42P01') && attempt < CATALOG_RACE_ATTEMPTS) continue;
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
   }
 }
+
+/** Starts of the migrator on a database whose catalog changed under its listing. */
+const CATALOG_RACE_ATTEMPTS = 10;

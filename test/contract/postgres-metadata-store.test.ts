@@ -1,4 +1,5 @@
-import { describe } from 'node:test';
+import { describe, test } from 'node:test';
+import pg from 'pg';
 import { openPostgres } from '../../src/db/dialect.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
@@ -28,3 +29,32 @@ if (skip) {
     };
   });
 }
+
+test('PostgreSQL: a site starts while another schema of the database is created and dropped', { skip }, async () => {
+  // Kysely's migrator lists every table of the database first; a schema dropped during that
+  // listing (another site, a test run beside this one) failed the start (3F000).
+  const churn = new pg.Client({ connectionString: POSTGRES_TEST_URL });
+  await churn.connect();
+  let stop = false;
+  const churning = (async () => {
+    for (let i = 0; !stop; i++) {
+      const name = `churn_${process.pid}_${i}`;
+      await churn.query(`create schema ${name}; create table ${name}.a (x int, y text); create table ${name}.b (x int)`);
+      await churn.query(`drop schema ${name} cascade`);
+    }
+  })();
+  try {
+    for (let k = 0; k < 15; k++) {
+      const { schema, drop } = await createTestSchema();
+      try {
+        await (await openMetadataStore(openPostgres({ url: POSTGRES_TEST_URL, schema, poolSize: 2 }))).close();
+      } finally {
+        await drop();
+      }
+    }
+  } finally {
+    stop = true;
+    await churning;
+    await churn.end();
+  }
+});
