@@ -56,7 +56,7 @@ export interface BlobStore {
   discard(staged: StagedBlob): Promise<void>;
   /** Streams a blob, or the inclusive range of it; rejects with BlobNotFoundError. */
   read(key: string, range?: ByteRange): Promise<Readable>;
-  /** Whether bytes are stored under a key. */
+  /** Whether bytes are stored under a key; false for a key this store could never have made. */
   has(key: string): Promise<boolean>;
   /** Removes the bytes under a key; a missing one is not an error. */
   delete(key: string): Promise<void>;

@@ -187,6 +187,9 @@ export class S3BlobStore implements BlobStore {
   }
 
   async has(key: string): Promise<boolean> {
+    // A key this store could never have made (a digest, from the local store) names nothing
+    // here, as the local store answers for a key not shaped like a digest.
+    if (!ID.test(key)) return false;
     const name = this.objectName(key);
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: name }));

@@ -1,4 +1,4 @@
-import { BlobNotFoundError, BlobStorageError, BlobTooLargeError, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
+import { BlobNotFoundError, BlobTooLargeError, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
 
 /** A blob row as the copy needs it. */
 export interface BlobRow {
@@ -50,18 +50,4 @@ function mismatch(row: BlobRow, found: string): MigrateError {
   return new MigrateError(
     `blob ${row.sha256} is damaged in the source store (key ${row.key}): its row says ${row.size} bytes with that SHA-256, the store holds ${found}; nothing of it was copied (restore it from a backup, or block its files, then migrate again)`,
   );
-}
-
-/**
- * Whether a store holds bytes under a key, false for a key it could never have made (a
- * digest asked of S3, whose has() throws for keys not shaped like its own where the local
- * store answers false). A failure of the storage itself still throws.
- */
-export async function holds(store: BlobStore, key: string): Promise<boolean> {
-  try {
-    return await store.has(key);
-  } catch (error) {
-    if (error instanceof BlobStorageError) throw error;
-    return false;
-  }
 }

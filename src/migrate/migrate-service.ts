@@ -4,7 +4,7 @@ import type { BlobStore } from '../blob/blob-store.js';
 import type { Database } from '../db/database.js';
 import type { OpenedDatabase } from '../db/dialect.js';
 import { SECRET_FINGERPRINT_SETTING } from '../security/secrets.js';
-import { copyBlob, holds, MigrateError, type BlobRow } from './blob-copy.js';
+import { copyBlob, MigrateError, type BlobRow } from './blob-copy.js';
 import { advanceSequences, batches, BATCH_ROWS, countRows, databaseIdentity, differingColumn, insertAbsent, keyText, rowsByKey, setDeferred, TABLE_NAMES, TABLES, type Row, type TableName } from './table-copy.js';
 
 export { MigrateError } from './blob-copy.js';
@@ -319,8 +319,8 @@ async function moveBlobsInPlace(run: Run, targetBlobs: BlobStore): Promise<BlobT
   await forEachConcurrent(rows(), run.concurrency, async (row) => {
     run.signal?.throwIfAborted();
     const blob = blobRow(row);
-    if (!(await holds(run.source.blobs, blob.key))) {
-      if (!(await holds(targetBlobs, blob.key))) throw new MigrateError(`blob ${blob.sha256} is in neither store (key ${blob.key}): its files cannot be migrated; restore the blob or run \`filehaven gc\`, then migrate again`);
+    if (!(await run.source.blobs.has(blob.key))) {
+      if (!(await targetBlobs.has(blob.key))) throw new MigrateError(`blob ${blob.sha256} is in neither store (key ${blob.key}): its files cannot be migrated; restore the blob or run \`filehaven gc\`, then migrate again`);
       counter.done(blob.size, false);
       return;
     }
