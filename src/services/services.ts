@@ -108,11 +108,19 @@ export async function openServices(config: Config, options: ServiceOptions = {})
  * different one, instead of silently breaking every client.
  */
 async function checkSecretFingerprint(store: MetadataStore, secrets: ServerSecrets): Promise<void> {
-  const fingerprint = secrets.fingerprint();
-  const stored = await store.serverSettings.setIfAbsent(SECRET_FINGERPRINT_SETTING, fingerprint);
-  if (!constantTimeEqual(stored, fingerprint)) {
+  if (!(await secretMatchesSite(store, secrets))) {
     throw new ConfigError(
       'the server secret differs from the one this data folder was set up with; start with the original secret (--secret, FILEHAVEN_SECRET or <data>/secret): stored API keys and direct links depend on it',
     );
   }
+}
+
+/**
+ * Whether `secrets` is the secret the site was set up with: the database's fingerprint of
+ * it, recorded now when the database has none yet (a new site).
+ */
+export async function secretMatchesSite(store: MetadataStore, secrets: ServerSecrets): Promise<boolean> {
+  const fingerprint = secrets.fingerprint();
+  const stored = await store.serverSettings.setIfAbsent(SECRET_FINGERPRINT_SETTING, fingerprint);
+  return constantTimeEqual(stored, fingerprint);
 }

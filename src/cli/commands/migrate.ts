@@ -8,7 +8,8 @@ import { readSecretFile, SECRET_FILE } from '../../config/secret-file.js';
 import { SQLITE_FILE, type OpenedDatabase } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import { migrateSite, type MigrateProgress, type MigrateReport } from '../../migrate/migrate-service.js';
-import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../../security/secrets.js';
+import { ServerSecrets } from '../../security/secrets.js';
+import { secretMatchesSite } from '../../services/services.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { noPositionals } from '../flags.js';
 
@@ -113,9 +114,7 @@ async function checkSourceSite(source: Config): Promise<void> {
   // needs both ends on the same columns.
   const store = await openConfiguredMetadataStore(source);
   try {
-    const fingerprint = new ServerSecrets(secret).fingerprint();
-    const stored = await store.serverSettings.setIfAbsent(SECRET_FINGERPRINT_SETTING, fingerprint);
-    if (!constantTimeEqual(stored, fingerprint)) {
+    if (!(await secretMatchesSite(store, new ServerSecrets(secret)))) {
       throw new ConfigError('the server secret differs from the one this site was set up with; migrate with its original secret (--secret, FILEHAVEN_SECRET or <data>/secret)');
     }
   } finally {
