@@ -59,12 +59,12 @@ export async function abandonStagedBlob(store: MetadataStore, blobs: BlobStore, 
 }
 
 /**
- * In the caller's transaction: drops the digest's blob row if no live file points at it
- * any more, and leaves the bytes for removeUnnamedBytes after COMMIT. The key whose bytes
- * to remove, or null when the row stays.
+ * In the caller's transaction, which holds `locks.blob(sha256)` (taken first, before any
+ * row lock, as a file's delete does): drops the digest's blob row if no live file points
+ * at it any more, and leaves the bytes for removeUnnamedBytes after COMMIT. The key whose
+ * bytes to remove, or null when the row stays.
  */
 export async function dropUnreferencedBlobRow(repos: Repositories, sha256: string): Promise<string | null> {
-  await repos.locks.blob(sha256);
   return repos.blobs.removeIfUnreferenced(sha256);
 }
 
@@ -84,7 +84,10 @@ export async function removeUnnamedBytes(store: MetadataStore, blobs: BlobStore,
 
 /** Drops the digest's row if unreferenced, then its bytes: the two steps of a removal, for gc. */
 export async function removeUnreferencedBlob(store: MetadataStore, blobs: BlobStore, sha256: string): Promise<boolean> {
-  const key = await store.transaction((repos) => dropUnreferencedBlobRow(repos, sha256));
+  const key = await store.transaction(async (repos) => {
+    await repos.locks.blob(sha256);
+    return dropUnreferencedBlobRow(repos, sha256);
+  });
   if (key === null) return false;
   await removeUnnamedBytes(store, blobs, key);
   return true;
