@@ -8,8 +8,16 @@ import { decodeSegment, pathSegments } from './request-target.js';
  * absolute-form target or `//account` cannot dodge the count), else from the decoded path.
  */
 export function isApiRequest(request: FastifyRequest): boolean {
-  // First path words of the API (API.md 1: API and web paths never collide), from the catalogue.
-  const first = request.routeOptions.url ? pathSegments(request.routeOptions.url)[0] : pathSegments(request.url).map(decodeSegment)[0];
+  return request.routeOptions.url ? isApiWord(pathSegments(request.routeOptions.url)[0]) : isApiPath(request.url);
+}
+
+/** Whether a request target's first (decoded) path word is one of the API's. */
+export function isApiPath(url: string): boolean {
+  return isApiWord(pathSegments(url).map(decodeSegment)[0]);
+}
+
+/** First path words of the API (API.md 1: API and web paths never collide), from the catalogue. */
+function isApiWord(first: string | undefined): boolean {
   return first !== undefined && API_PATH_WORDS.has(first.split(';')[0]!);
 }
 

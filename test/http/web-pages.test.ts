@@ -7,6 +7,7 @@ import { ENDPOINTS, endpointsMarkdown } from '../../src/http/api/api-catalogue.j
 import { Browser, csrfOf } from '../helpers/browser.js';
 import { bodyBytes, randomPayload, sha256, uploadNamed } from '../helpers/downloads.js';
 import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { assertAtomError, read } from '../helpers/api-checks.js';
 
 // The public pages of the issue: download page with safe previews and "copy to my
 // account", folder page, error pages, developers page. Real server, real HTTP.
@@ -421,4 +422,16 @@ test('uploadNamed helper keeps hostile names for the page tests', async () => {
   const body = await page(await fetch(up.downloadLink), 200);
   assert.ok(!body.includes('<img src=x>'), body);
   assert.ok(body.includes('alt="Preview of &quot;&gt;&lt;img src=x&gt;.png"'), body);
+});
+
+test('a delete-link path under an API word answers the API\'s Atom 404, also to a browser', async () => {
+  const t2 = await startTestServer();
+  try {
+    for (const method of ['GET', 'POST'] as const) {
+      const response = await read(await t2.fetch('/files/delete/', { method, headers: { Accept: 'text/html' } }));
+      assertAtomError(response, 404, 'errorNotFound');
+    }
+  } finally {
+    await t2.close();
+  }
 });

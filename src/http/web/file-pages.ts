@@ -3,6 +3,9 @@ import { ID_PATTERN } from '../../domain/ids.js';
 import { FileStatus, type FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { apiKeyOf } from '../plugins/api-auth.js';
+import { isApiPath } from '../request-kind.js';
+import { sendAtomError } from '../plugins/atom-reply.js';
+import { errors } from '../../domain/errors.js';
 import { sendFile } from '../send-blob.js';
 import { html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
@@ -68,6 +71,12 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
   });
 
   const deleteTarget = async (request: FastifyRequest, reply: FastifyReply): Promise<FileRecord | null> => {
+    // `/files/delete/...` fits this route's pattern but is an API path: it answers the
+    // API's Atom 404 (API.md 3), whatever the client reads.
+    if (isApiPath(request.url)) {
+      sendAtomError(context, request, reply, errors.notFound());
+      return null;
+    }
     const { id, secret } = request.params as { id: string; secret: string };
     const file = await services.files.byDeleteSecret(id, secret);
     if (!file) sendErrorPage(reply, 404, 'Link not found', 'This delete link is not valid, or the file is already deleted.');
