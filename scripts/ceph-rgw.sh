@@ -79,6 +79,9 @@ memstore device bytes = 4294967296
 [client.rgw.a]
 rgw frontends = beast endpoint=127.0.0.1:$RGWP
 rgw data = $D/rgw
+# Tests change bucket policies and expect the next request to obey them; the metadata
+# cache kept an old policy for seconds (a denied read went through).
+rgw cache enabled = false
 CONF
   cat >"$D/env" <<ENV
 S3_ENDPOINT=http://127.0.0.1:$RGWP
