@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolveUrls, type Config } from './config/config.js';
 import { buildApp } from './http/app.js';
 import { scheduleGc } from './services/gc-service.js';
+import { LEASE_MS } from './services/reservations-service.js';
 import { openServices, type ServiceOptions, type Services } from './services/services.js';
 
 /** A running server. */
@@ -23,6 +24,9 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
   const services = await openServices(config, options);
   try {
     const bootstrap = await services.accounts.bootstrapOperator();
+    // Transfers an earlier process of this server left (a crash, a kill) are settled at
+    // their last checkpoint before this one serves: nobody pays for bytes never sent.
+    const leftover = await services.reservations.settleAbandoned({ ofThisServer: true });
     const { app, links } = await buildApp({ services, logLevel: config.logLevel });
     // With a fixed port the URLs are known before the first request can arrive; with
     // port 0 (tests) they are set right after listen.
@@ -32,6 +36,8 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     const port = typeof address === 'object' && address ? address.port : config.port;
     const urls = resolveUrls(config, { host: config.host, port });
     links.configure(urls);
+    if (leftover.settled > 0) app.log.warn({ reservations: leftover }, 'settled transfers an earlier process left');
+    const settling = services.reservations.settleExpiredEvery(LEASE_MS, (error) => app.log.error(error, 'settling expired reservations failed'));
     const gc = scheduleGc(services.gc, config.gcIntervalMs, {
       onReport: (report) => app.log.info({ gc: report }, 'gc done'),
       onError: (error) => app.log.error(error, 'gc failed'),
@@ -44,6 +50,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       close: async () => {
         // No new gc run, and the one in progress finishes before the database closes.
         await gc.stop();
+        await settling.stop();
         // app.close() waits for in-flight requests; connections that turn idle after it
         // began (a download just finished) would hold it for the keep-alive timeout.
         const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);

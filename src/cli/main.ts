@@ -7,6 +7,7 @@ import { BACKUP_USAGE, RESTORE_USAGE, backupCommand, restoreCommand } from './co
 import { GC_USAGE, STATS_USAGE, gcCommand, statsCommand } from './commands/housekeeping.js';
 import { MIGRATE_USAGE, migrateCommand } from './commands/migrate.js';
 import { BLACKLIST_USAGE, FILES_USAGE, blacklistCommand, filesCommand } from './commands/moderation.js';
+import { RESERVATIONS_USAGE, reservationsCommand } from './commands/reservations.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
 
 const USAGE = `usage:
@@ -17,6 +18,7 @@ const USAGE = `usage:
   ${AUDIT_USAGE}
   ${GC_USAGE}
   ${STATS_USAGE}
+  ${RESERVATIONS_USAGE}
   ${BACKUP_USAGE}
   ${RESTORE_USAGE}
   ${MIGRATE_USAGE.split('\n').join('\n  ')}
@@ -31,6 +33,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<void>> = {
   audit: auditCommand,
   gc: gcCommand,
   stats: statsCommand,
+  reservations: reservationsCommand,
   backup: backupCommand,
   restore: restoreCommand,
   migrate: migrateCommand,

@@ -59,6 +59,12 @@ export interface Config {
   databaseSchema: string;
   /** Most PostgreSQL connections one server opens. */
   databasePoolSize: number;
+  /**
+   * This server's name, the same across its restarts and different from every other
+   * server on the database: a start settles the transfers its earlier processes left
+   * (issue 14). Null = the host name.
+   */
+  serverName: string | null;
   /** S3 bucket for blobs; null = the data folder. */
   s3Bucket: string | null;
   /** S3-compatible endpoint URL; null = AWS, found from the region. */
@@ -157,6 +163,7 @@ export const SETTINGS = [
   { key: 'databaseUrl', flag: 'database-url', env: 'FILEHAVEN_DATABASE_URL', parse: postgresUrl, expected: 'a URL such as postgres://filehaven@db.example:5432/filehaven', description: 'PostgreSQL for metadata (default: SQLite in the data folder)' },
   { key: 'databaseSchema', flag: 'database-schema', env: 'FILEHAVEN_DATABASE_SCHEMA', parse: (raw: string) => (/^[a-z_][a-z0-9_]{0,62}$/.test(raw) ? raw : undefined), expected: 'a lower-case schema name such as public', description: 'PostgreSQL schema of the tables (created when missing)' },
   { key: 'databasePoolSize', flag: 'database-pool-size', env: 'FILEHAVEN_DATABASE_POOL_SIZE', parse: (raw: string) => { const n = count(raw); return n !== undefined && n >= 1 && n <= 1000 ? n : undefined; }, expected: 'a whole number from 1 to 1000', description: 'most PostgreSQL connections per server' },
+  { key: 'serverName', flag: 'server-name', env: 'FILEHAVEN_SERVER_NAME', parse: (raw: string) => (/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(raw) ? raw : undefined), expected: 'a name of letters, digits and . _ : - (at most 128)', description: 'name of this server, unique among servers sharing a database (default: the host name)' },
   { key: 's3Bucket', flag: 's3-bucket', env: 'FILEHAVEN_S3_BUCKET', parse: (raw: string) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined), expected: 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)', description: 'S3 bucket for blobs (default: the data folder)' },
   { key: 's3Endpoint', flag: 's3-endpoint', env: 'FILEHAVEN_S3_ENDPOINT', parse: url, expected: 'an http(s) URL', description: 'S3-compatible endpoint (default: AWS)' },
   { key: 's3Region', flag: 's3-region', env: 'FILEHAVEN_S3_REGION', parse: (raw: string) => (/^[a-z0-9-]{1,64}$/.test(raw) ? raw : undefined), expected: 'a region such as us-east-1', description: 'S3 region' },
@@ -198,6 +205,7 @@ export const DEFAULTS: Config = {
   databaseUrl: null,
   databaseSchema: 'public',
   databasePoolSize: 10,
+  serverName: null,
   s3Bucket: null,
   s3Endpoint: null,
   s3Region: 'us-east-1',

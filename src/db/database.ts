@@ -16,6 +16,7 @@ export interface Database {
   sessions: SessionsTable;
   server_settings: ServerSettingsTable;
   sign_in_addresses: SignInAddressesTable;
+  reservations: ReservationsTable;
 }
 
 export interface AccountsTable {
@@ -124,4 +125,23 @@ export interface ServerSettingsTable {
 export interface SignInAddressesTable {
   id: string;
   last_success_at: number;
+}
+
+/**
+ * Bytes taken from an account for a transfer in flight (0007): `planned` was taken when
+ * the row was written; `settled` is the last checkpoint of the bytes moved so far. The
+ * row is held by one server process (`instance`, a random id per start, of the server
+ * named `server`) while its `lease_until` (epoch ms) lies ahead.
+ */
+export interface ReservationsTable {
+  id: Generated<number>;
+  account_id: number;
+  /** `traffic` (a direct download) or `upload`. */
+  kind: string;
+  planned: number;
+  settled: number;
+  server: string;
+  instance: string;
+  lease_until: number;
+  created_at: number;
 }

@@ -10,6 +10,7 @@ import { auditRepository, housekeepingRepository, serverSettingsRepository, uplo
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { locksRepository } from './repositories/locks-repository.js';
+import { reservationsRepository } from './repositories/reservations-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
@@ -25,6 +26,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
     signInAddresses: signInAddressesRepository(db),
+    reservations: reservationsRepository(db),
     locks: locksRepository(db, engine),
   };
 }

@@ -5,6 +5,7 @@ import * as sessions from './migrations/0003-sessions.js';
 import * as serverSettings from './migrations/0004-server-settings.js';
 import * as signInAddresses from './migrations/0005-sign-in-addresses.js';
 import * as blobKeys from './migrations/0006-blob-keys.js';
+import * as reservations from './migrations/0007-reservations.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0004-server-settings': serverSettings,
   '0005-sign-in-addresses': signInAddresses,
   '0006-blob-keys': blobKeys,
+  '0007-reservations': reservations,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

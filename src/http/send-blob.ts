@@ -16,8 +16,14 @@ export interface SendFileOptions {
    */
   beforeBody?: (length: number) => Promise<void>;
   /**
+   * Called as the body streams with the body bytes that have left the process (handed to
+   * the kernel): never more than the client can receive.
+   */
+  progress?: (sent: number) => void;
+  /**
    * Called exactly once after a successful beforeBody, when the response is over however
-   * it ends (sent, failed, client gone), with the body bytes written and those planned.
+   * it ends (sent, failed, client gone), with the body bytes sent (all of them when the
+   * response finished; else those known to have left the process) and those planned.
    */
   afterBody?: (sent: number, planned: number) => void;
   /**
@@ -87,7 +93,14 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
 
   // afterBody runs exactly once when beforeBody went through, however the response ends:
   // also when the client leaves while we reserve or open (the close event may come first).
+  // Bytes passed on to the response, and of those the ones known to have left the process:
+  // what the response still buffers (its own and its socket's) has not.
+  let passed = 0;
   let sent = 0;
+  const measure = () => {
+    sent = Math.max(sent, passed - reply.raw.writableLength);
+    return sent;
+  };
   let stream: Readable | undefined;
   let armed = false;
   let closed = false;
@@ -96,7 +109,8 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     if (reported || !armed) return;
     reported = true;
     stream?.destroy();
-    options.afterBody?.(sent, length);
+    // A response that finished flushed every byte; one cut short lost what it buffered.
+    options.afterBody?.(reply.raw.writableFinished ? passed : sent, length);
   };
   reply.raw.once('close', () => {
     closed = true;
@@ -129,9 +143,14 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     report();
     return reply;
   }
+  const progress = options.progress;
   const meter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
-      sent += chunk.length;
+      // Measured before the chunk joins the buffers: backpressure lets a chunk in only as
+      // the client drains them, so this runs as the download moves.
+      const moved = measure();
+      progress?.(moved);
+      passed += chunk.length;
       done(null, chunk);
     },
   });

@@ -6,7 +6,8 @@ import { ApiRateLimiter } from './api-rate-limiter.js';
 import { FreeDownloads } from './free-downloads.js';
 import { KnownSignInAddresses } from './known-sign-in-addresses.js';
 import { SignInThrottle } from './sign-in-throttle.js';
-import { InMemoryUploadQuota } from './upload-quota.js';
+import type { ReservationsService } from '../services/reservations-service.js';
+import { ReservedUploadQuota } from './upload-quota.js';
 import { UploadVolume } from './upload-volume.js';
 
 /** The limits of API.md section 8 and the request rates; one set per server, never global. */
@@ -23,6 +24,8 @@ export interface Limits {
 
 export interface LimitsDeps {
   store: MetadataStore;
+  /** Uploads in flight reserve their volume as rows the reservations service keeps. */
+  reservations: ReservationsService;
   clock: Clock;
   isPremium: (account: Account) => boolean;
   log: (error: unknown, message: string) => void;
@@ -31,14 +34,15 @@ export interface LimitsDeps {
 }
 
 /**
- * Builds the limits from the config, with in-process counters. Running several
- * processes means swapping these counters for shared ones (an UploadQuota and
- * rate-limiter-flexible stores on Redis or PostgreSQL), here and nowhere else.
+ * Builds the limits from the config. The upload volume lives in the metadata store and
+ * holds across servers; the request-rate counters are in-process, and running several
+ * processes means swapping them for shared ones (rate-limiter-flexible stores on Redis or
+ * PostgreSQL), here and nowhere else.
  */
 export function createLimits(config: Config, deps: LimitsDeps): Limits {
   return {
     uploads: new UploadVolume({
-      quota: new InMemoryUploadQuota({ log: deps.store.uploadLog, clock: deps.clock }),
+      quota: new ReservedUploadQuota({ store: deps.store, reservations: deps.reservations, clock: deps.clock }),
       log: deps.store.uploadLog,
       clock: deps.clock,
       isPremium: deps.isPremium,

@@ -1,8 +1,18 @@
-import type { UploadLogRepository } from '../db/repositories/repositories.js';
+import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
+import type { ReservationsService } from '../services/reservations-service.js';
 
 /** The rolling window of the upload volume limit (API.md 8: "rolling 24 h"). */
 export const UPLOAD_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * An upload whose size is not known up front (no Content-Length, or one that did not fit
+ * whole) grows its reservation this much at a time: one transaction per step, not per chunk.
+ */
+export const UPLOAD_GROWTH_BYTES = 4 * 1024 * 1024;
+
+/** Stored uploads read at a time when working out Retry-After. */
+const RETRY_SCAN_ROWS = 1000;
 
 /** The answer to a reservation: granted, or refused with when enough volume frees up. */
 export type Reservation = { granted: true } | { granted: false; retryAfterMs: number };
@@ -11,8 +21,7 @@ export type Reservation = { granted: true } | { granted: false; retryAfterMs: nu
  * The upload volume of accounts over the rolling window: uploads already stored plus
  * the bytes uploads in flight have reserved so far. Every check and every reservation of
  * one account is atomic with respect to the others, so parallel uploads of one account
- * can never pass its limit together. The in-memory implementation serves one process;
- * a shared store (Redis, PostgreSQL) implements the same interface for several.
+ * can never pass its limit together, on one server or several.
  */
 export interface UploadQuota {
   /** Starts counting one upload of an account against `limit` bytes per window. */
@@ -22,228 +31,123 @@ export interface UploadQuota {
 /** One upload's share of its account's volume. */
 export interface UploadTicket {
   /**
-   * Grows this upload's reservation to `total` bytes (a no-op when it already holds that
-   * much). Refused, reserving nothing more, when the account's stored volume plus every
-   * reservation would pass the limit.
+   * Grows this upload's reservation to at least `total` bytes (a no-op when it already
+   * holds that much). Refused, reserving nothing more, when the account's stored volume
+   * plus every reservation would pass the limit.
    */
   reserve(total: number): Promise<Reservation>;
   /**
-   * The upload was stored and its upload_log row written at `at`: `bytes` join the
-   * stored volume and the reservation ends.
+   * The upload was stored: its upload_log row (`bytes` at `at`) is written and the
+   * reservation ends, in one transaction.
    */
   commit(bytes: number, at: number): Promise<void>;
   /** Ends the reservation of an upload that was not stored; a no-op after commit or a second call. */
   release(): Promise<void>;
 }
 
-interface StoredUpload {
-  at: number;
-  bytes: number;
-}
-
-/**
- * Stored uploads an account's entry holds one by one, oldest first: what Retry-After and
- * the moving window need. Whatever the window holds beyond them is one number.
- */
-export const HEAD_UPLOADS = 1000;
-
-/** What the in-memory quota knows of one account while it has uploads in flight. */
-interface AccountVolume {
-  /** The oldest stored uploads inside the window, oldest first (all of them when `complete`). */
-  head: StoredUpload[];
-  /** Sum of `head`. */
-  headBytes: number;
-  /**
-   * Bytes of the stored uploads inside the window that are not in `head`. Never too low;
-   * it may count a row twice when an upload commits while the window is being reloaded.
-   */
-  restBytes: number;
-  /** Whether `head` holds every stored upload inside the window (then `restBytes` is 0 but for such double counts). */
-  complete: boolean;
-  /** Sum of the reservations of open tickets. */
-  reserved: number;
-  /** Open tickets; the entry is dropped at zero and reloaded from upload_log next time. */
-  holders: number;
-  loaded: Promise<void>;
-  /** A reload of the window in progress, shared by every ticket that needs it. */
-  reloading: Promise<void> | null;
-  /** Commits seen while a (re)load reads upload_log; added when it ends. */
-  pending: StoredUpload[] | null;
-}
-
-const storedBytes = (volume: AccountVolume) => volume.headBytes + volume.restBytes;
-
-export interface InMemoryUploadQuotaDeps {
-  /** Source of the stored volume (the rows survive restarts; the in-flight part need not). */
-  log: UploadLogRepository;
+export interface ReservedUploadQuotaDeps {
+  store: MetadataStore;
+  reservations: ReservationsService;
   clock: Clock;
   windowMs?: number;
 }
 
 /**
- * UploadQuota for a single process. An account's entry exists only while it has uploads
- * in flight: it is loaded from upload_log by the first one and dropped by the last one,
- * so stored uploads are read once per burst, not once per chunk, and nothing grows with
- * the number of accounts. A load is one SUM over the window plus the oldest HEAD_UPLOADS
- * rows, however many uploads the window holds; a burst that outlives those rows reloads
- * once they have all left the window. Each ticket writes its upload_log row before it
- * commits, so a reload never misses a stored upload.
+ * UploadQuota on the metadata store: an upload in flight is a reservation row (kind
+ * `upload`) whose planned bytes count against the account until the upload is stored or
+ * given up, or until a start or gc settles the row a dead server left. A check reads the
+ * stored volume (one SUM over upload_log) and the rows in flight under the account's
+ * upload-volume lock, so it holds across processes and servers.
  */
-export class InMemoryUploadQuota implements UploadQuota {
-  private readonly accounts = new Map<number, AccountVolume>();
+export class ReservedUploadQuota implements UploadQuota {
   private readonly windowMs: number;
 
-  constructor(private readonly deps: InMemoryUploadQuotaDeps) {
+  constructor(private readonly deps: ReservedUploadQuotaDeps) {
     this.windowMs = deps.windowMs ?? UPLOAD_WINDOW_MS;
   }
 
   async open(accountId: number, limit: number): Promise<UploadTicket> {
-    let volume = this.accounts.get(accountId);
-    if (!volume) {
-      const fresh: AccountVolume = {
-        head: [],
-        headBytes: 0,
-        restBytes: 0,
-        complete: true,
-        reserved: 0,
-        holders: 0,
-        loaded: Promise.resolve(),
-        reloading: null,
-        pending: null,
-      };
-      fresh.loaded = this.load(accountId, fresh);
-      this.accounts.set(accountId, fresh);
-      volume = fresh;
-    }
-    volume.holders += 1;
-    try {
-      await volume.loaded;
-    } catch (error) {
-      this.leave(accountId, volume);
-      throw error;
-    }
-    return this.ticket(accountId, volume, limit);
-  }
-
-  /**
-   * Reads the window from upload_log: the oldest rows first, then the SUM, so a row written
-   * in between is in the sum (counted) rather than only in the head; commits meanwhile are
-   * added on top. Either way a row may be counted twice, never not at all.
-   */
-  private async load(accountId: number, volume: AccountVolume): Promise<void> {
-    volume.pending = [];
-    try {
-      const since = this.deps.clock() - this.windowMs;
-      const rows = await this.deps.log.oldest(accountId, since, HEAD_UPLOADS + 1);
-      const total = await this.deps.log.windowSum(accountId, since);
-      volume.head = rows.slice(0, HEAD_UPLOADS).map((row) => ({ at: row.at, bytes: row.bytes }));
-      volume.headBytes = volume.head.reduce((sum, row) => sum + row.bytes, 0);
-      volume.restBytes = 0;
-      volume.complete = rows.length <= HEAD_UPLOADS;
-      // Rows pruned between the two reads are in the head but not in the sum; they have
-      // left the window, so they go before the rest is worked out.
-      this.expire(volume, this.deps.clock());
-      volume.restBytes = Math.max(0, total - volume.headBytes);
-    } finally {
-      const pending = volume.pending ?? [];
-      volume.pending = null;
-      for (const upload of pending) this.addStored(volume, upload);
-    }
-  }
-
-  /** Reloads the window when the head has run out while the window holds more than it did. */
-  private async refill(accountId: number, volume: AccountVolume): Promise<void> {
-    this.expire(volume, this.deps.clock());
-    if (volume.complete || volume.head.length > 0) return;
-    volume.reloading ??= this.load(accountId, volume).finally(() => {
-      volume.reloading = null;
-    });
-    await volume.reloading;
-  }
-
-  /** A stored upload joins the volume: one by one while the head holds everything, else as bytes. */
-  private addStored(volume: AccountVolume, upload: StoredUpload): void {
-    if (volume.pending) {
-      volume.pending.push(upload);
-      return;
-    }
-    if (!volume.complete) {
-      volume.restBytes += upload.bytes;
-      return;
-    }
-    volume.head.push(upload);
-    volume.headBytes += upload.bytes;
-    if (volume.head.length > 2 * HEAD_UPLOADS) {
-      // A long burst: keep the oldest one by one and the newer ones as a number.
-      const newer = volume.head.splice(HEAD_UPLOADS);
-      const bytes = newer.reduce((sum, row) => sum + row.bytes, 0);
-      volume.headBytes -= bytes;
-      volume.restBytes += bytes;
-      volume.complete = false;
-    }
-  }
-
-  private leave(accountId: number, volume: AccountVolume): void {
-    volume.holders -= 1;
-    if (volume.holders === 0 && this.accounts.get(accountId) === volume) this.accounts.delete(accountId);
-  }
-
-  /** Drops stored uploads of the head that have left the window (the clock only moves forward). */
-  private expire(volume: AccountVolume, now: number): void {
-    const start = now - this.windowMs;
-    while (volume.head.length > 0 && volume.head[0]!.at < start) volume.headBytes -= volume.head.shift()!.bytes;
-  }
-
-  /**
-   * How long until `needed` bytes of stored volume leave the window, oldest first.
-   * Reservations in flight leave it a full window after they are stored at the
-   * earliest, so when stored uploads cannot free enough the answer is a whole window.
-   * When the window holds more uploads than the head and the head cannot free enough,
-   * the answer is when the last of the head leaves: a lower bound, and a retry then is
-   * answered with the next one.
-   */
-  private retryAfterMs(volume: AccountVolume, needed: number, now: number): number {
-    let freed = 0;
-    for (const upload of volume.head) {
-      freed += upload.bytes;
-      if (freed >= needed) return Math.max(1, upload.at + this.windowMs - now);
-    }
-    const last = volume.head.at(-1);
-    return volume.complete || !last ? this.windowMs : Math.max(1, last.at + this.windowMs - now);
-  }
-
-  private ticket(accountId: number, volume: AccountVolume, limit: number): UploadTicket {
+    const { store, reservations, clock } = this.deps;
+    let rowId: number | null = null;
     let held = 0;
     let open = true;
-    const end = () => {
+    const end = async (stored: { bytes: number; at: number } | null) => {
       if (!open) return;
       open = false;
-      volume.reserved -= held;
-      held = 0;
-      this.leave(accountId, volume);
+      const id = rowId;
+      if (id === null) {
+        if (stored) await store.uploadLog.record(accountId, stored.bytes, stored.at);
+        return;
+      }
+      try {
+        await store.transaction(async (repos) => {
+          if (stored) await repos.uploadLog.record(accountId, stored.bytes, stored.at);
+          await repos.reservations.take(id);
+        });
+      } finally {
+        reservations.release();
+      }
     };
     return {
       reserve: async (total) => {
         if (total <= held) return { granted: true };
-        // The only wait; from here on the check and the reservation are one step.
-        if (!volume.complete) await this.refill(accountId, volume);
-        const now = this.deps.clock();
-        this.expire(volume, now);
-        const extra = total - held;
-        const over = storedBytes(volume) + volume.reserved + extra - limit;
-        if (!open || over > 0) return { granted: false, retryAfterMs: this.retryAfterMs(volume, Math.max(over, 1), now) };
-        held = total;
-        volume.reserved += extra;
+        if (!open) return { granted: false, retryAfterMs: this.windowMs };
+        const answer = await store.transaction(async (repos): Promise<Reservation & { planned?: number; id?: number }> => {
+          await repos.locks.uploadVolume(accountId);
+          const now = clock();
+          const since = now - this.windowMs;
+          const used = (await repos.uploadLog.windowSum(accountId, since)) + (await repos.reservations.uploadsInFlight(accountId));
+          // `used` holds this upload's own row (`held` bytes) when it has one.
+          const room = limit - used;
+          const needed = total - held;
+          if (needed > room) {
+            return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, needed - room, now) };
+          }
+          // The first reservation is what the caller asked for (a declared size); later ones
+          // come chunk by chunk and grow a step ahead.
+          const planned = held + (held === 0 ? needed : Math.min(room, Math.max(needed, UPLOAD_GROWTH_BYTES)));
+          if (rowId === null) return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
+          if (!(await repos.reservations.setPlanned(rowId, planned))) {
+            // Settled by another server while this upload lived (its lease ran out): it
+            // counts again from here, as a new row.
+            return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
+          }
+          return { granted: true, planned };
+        });
+        if (!answer.granted) return answer;
+        if (answer.id !== undefined) {
+          if (rowId === null) reservations.hold();
+          rowId = answer.id;
+        }
+        held = answer.planned!;
         return { granted: true };
       },
-      commit: async (bytes, at) => {
-        if (!open) return;
-        this.addStored(volume, { at, bytes });
-        end();
-      },
-      release: async () => {
-        end();
-      },
+      commit: (bytes, at) => end({ bytes, at }),
+      release: () => end(null),
     };
+  }
+
+  /**
+   * How long until `needed` bytes of stored volume leave the window, oldest first. Bytes
+   * in flight leave it a full window after they are stored at the earliest, so when the
+   * stored uploads cannot free enough the answer is a whole window.
+   */
+  private async retryAfterMs(log: MetadataStore['uploadLog'], accountId: number, needed: number, now: number): Promise<number> {
+    let since = now - this.windowMs;
+    let freed = 0;
+    for (;;) {
+      const rows = await log.oldest(accountId, since, RETRY_SCAN_ROWS);
+      for (const row of rows) {
+        freed += row.bytes;
+        if (freed >= needed) return Math.max(1, row.at + this.windowMs - now);
+      }
+      if (rows.length < RETRY_SCAN_ROWS) return this.windowMs;
+      // Rows sharing the last time are read again from that time on; skip what was counted.
+      const last = rows.at(-1)!.at;
+      const counted = rows.filter((row) => row.at === last);
+      if (counted.length === rows.length) return this.windowMs;
+      freed -= counted.reduce((sum, row) => sum + row.bytes, 0);
+      since = last;
+    }
   }
 }

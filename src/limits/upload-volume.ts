@@ -25,8 +25,8 @@ export interface UploadVolumeDeps {
 /**
  * The upload volume limit (API.md 8: per account, rolling 24 h, free and premium apart;
  * errorUploadLimit with Retry-After). Stored uploads are the upload_log rows; uploads in
- * flight reserve their bytes as they stream, so parallel uploads cannot slip past the
- * limit together. Copies store no bytes and do not count.
+ * flight reserve their bytes as they stream (reservation rows: limits/upload-quota.ts), so
+ * parallel uploads cannot slip past the limit together. Copies store no bytes and do not count.
  */
 export class UploadVolume {
   private lastPrune = Number.NEGATIVE_INFINITY;
@@ -62,20 +62,23 @@ export class UploadVolume {
     return new UploadAllowance(this, account, ticket);
   }
 
-  /** Writes the upload_log row of a stored upload; returns its time. */
-  async record(account: Account, bytes: number): Promise<number> {
+  /**
+   * A stored upload joins the account's volume: its upload_log row is written and, for a
+   * limited account, its reservation ends in the same transaction.
+   */
+  async record(account: Account, bytes: number, ticket: UploadTicket | null): Promise<void> {
     const at = this.deps.clock();
     try {
-      await this.deps.log.record(account.id, bytes, at);
+      if (ticket) await ticket.commit(bytes, at);
+      else await this.deps.log.record(account.id, bytes, at);
     } catch (error) {
-      // The file is stored: answer it. The in-memory count still holds the bytes.
+      // The file is stored: answer it. Not counting it leans the user's way.
       this.deps.report(error, 'recording the upload volume failed');
     }
     if (at - this.lastPrune >= PRUNE_EVERY_MS) {
       this.lastPrune = at;
       this.deps.log.prune(at - UPLOAD_WINDOW_MS).catch((error: unknown) => this.deps.report(error, 'pruning upload_log failed'));
     }
-    return at;
   }
 
   /** Reports a failure that must not fail the request. */
@@ -133,9 +136,7 @@ export class UploadAllowance {
     }
     if (!this.done) {
       this.done = true;
-      const bytes = stored.file.size;
-      const at = await this.volume.record(this.account, bytes);
-      await this.ticket?.commit(bytes, at);
+      await this.volume.record(this.account, stored.file.size, this.ticket);
     }
     return stored;
   }

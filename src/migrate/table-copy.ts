@@ -35,6 +35,9 @@ export const TABLES = {
   blacklist: { key: 'sha256' },
   blacklist_names: { key: 'pattern' },
   sign_in_addresses: { key: 'id' },
+  // Transfers in flight on the source when it was copied (migrate runs with the site
+  // stopped, so these are what a crash left): the target's first start settles them.
+  reservations: { key: 'id', serial: true },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

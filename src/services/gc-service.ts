@@ -6,12 +6,15 @@ import { FileStatus } from '../domain/types.js';
 import { InputError } from './accounts-service.js';
 import { removeUnnamedBytes, removeUnreferencedBlob } from './blob-lifecycle.js';
 import type { FilesService } from './files-service.js';
+import type { ReservationsService } from './reservations-service.js';
 
 export interface GcServiceDeps {
   store: MetadataStore;
   blobs: BlobStore;
   /** Expired files are deleted the way an operator deletes them. */
   files: FilesService;
+  /** Transfers a dead server left (lease run out) are settled. */
+  reservations: Pick<ReservationsService, 'settleAbandoned'>;
   /** Metadata time: blob rows, the upload log, expiry. */
   clock: Clock;
   /** Wall-clock time, which the file system stamps modification times with. */
@@ -37,6 +40,10 @@ export interface GcReport {
   tempFilesRemoved: number;
   /** Upload-log rows older than the rolling 24 h window (0 in a dry run). */
   uploadLogPruned: number;
+  /** Reservations of transfers whose server died (lease run out), settled (0 in a dry run). */
+  reservationsSettled: number;
+  /** Premium traffic those gave back: planned bytes not covered by their last checkpoint. */
+  trafficRefunded: number;
 }
 
 /** What `filehaven stats` reports. */
@@ -83,6 +90,8 @@ export class GcService {
       bytesFreed: 0,
       tempFilesRemoved: 0,
       uploadLogPruned: 0,
+      reservationsSettled: 0,
+      trafficRefunded: 0,
     };
     // Expiry first: the blobs it leaves without a live file are released by the deletes.
     await this.expire(report);
@@ -90,6 +99,9 @@ export class GcService {
     await this.removeOrphanFiles(report);
     await this.removeStaleTemp(report);
     if (!report.dryRun) {
+      const settled = await this.deps.reservations.settleAbandoned({ ofThisServer: false });
+      report.reservationsSettled = settled.settled;
+      report.trafficRefunded = settled.trafficRefunded;
       report.uploadLogPruned = await this.deps.store.uploadLog.prune(this.deps.clock() - UPLOAD_LOG_KEEP_MS);
       // Addresses not signed in from for 90 days lose their exemption from the per-login limit.
       await this.deps.store.signInAddresses.prune(this.deps.clock() - KNOWN_ADDRESS_MS);

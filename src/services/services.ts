@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
@@ -14,6 +16,7 @@ import { FilesService } from './files-service.js';
 import { FoldersService } from './folders-service.js';
 import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
+import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
 import { UploadsService } from '../uploads/uploads-service.js';
@@ -30,6 +33,8 @@ export interface Services {
   uploads: UploadsService;
   folders: FoldersService;
   downloads: DownloadsService;
+  /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
+  reservations: ReservationsService;
   /** Upload volume, sign-in, API rate and free download limits (API.md 8); one set per server. */
   limits: Limits;
   /** Housekeeping: gc runs and store statistics. */
@@ -50,6 +55,8 @@ export interface ServiceOptions {
   clock?: Clock;
   ids?: IdSource;
   log?: (error: unknown, message: string) => void;
+  /** A warning for the operator (a `<data>/secret` others may read); stderr when not given. */
+  warn?: (message: string) => void;
 }
 
 /** The services, wired to the storage backends the configuration names (composition.ts). */
@@ -57,8 +64,11 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? cryptoIds;
   const log = options.log ?? ((error, message) => console.error(message, error));
-  await mkdir(config.dataDir, { recursive: true });
-  const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret));
+  const warn = options.warn ?? ((message) => console.error(message));
+  // Owner only when filehaven makes it (it holds the secret and the database); a folder the
+  // operator made keeps the mode they gave it (issue 14).
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
   const store = await openConfiguredMetadataStore(config);
   let blobs: BlobStore;
   try {
@@ -70,6 +80,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   }
 
   const accounts = new AccountsService({ store, secrets, ids, clock });
+  const reservations = new ReservationsService({ store, clock, server: config.serverName ?? hostname(), instance: randomUUID(), report: log });
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
   const folders = new FoldersService({ store, ids, clock });
   const downloads = new DownloadsService({
@@ -81,6 +92,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     clock,
     directLinkTtlMs: config.directLinkTtlMs,
     directLinkRequiresKey: config.directLinkRequiresKey,
+    reservations,
   });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
@@ -88,6 +100,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     store,
     blobs,
     files,
+    reservations,
     clock,
     // File modification times come from the real clock, whatever clock the metadata uses.
     fileClock: systemClock,
@@ -96,9 +109,30 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
-  const limits = createLimits(config, { store, clock, isPremium: (account) => accounts.isPremium(account), log, keyedHash: (text) => secrets.sign(text) });
+  const limits = createLimits(config, { store, reservations, clock, isPremium: (account) => accounts.isPremium(account), log, keyedHash: (text) => secrets.sign(text) });
   const uploads = new UploadsService({ files, volume: limits.uploads });
-  return { config, store, blobs, clock, accounts, files, uploads, folders, downloads, limits, moderation, audit, gc, sessions, signUp, close: () => store.close() };
+  return {
+    config,
+    store,
+    blobs,
+    clock,
+    accounts,
+    files,
+    uploads,
+    folders,
+    downloads,
+    reservations,
+    limits,
+    moderation,
+    audit,
+    gc,
+    sessions,
+    signUp,
+    close: async () => {
+      reservations.stop();
+      await store.close();
+    },
+  };
 }
 
 /**

@@ -24,11 +24,14 @@ export class ServerProcess {
     private readonly output: { text: string },
   ) {}
 
-  /** Starts `filehaven serve --port 0 --data <dataDir> <args>` and waits for its listening line. */
-  static async start(dataDir: string, args: string[] = [], timeoutMs = 30_000): Promise<ServerProcess> {
+  /**
+   * Starts `filehaven serve --port 0 --data <dataDir> <args>` and waits for its listening
+   * line; `env` adds FILEHAVEN_* settings (a test backend's: test/helpers/backend.ts settingsEnv).
+   */
+  static async start(dataDir: string, args: string[] = [], timeoutMs = 30_000, env: Record<string, string> = {}): Promise<ServerProcess> {
     const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, ...args], {
       cwd: ROOT,
-      env: cleanEnv(),
+      env: cleanEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

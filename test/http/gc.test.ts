@@ -24,8 +24,8 @@ const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).
  * makes bytes look old by moving gc's wall clock forward, not the bytes' times back.
  */
 function gcWithFileClock(t: TestServer, fileClock: Clock): GcService {
-  const { store, blobs, files, clock, config } = t.server.services;
-  return new GcService({ store, blobs, files, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays });
+  const { store, blobs, files, reservations, clock, config } = t.server.services;
+  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays });
 }
 
 /** When the blob under `key` was last modified, as the store lists it. */
@@ -89,6 +89,8 @@ const emptyReport = (overrides: Partial<GcReport> = {}): GcReport => ({
   bytesFreed: 0,
   tempFilesRemoved: 0,
   uploadLogPruned: 0,
+  reservationsSettled: 0,
+  trafficRefunded: 0,
   ...overrides,
 });
 

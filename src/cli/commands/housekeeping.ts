@@ -36,6 +36,7 @@ function describeGc(report: GcReport): string {
     line('bytes freed', bytes(report.bytesFreed)),
     line('temp files', String(report.tempFilesRemoved)),
     line('upload log rows', String(report.uploadLogPruned)),
+    line('reservations', `${report.reservationsSettled} settled, ${bytes(report.trafficRefunded)} of traffic refunded`),
   ].join('\n');
 }
 

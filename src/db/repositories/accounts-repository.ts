@@ -100,6 +100,14 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
         .where('id', '=', id)
         .execute();
     },
+    async chargeTraffic(id, bytes) {
+      if (bytes <= 0) return;
+      await db
+        .updateTable('accounts')
+        .set({ traffic_left: sql`case when traffic_left >= ${bytes} then traffic_left - ${bytes} else 0 end` })
+        .where('id', '=', id)
+        .execute();
+    },
     async list() {
       return (await select().orderBy('id').execute()).map(toAccount);
     },

@@ -44,6 +44,8 @@ export interface AccountsRepository {
   reserveTraffic(id: number, bytes: number): Promise<boolean>;
   /** Gives back traffic reserved but not sent. */
   refundTraffic(id: number, bytes: number): Promise<void>;
+  /** Takes `bytes` of traffic, or what is left when that is less (never below zero). */
+  chargeTraffic(id: number, bytes: number): Promise<void>;
   /** All accounts, oldest first. */
   list(): Promise<Account[]>;
   /** Number of accounts. */
@@ -126,6 +128,57 @@ export interface UploadLogRepository {
   oldest(accountId: number, since: number, limit: number): Promise<{ bytes: number; at: number }[]>;
   /** Drops rows older than `before`; returns how many. */
   prune(before: number): Promise<number>;
+}
+
+/** What a reservation holds bytes for: a direct download's traffic, or an upload's volume. */
+export type ReservationKind = 'traffic' | 'upload';
+
+/** One open reservation (db/database.ts ReservationsTable says what each part means). */
+export interface ReservationRecord {
+  id: number;
+  accountId: number;
+  kind: ReservationKind;
+  /** Bytes taken from the account when the row was written (uploads: grown as they stream). */
+  planned: number;
+  /** The last checkpoint: bytes moved so far, never more than were. */
+  settled: number;
+  /** The server that holds it, and that server's process (a random id per start). */
+  server: string;
+  instance: string;
+  /** Epoch ms; past it, any server may settle the row. */
+  leaseUntil: number;
+  createdAt: number;
+}
+
+/**
+ * Open reservations. Opening one is written in the transaction that takes its bytes from
+ * the account; `take` deletes a row and hands it to exactly one caller, which settles it
+ * in the same transaction (services/reservations-service.ts).
+ */
+export interface ReservationsRepository {
+  /** Inserts an open row; returns its id. */
+  open(row: Omit<ReservationRecord, 'id' | 'settled'>): Promise<number>;
+  /** Records a checkpoint of bytes moved; false when the row is gone (settled by another server). */
+  checkpoint(id: number, settled: number): Promise<boolean>;
+  /** Sets the planned bytes of an open row; false when the row is gone. */
+  setPlanned(id: number, planned: number): Promise<boolean>;
+  /** Moves the lease of every row an instance holds; returns how many. */
+  renew(instance: string, leaseUntil: number): Promise<number>;
+  /**
+   * Deletes the row and returns it as it was; null when it is already gone. Of callers
+   * racing for one row, exactly one gets it (the delete takes the row's lock).
+   */
+  take(id: number): Promise<ReservationRecord | null>;
+  /**
+   * Up to `limit` rows others may settle, oldest first: rows whose lease ended before
+   * `now`, and (when `server` is given) every row of `server`'s earlier processes; never
+   * rows of `instance`.
+   */
+  abandoned(query: { server?: string; instance: string; now: number; limit: number }): Promise<ReservationRecord[]>;
+  /** Bytes planned by an account's open upload reservations. */
+  uploadsInFlight(accountId: number): Promise<number>;
+  /** Every open row, oldest first, at most `limit`. */
+  list(limit: number): Promise<ReservationRecord[]>;
 }
 
 /** One audit log entry. */
@@ -234,6 +287,8 @@ export interface LocksRepository {
   blob(name: string): Promise<void>;
   /** The lock of a folder: a move into it and its removal are ordered. */
   folder(id: string): Promise<void>;
+  /** The lock of an account's upload volume: each check and reservation against its limit is one step. */
+  uploadVolume(accountId: number): Promise<void>;
 }
 
 /** Blacklisted digests. */
@@ -317,6 +372,7 @@ export interface Repositories {
   serverSettings: ServerSettingsRepository;
   sessions: SessionsRepository;
   signInAddresses: SignInAddressesRepository;
+  reservations: ReservationsRepository;
   locks: LocksRepository;
 }
 

@@ -7,6 +7,7 @@ import { isApiPath } from '../request-kind.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
 import { errors } from '../../domain/errors.js';
 import { sendFile } from '../send-blob.js';
+import type { TrafficTransfer } from '../../services/reservations-service.js';
 import { html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { sendDownloadPage, sendPreview } from './download-page.js';
@@ -52,19 +53,22 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
   app.get('/direct/:id/:token/:name', async (request, reply) => {
     const { id, token } = request.params as { id: string; token: string };
     const { file, account } = await services.downloads.authorizeDirect(id, token, apiKeyOf(request));
+    let transfer: TrafficTransfer | null = null;
     return sendFile(request, reply, {
       file,
       open: (range) => services.downloads.open(file, range),
       beforeBody: async (length) => {
-        // Reserve the whole response first so concurrent downloads cannot overdraw (API.md 6).
-        await services.downloads.reserveTraffic(account, length);
+        // Take the whole response first so concurrent downloads cannot overdraw (API.md 6);
+        // the transfer charges what is sent and gives back the rest, also after a crash.
+        transfer = await services.downloads.reserveTraffic(account, length);
         // Counting the download start must not fail the reserved download.
         if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) {
           await services.files.recordDownload(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
         }
       },
-      afterBody: (sent, planned) => {
-        services.downloads.refundTraffic(account, planned - sent).catch((error) => request.log.error(error, 'traffic refund failed'));
+      progress: (sent) => transfer?.progress(sent),
+      afterBody: (sent) => {
+        transfer?.finish(sent).catch((error) => request.log.error(error, 'settling the traffic of a download failed'));
         services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
       },
     });

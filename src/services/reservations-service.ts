@@ -1,0 +1,281 @@
+import type { MetadataStore, ReservationKind, ReservationRecord, Repositories } from '../db/repositories/repositories.js';
+import type { Clock } from '../domain/ids.js';
+
+/**
+ * A running transfer records the bytes it has moved at most this many bytes apart…
+ * (issue 14: a crash hands back at most one checkpoint's worth, well under 16 MiB).
+ */
+export const CHECKPOINT_BYTES = 4 * 1024 * 1024;
+/** …or this often, whichever comes first, so a slow transfer's record is never old. */
+export const CHECKPOINT_MS = 1_000;
+/** A reservation whose holder has not renewed it for this long may be settled by anyone. */
+export const LEASE_MS = 60_000;
+/** The holder renews all its leases this often: four chances before one runs out. */
+export const RENEW_MS = 15_000;
+/** Abandoned rows settled per query. */
+const SETTLE_BATCH = 100;
+
+export interface ReservationsDeps {
+  store: MetadataStore;
+  clock: Clock;
+  /** The name of this server, the same across its restarts (`--server-name`). */
+  server: string;
+  /** This process: a random id per start. */
+  instance: string;
+  report: (error: unknown, message: string) => void;
+  leaseMs?: number;
+  renewMs?: number;
+}
+
+/** What a settling pass found. */
+export interface SettleReport {
+  /** Rows settled by this pass. */
+  settled: number;
+  /** Traffic given back to accounts: planned bytes minus each row's last checkpoint. */
+  trafficRefunded: number;
+}
+
+/**
+ * Durable reservations (issue 14). Bytes a transfer may move are taken from the account in
+ * the transaction that writes their row; the holder records checkpoints of the bytes moved
+ * and settles the row when the transfer ends: what moved is charged, the rest given back,
+ * in one transaction. A holder that dies leaves its row; its next start (same server name)
+ * or any server's gc once the lease has run out settles it at its last checkpoint.
+ *
+ * Which way the error leans: a checkpoint counts only bytes handed to the kernel, so it is
+ * never more than the client can receive, and a settle at the last checkpoint gives back
+ * whatever moved after it (at most CHECKPOINT_BYTES plus what one checkpoint write takes).
+ * The user may be undercharged by that much after a crash, never overcharged.
+ *
+ * Exactly once: every settle goes through `take`, a DELETE … RETURNING; of two servers
+ * settling one row, one gets it. A holder whose row another server settled (a lease run
+ * out while it lived: a stalled process, a clock that jumped) charges what it moved after
+ * that row's last checkpoint when it ends, so its transfer is still paid, once.
+ */
+export class ReservationsService {
+  private readonly leaseMs: number;
+  private readonly renewMs: number;
+  /** Rows this process holds; the lease timer runs only while there are some. */
+  private held = 0;
+  private renewal: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: ReservationsDeps) {
+    this.leaseMs = deps.leaseMs ?? LEASE_MS;
+    this.renewMs = deps.renewMs ?? RENEW_MS;
+  }
+
+  get instance(): string {
+    return this.deps.instance;
+  }
+
+  /**
+   * Takes `bytes` of an account's premium traffic for a direct download: the traffic and
+   * its row in one transaction. Null, taking nothing, when not enough traffic is left.
+   */
+  async takeTraffic(accountId: number, bytes: number): Promise<TrafficTransfer | null> {
+    const id = await this.deps.store.transaction(async (repos) => {
+      if (!(await repos.accounts.reserveTraffic(accountId, bytes))) return null;
+      return this.openRow(repos, accountId, 'traffic', bytes);
+    });
+    if (id === null) return null;
+    this.hold();
+    return new TrafficTransfer(this, id, accountId, bytes, this.deps.clock);
+  }
+
+  /**
+   * Writes an open row in the caller's transaction (which has taken its bytes) and counts
+   * it as held by this process once `held()` is called after the commit.
+   */
+  openRow(repos: Repositories, accountId: number, kind: ReservationKind, planned: number): Promise<number> {
+    const now = this.deps.clock();
+    return repos.reservations.open({
+      accountId,
+      kind,
+      planned,
+      server: this.deps.server,
+      instance: this.deps.instance,
+      leaseUntil: now + this.leaseMs,
+      createdAt: now,
+    });
+  }
+
+  /** A row this process opened (openRow) was committed: its lease is renewed from now on. */
+  hold(): void {
+    this.held += 1;
+    if (this.renewal) return;
+    this.renewal = setInterval(() => {
+      this.deps.store.reservations.renew(this.deps.instance, this.deps.clock() + this.leaseMs).catch((error: unknown) => {
+        this.deps.report(error, 'renewing reservation leases failed');
+      });
+    }, this.renewMs);
+    this.renewal.unref();
+  }
+
+  /** A row this process held was settled (by it or by another server). */
+  release(): void {
+    this.held = Math.max(0, this.held - 1);
+    if (this.held === 0 && this.renewal) {
+      clearInterval(this.renewal);
+      this.renewal = null;
+    }
+  }
+
+  /**
+   * Settles the rows earlier processes of this server left (`ofThisServer`, on start),
+   * and rows of any server whose lease ran out. Each row once, whoever else tries.
+   */
+  async settleAbandoned(options: { ofThisServer: boolean }): Promise<SettleReport> {
+    const report: SettleReport = { settled: 0, trafficRefunded: 0 };
+    for (;;) {
+      const rows = await this.deps.store.reservations.abandoned({
+        instance: this.deps.instance,
+        now: this.deps.clock(),
+        limit: SETTLE_BATCH,
+        ...(options.ofThisServer ? { server: this.deps.server } : {}),
+      });
+      for (const row of rows) {
+        const refunded = await this.deps.store.transaction(async (repos) => {
+          const taken = await repos.reservations.take(row.id);
+          if (!taken) return null;
+          return settleTaken(repos, taken, taken.settled);
+        });
+        if (refunded === null) continue;
+        report.settled += 1;
+        report.trafficRefunded += refunded;
+      }
+      if (rows.length < SETTLE_BATCH) return report;
+    }
+  }
+
+  /**
+   * Settles reservations whose lease ran out (a server that died for good) every
+   * `intervalMs`, between gc runs; a cheap indexed read when there are none.
+   */
+  settleExpiredEvery(intervalMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
+    let running: Promise<unknown> | null = null;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = this.settleAbandoned({ ofThisServer: false })
+        .catch(onError)
+        .finally(() => {
+          running = null;
+        });
+    }, intervalMs);
+    timer.unref();
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await running;
+      },
+    };
+  }
+
+  /** Open reservations, oldest first (for the operator). */
+  list(limit = 1000): Promise<ReservationRecord[]> {
+    return this.deps.store.reservations.list(limit);
+  }
+
+  /** Stops renewing leases (the process is going away; its rows are settled by then or left to the next start). */
+  stop(): void {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = null;
+  }
+
+  /** @internal */ get store(): MetadataStore {
+    return this.deps.store;
+  }
+
+  /** @internal */ report(error: unknown, message: string): void {
+    this.deps.report(error, message);
+  }
+}
+
+/**
+ * Settles a row just taken, in the caller's transaction, as if `moved` bytes moved:
+ * traffic gives back what was planned and not moved. Upload volume needs nothing more:
+ * a row's bytes stop counting when it is gone, and a stored upload's bytes are in
+ * upload_log. Returns the traffic given back.
+ */
+async function settleTaken(repos: Repositories, row: ReservationRecord, moved: number): Promise<number> {
+  if (row.kind !== 'traffic') return 0;
+  const refund = row.planned - Math.min(Math.max(moved, 0), row.planned);
+  await repos.accounts.refundTraffic(row.accountId, refund);
+  return refund;
+}
+
+/**
+ * One direct download's traffic: checkpoints while the body streams, one settle at the
+ * end. Checkpoint writes never wait on the stream: one at a time, skipped while one runs.
+ */
+export class TrafficTransfer {
+  /**
+   * The highest checkpoint written or tried: a settle by another server charged no more
+   * than this (a write that failed may or may not have landed; assuming it did leans the
+   * user's way).
+   */
+  private recorded = 0;
+  private recordedAt: number;
+  private latest = 0;
+  private writing: Promise<void> | null = null;
+  /** Another server settled this row: what moves from here on is charged at the end. */
+  private takenOver = false;
+  private finished = false;
+
+  constructor(
+    private readonly owner: ReservationsService,
+    readonly id: number,
+    readonly accountId: number,
+    readonly planned: number,
+    private readonly clock: Clock,
+  ) {
+    this.recordedAt = clock();
+  }
+
+  /** Bytes handed to the kernel so far (never more than the client can receive). */
+  progress(moved: number): void {
+    if (moved <= this.latest) return;
+    this.latest = Math.min(moved, this.planned);
+    if (this.writing || this.takenOver || this.finished) return;
+    if (this.latest - this.recorded < CHECKPOINT_BYTES && this.clock() - this.recordedAt < CHECKPOINT_MS) return;
+    this.writing = this.checkpoint().finally(() => {
+      this.writing = null;
+    });
+  }
+
+  private async checkpoint(): Promise<void> {
+    const value = this.latest;
+    try {
+      this.recordedAt = this.clock();
+      const before = this.recorded;
+      const landed = this.owner.store.reservations.checkpoint(this.id, value);
+      this.recorded = value;
+      if (!(await landed)) {
+        // The row was gone before this write: it was settled at the previous checkpoint.
+        this.takenOver = true;
+        this.recorded = before;
+      }
+    } catch (error) {
+      // A missed checkpoint only leans the way of the user (a crash would give back more).
+      this.owner.report(error, 'a traffic checkpoint failed');
+    }
+  }
+
+  /** The download is over: `moved` bytes are charged, the rest of the reservation given back. */
+  async finish(moved: number): Promise<void> {
+    if (this.finished) return;
+    this.finished = true;
+    const sent = Math.min(Math.max(moved, 0), this.planned);
+    // A checkpoint in flight settles first, so `recorded` is what the row holds.
+    await this.writing;
+    try {
+      await this.owner.store.transaction(async (repos) => {
+        const taken = await repos.reservations.take(this.id);
+        if (taken) await settleTaken(repos, taken, sent);
+        // Settled elsewhere at `recorded`: the bytes moved since are still owed.
+        else await repos.accounts.chargeTraffic(this.accountId, sent - this.recorded);
+      });
+    } finally {
+      this.owner.release();
+    }
+  }
+}
