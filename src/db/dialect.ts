@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
@@ -48,6 +48,7 @@ export function openSqlite(dataDir: string): OpenedDatabase {
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({
       database: async () => {
+        createOwnerOnly(file);
         const db = new SQLite(file);
         // WAL lets readers run while one writer commits; busy_timeout makes the CLI and
         // the server wait for each other instead of failing with SQLITE_BUSY.
@@ -60,6 +61,20 @@ export function openSqlite(dataDir: string): OpenedDatabase {
     }),
   });
   return { db, engine: 'sqlite', schema: null };
+}
+
+/**
+ * Creates the database file empty (SQLite takes an empty file for an empty database) with
+ * mode 0600 when it does not exist, instead of SQLite's 0644: it holds the accounts, and
+ * SQLite gives its `-wal` and `-shm` files the database file's mode (issue 14). The umask
+ * can only narrow the mode. An existing file keeps the mode the operator gave it.
+ */
+function createOwnerOnly(file: string): void {
+  try {
+    closeSync(openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
 }
 
 /** What PostgreSQL needs: the URL, the schema holding the tables, the pool size. */

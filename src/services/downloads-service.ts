@@ -6,6 +6,7 @@ import { FileStatus, premiumState, type Account, type FileRecord } from '../doma
 import type { ServerSecrets } from '../security/secrets.js';
 import type { AccountsService } from './accounts-service.js';
 import type { FilesService } from './files-service.js';
+import type { ReservationsService, TrafficTransfer } from './reservations-service.js';
 import type { Readable } from 'node:stream';
 
 export interface DownloadsServiceDeps {
@@ -19,6 +20,8 @@ export interface DownloadsServiceDeps {
   directLinkTtlMs: number;
   /** Whether the download request must carry the owner's API key (API.md 6). */
   directLinkRequiresKey: boolean;
+  /** Premium traffic in flight is a reservation row that outlives a crash. */
+  reservations: ReservationsService;
 }
 
 /** A direct link's parts: the URL is built by the HTTP layer. */
@@ -50,11 +53,10 @@ export class DownloadsService {
    * and an active file. Returns the file and the account to charge.
    */
   async authorizeDirect(fileId: string, token: string, apiKey: string | undefined): Promise<{ file: FileRecord; account: Account }> {
-    const match = TOKEN_PATTERN.exec(token);
-    if (!ID_PATTERN.test(fileId) || !match) throw errors.fileNotFound();
-    const expiresAt = Number(match[1]);
-    const accountId = Number(match[2]);
-    if (!this.deps.secrets.verify(this.message(fileId, accountId, expiresAt), match[3]!)) throw errors.fileNotFound();
+    const parsed = this.parseToken(token);
+    if (!ID_PATTERN.test(fileId) || !parsed) throw errors.fileNotFound();
+    const { expiresAt, accountId, signature } = parsed;
+    if (!this.deps.secrets.verify(this.message(fileId, accountId, expiresAt), signature)) throw errors.fileNotFound();
     if (expiresAt * 1000 <= this.deps.clock()) throw errors.permissionDenied('The direct link has expired');
     let account: Account | null;
     if (this.deps.directLinkRequiresKey) {
@@ -71,17 +73,30 @@ export class DownloadsService {
     return { file, account };
   }
 
-  /** Reserves traffic for a response of `bytes`; 403 before any byte when it cannot be covered. */
-  async reserveTraffic(account: Account, bytes: number): Promise<void> {
-    if (bytes === 0) return;
-    if (!(await this.deps.store.accounts.reserveTraffic(account.id, bytes))) {
-      throw errors.permissionDenied('Not enough premium traffic left for this download');
-    }
+  /**
+   * A token's parts, or null unless it is spelled exactly as directLink() writes it: the
+   * numbers are compared back in their canonical form, so `0<expiry>` or `<expiry>.0<account>`
+   * (which Number() reads as the same link) is refused like a forged token (issue 14).
+   */
+  private parseToken(token: string): { expiresAt: number; accountId: number; signature: string } | null {
+    const match = TOKEN_PATTERN.exec(token);
+    if (!match) return null;
+    const expiresAt = Number(match[1]);
+    const accountId = Number(match[2]);
+    const signature = match[3]!;
+    return `${String(expiresAt)}.${String(accountId)}.${signature}` === token ? { expiresAt, accountId, signature } : null;
   }
 
-  /** Gives back reserved traffic that was not sent (client gone, error). */
-  async refundTraffic(account: Account, bytes: number): Promise<void> {
-    await this.deps.store.accounts.refundTraffic(account.id, bytes);
+  /**
+   * Takes traffic for a response of `bytes` (403 before any byte when it cannot be
+   * covered). The transfer records its progress and settles when the response ends: bytes
+   * sent are charged, the rest given back, also after a crash (ReservationsService).
+   */
+  async reserveTraffic(account: Account, bytes: number): Promise<TrafficTransfer | null> {
+    if (bytes === 0) return null;
+    const transfer = await this.deps.reservations.takeTraffic(account.id, bytes);
+    if (!transfer) throw errors.permissionDenied('Not enough premium traffic left for this download');
+    return transfer;
   }
 
   /** The bytes of a file, or a range of them; errorFileNotFound when the blob is gone (deleted meanwhile). */

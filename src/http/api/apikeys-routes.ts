@@ -18,6 +18,8 @@ export function registerApiKeyRoutes(app: FastifyInstance, context: HttpContext)
       // An explicit "create" answers errorApiKeyAlreadyCreated when a key exists (API.md 5).
       const explicitCreate = /^(1|true|yes)$/i.test(formField(request, 'create') ?? '');
       const key = await context.services.accounts.apiKeyFor(account, explicitCreate);
+      // The answer carries the key: no cache (browser, proxy) may keep it (RFC 9111 5.2.2.5; issue 14).
+      reply.header('Cache-Control', 'no-store');
       return sendAtom(context, request, reply, 201, 'ApiKey', [
         entryEl(textEl('title', 'apikey'), { name: 'content', attrs: [['type', 'text']], text: key }),
       ]);
