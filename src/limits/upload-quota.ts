@@ -81,6 +81,9 @@ export class ReservedUploadQuota implements UploadQuota {
       }
       try {
         await store.transaction(async (repos) => {
+          // Under the account's lock, like a check: a check reads upload_log and the rows in
+          // two statements, and on PostgreSQL (READ COMMITTED) could see this move half done.
+          if (stored) await repos.locks.uploadVolume(accountId);
           if (stored) await repos.uploadLog.record(accountId, stored.bytes, stored.at);
           await repos.reservations.take(id);
         });

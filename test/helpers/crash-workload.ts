@@ -138,7 +138,7 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
         trafficKey = await apiKey(server.url, 'traffic');
         trafficClients = [0, 1].map((i) => new TrafficClient(model, trafficKey, ledger, prng(seed + 2000 + i)));
       } else {
-        await checkTraffic(model, ledger, server.url, trafficKey, `after restart ${round}`);
+        await checkTraffic(model, ledger, server.url, trafficKey, `after restart ${round}`, true);
       }
       const state: RoundState = { url: server.url, stopping: false };
       const running = [...clients.map((c) => c.run(state)), ...trafficClients.map((c) => c.run(state))];
@@ -176,7 +176,7 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
   let live;
   let left: number | null = null;
   try {
-    left = await checkTraffic(model, ledger, server.url, trafficKey, 'at the end');
+    left = await checkTraffic(model, ledger, server.url, trafficKey, 'at the end', true);
     live = await verifyEndState(model, accounts, server.url);
   } finally {
     await server.stop();
