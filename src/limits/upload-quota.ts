@@ -99,22 +99,22 @@ export class ReservedUploadQuota implements UploadQuota {
           await repos.locks.uploadVolume(accountId);
           const now = clock();
           const since = now - this.windowMs;
+          // Whether this upload's row is still there: another server may have settled it
+          // (its lease ran out while the upload lived), and then its bytes count no more.
+          const alive = rowId !== null && (await repos.reservations.setPlanned(rowId, held));
           const used = (await repos.uploadLog.windowSum(accountId, since)) + (await repos.reservations.uploadsInFlight(accountId));
-          // `used` holds this upload's own row (`held` bytes) when it has one.
+          // `used` holds this upload's own `mine` bytes.
+          const mine = alive ? held : 0;
           const room = limit - used;
-          const needed = total - held;
+          const needed = total - mine;
           if (needed > room) {
             return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, needed - room, now) };
           }
           // The first reservation is what the caller asked for (a declared size); later ones
           // come chunk by chunk and grow a step ahead.
-          const planned = held + (held === 0 ? needed : Math.min(room, Math.max(needed, UPLOAD_GROWTH_BYTES)));
-          if (rowId === null) return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
-          if (!(await repos.reservations.setPlanned(rowId, planned))) {
-            // Settled by another server while this upload lived (its lease ran out): it
-            // counts again from here, as a new row.
-            return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
-          }
+          const planned = mine + (rowId === null ? needed : Math.min(room, Math.max(needed, UPLOAD_GROWTH_BYTES)));
+          if (!alive) return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
+          await repos.reservations.setPlanned(rowId!, planned);
           return { granted: true, planned };
         });
         if (!answer.granted) return answer;
