@@ -57,6 +57,16 @@ describe('Cache-Control: no-store', () => {
     }
   });
 
+  test('POST /files and a copy: the answer carries the delete link, a secret shown once', async () => {
+    const owner = await t.account();
+    const form = new FormData();
+    form.append('upload', new Blob(['some bytes']), 'kept.txt');
+    const body = await noStore(await t.fetch('/files', { method: 'POST', headers: { Authorization: owner.key }, body: form }), 201);
+    const id = /<entry>\s*<id>([^<]+)<\/id>/.exec(body)?.[1];
+    assert.ok(id && /\/delete\//.test(body), body);
+    await noStore(await t.fetch(`/files/copy/${id}`, { method: 'POST', headers: { Authorization: owner.key } }), 201);
+  });
+
   test('the profile page shows the key, also when it answers 400 to an unconfirmed regenerate', async () => {
     const { login, password, key } = await t.account();
     const browser = new Browser(t.url);

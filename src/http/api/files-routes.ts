@@ -47,12 +47,15 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
       throw error;
     }
     const { file, deleteSecret } = await upload.store(received.staged, received.filename);
+    // The delete link is a secret, shown this once: no cache may keep it.
+    reply.header('Cache-Control', 'no-store');
     return sendAtom(context, request, reply, 201, 'File upload result', [entryEl(...createdFileEntry(links, file, deleteSecret, 'self'))]);
   };
 
   const copy = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
     const { file, deleteSecret } = await services.files.copy(account, id);
+    reply.header('Cache-Control', 'no-store');
     return sendAtom(context, request, reply, 201, 'File copy', [entryEl(...createdFileEntry(links, file, deleteSecret, 'related'))]);
   };
 
