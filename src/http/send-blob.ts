@@ -110,8 +110,14 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     reported = true;
     stream?.destroy();
     // A response that finished flushed every byte; one cut short lost what it buffered.
-    options.afterBody?.(reply.raw.writableFinished ? passed : sent, length);
+    options.afterBody?.(flushed ? passed : sent, length);
   };
+  // 'finish' also fires for a response whose client reset the connection (Node drops the
+  // socket's buffer then): only with the socket still whole did every byte leave.
+  let flushed = false;
+  reply.raw.once('finish', () => {
+    flushed = !request.raw.socket.destroyed && !request.raw.socket.errored;
+  });
   reply.raw.once('close', () => {
     closed = true;
     report();

@@ -71,59 +71,71 @@ export class ReservedUploadQuota implements UploadQuota {
     let rowId: number | null = null;
     let held = 0;
     let open = true;
-    const end = async (stored: { bytes: number; at: number } | null) => {
-      if (!open) return;
-      open = false;
-      const id = rowId;
-      if (id === null) {
-        if (stored) await store.uploadLog.record(accountId, stored.bytes, stored.at);
-        return;
-      }
-      try {
-        await store.transaction(async (repos) => {
+    // A ticket's steps run one after another: an end that overtook a growing reservation
+    // would leave the row that reservation opens behind it.
+    let queue: Promise<unknown> = Promise.resolve();
+    const serial = <T>(step: () => Promise<T>): Promise<T> => {
+      const run = queue.then(step, step);
+      queue = run.catch(() => {});
+      return run;
+    };
+    const end = (stored: { bytes: number; at: number } | null) =>
+      serial(async () => {
+        if (!open) return;
+        open = false;
+        const id = rowId;
+        if (id === null) {
+          if (stored) await store.uploadLog.record(accountId, stored.bytes, stored.at);
+          return;
+        }
+        const settle = store.transaction(async (repos) => {
           // Under the account's lock, like a check: a check reads upload_log and the rows in
           // two statements, and on PostgreSQL (READ COMMITTED) could see this move half done.
           if (stored) await repos.locks.uploadVolume(accountId);
           if (stored) await repos.uploadLog.record(accountId, stored.bytes, stored.at);
           await repos.reservations.take(id);
         });
-      } finally {
-        reservations.release();
-      }
-    };
+        // A failed settle lets go of the row too: its lease runs out and gc settles it.
+        reservations.settled(id, settle);
+        await settle;
+      });
     return {
       reserve: async (total) => {
         if (total <= held) return { granted: true };
-        if (!open) return { granted: false, retryAfterMs: this.windowMs };
-        const answer = await store.transaction(async (repos): Promise<Reservation & { planned?: number; id?: number }> => {
-          await repos.locks.uploadVolume(accountId);
-          const now = clock();
-          const since = now - this.windowMs;
-          // Whether this upload's row is still there: another server may have settled it
-          // (its lease ran out while the upload lived), and then its bytes count no more.
-          const alive = rowId !== null && (await repos.reservations.setPlanned(rowId, held));
-          const used = (await repos.uploadLog.windowSum(accountId, since)) + (await repos.reservations.uploadsInFlight(accountId));
-          // `used` holds this upload's own `mine` bytes.
-          const mine = alive ? held : 0;
-          const room = limit - used;
-          const needed = total - mine;
-          if (needed > room) {
-            return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, needed - room, now) };
+        return serial(async () => {
+          if (!open) return { granted: false, retryAfterMs: this.windowMs };
+          const answer = await store.transaction(async (repos): Promise<Reservation & { planned?: number; id?: number }> => {
+            await repos.locks.uploadVolume(accountId);
+            const now = clock();
+            const since = now - this.windowMs;
+            // Whether this upload's row is still there: another server may have settled it
+            // (its lease ran out while the upload lived), and then its bytes count no more.
+            const alive = rowId !== null && (await repos.reservations.setPlanned(rowId, held));
+            const used = (await repos.uploadLog.windowSum(accountId, since)) + (await repos.reservations.uploadsInFlight(accountId));
+            // `used` holds this upload's own `mine` bytes.
+            const mine = alive ? held : 0;
+            const room = limit - used;
+            const needed = total - mine;
+            if (needed > room) {
+              return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, needed - room, now) };
+            }
+            // The first reservation is what the caller asked for (a declared size); later ones
+            // come chunk by chunk and grow a step ahead.
+            const planned = mine + (rowId === null ? needed : Math.min(room, Math.max(needed, UPLOAD_GROWTH_BYTES)));
+            if (!alive) return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
+            await repos.reservations.setPlanned(rowId!, planned);
+            return { granted: true, planned };
+          });
+          if (!answer.granted) return answer;
+          if (answer.id !== undefined) {
+            // A first row, or one replacing the row another server settled.
+            if (rowId !== null) reservations.settled(rowId);
+            reservations.hold(answer.id);
+            rowId = answer.id;
           }
-          // The first reservation is what the caller asked for (a declared size); later ones
-          // come chunk by chunk and grow a step ahead.
-          const planned = mine + (rowId === null ? needed : Math.min(room, Math.max(needed, UPLOAD_GROWTH_BYTES)));
-          if (!alive) return { granted: true, planned, id: await reservations.openRow(repos, accountId, 'upload', planned) };
-          await repos.reservations.setPlanned(rowId!, planned);
-          return { granted: true, planned };
+          held = answer.planned!;
+          return { granted: true };
         });
-        if (!answer.granted) return answer;
-        if (answer.id !== undefined) {
-          if (rowId === null) reservations.hold();
-          rowId = answer.id;
-        }
-        held = answer.planned!;
-        return { granted: true };
       },
       commit: (bytes, at) => end({ bytes, at }),
       release: () => end(null),

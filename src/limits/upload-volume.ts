@@ -56,7 +56,8 @@ export class UploadVolume {
       const first = await ticket.reserve(1);
       if (!first.granted) throw errors.uploadLimit(first.retryAfterMs / 1000);
     } catch (error) {
-      await ticket.release();
+      // The refusal (or the failure) is the answer; a failing release only leaves a row to gc.
+      await ticket.release().catch((releaseError: unknown) => this.deps.report(releaseError, 'releasing an upload reservation failed'));
       throw error;
     }
     return new UploadAllowance(this, account, ticket);
@@ -72,7 +73,8 @@ export class UploadVolume {
       if (ticket) await ticket.commit(bytes, at);
       else await this.deps.log.record(account.id, bytes, at);
     } catch (error) {
-      // The file is stored: answer it. Not counting it leans the user's way.
+      // The file is stored: answer it. Its reservation row is let go: gc settles it once
+      // its lease runs out, and until then the bytes still count.
       this.deps.report(error, 'recording the upload volume failed');
     }
     if (at - this.lastPrune >= PRUNE_EVERY_MS) {

@@ -55,17 +55,15 @@ export interface SettleReport {
 export class ReservationsService {
   private readonly leaseMs: number;
   private readonly renewMs: number;
-  /** Rows this process holds; the lease timer runs only while there are some. */
-  private held = 0;
+  /** Rows this process holds: their leases are renewed, and no settle of its own touches them. */
+  private readonly held = new Set<number>();
   private renewal: NodeJS.Timeout | null = null;
+  /** Settles in progress; stop() waits for them before the store closes. */
+  private readonly settling = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: ReservationsDeps) {
     this.leaseMs = deps.leaseMs ?? LEASE_MS;
     this.renewMs = deps.renewMs ?? RENEW_MS;
-  }
-
-  get instance(): string {
-    return this.deps.instance;
   }
 
   /**
@@ -78,13 +76,18 @@ export class ReservationsService {
       return this.openRow(repos, accountId, 'traffic', bytes);
     });
     if (id === null) return null;
-    this.hold();
-    return new TrafficTransfer(this, id, accountId, bytes, this.deps.clock);
+    this.hold(id);
+    return new TrafficTransfer(
+      { store: this.deps.store, clock: this.deps.clock, report: this.deps.report, settled: (settle) => this.settled(id, settle) },
+      id,
+      accountId,
+      bytes,
+    );
   }
 
   /**
-   * Writes an open row in the caller's transaction (which has taken its bytes) and counts
-   * it as held by this process once `held()` is called after the commit.
+   * Writes an open row held by this process in the caller's transaction, which has taken
+   * its bytes; call `hold(id)` once that transaction has committed.
    */
   openRow(repos: Repositories, accountId: number, kind: ReservationKind, planned: number): Promise<number> {
     const now = this.deps.clock();
@@ -99,51 +102,79 @@ export class ReservationsService {
     });
   }
 
-  /** A row this process opened (openRow) was committed: its lease is renewed from now on. */
-  hold(): void {
-    this.held += 1;
+  /** A row this process opened was committed: its lease is renewed until it is settled. */
+  hold(id: number): void {
+    this.held.add(id);
     if (this.renewal) return;
-    this.renewal = setInterval(() => {
-      this.deps.store.reservations.renew(this.deps.instance, this.deps.clock() + this.leaseMs).catch((error: unknown) => {
-        this.deps.report(error, 'renewing reservation leases failed');
-      });
-    }, this.renewMs);
+    this.renewal = setInterval(() => void this.renew(), this.renewMs);
     this.renewal.unref();
   }
 
-  /** A row this process held was settled (by it or by another server). */
-  release(): void {
-    this.held = Math.max(0, this.held - 1);
-    if (this.held === 0 && this.renewal) {
+  /**
+   * The holder is done with a row: settled, or its settle failed, in which case the lease
+   * runs out and the row is settled at its last checkpoint like a dead server's. `settle`,
+   * when given, is awaited by stop().
+   */
+  settled(id: number, settle?: Promise<unknown>): void {
+    if (settle) {
+      const tracked = settle.catch(() => {}).finally(() => this.settling.delete(tracked));
+      this.settling.add(tracked);
+    }
+    this.held.delete(id);
+    if (this.held.size === 0 && this.renewal) {
       clearInterval(this.renewal);
       this.renewal = null;
     }
   }
 
+  private renewing = false;
+
+  private async renew(): Promise<void> {
+    // One renewal at a time: a slow database must not pile them up.
+    if (this.renewing || this.held.size === 0) return;
+    this.renewing = true;
+    try {
+      await this.deps.store.reservations.renew([...this.held], this.deps.clock() + this.leaseMs);
+    } catch (error) {
+      this.deps.report(error, 'renewing reservation leases failed');
+    } finally {
+      this.renewing = false;
+    }
+  }
+
   /**
    * Settles the rows earlier processes of this server left (`ofThisServer`, on start),
-   * and rows of any server whose lease ran out. Each row once, whoever else tries.
+   * and rows whose lease ran out, of any server (this one's too, if it let go of them),
+   * at their last checkpoint. Each row once, whoever else tries; a row that fails is
+   * reported and left for the next pass.
    */
   async settleAbandoned(options: { ofThisServer: boolean }): Promise<SettleReport> {
     const report: SettleReport = { settled: 0, trafficRefunded: 0 };
+    let afterId = 0;
     for (;;) {
       const rows = await this.deps.store.reservations.abandoned({
         instance: this.deps.instance,
         now: this.deps.clock(),
+        afterId,
         limit: SETTLE_BATCH,
         ...(options.ofThisServer ? { server: this.deps.server } : {}),
       });
       for (const row of rows) {
-        const refunded = await this.deps.store.transaction(async (repos) => {
-          const taken = await repos.reservations.take(row.id);
-          if (!taken) return null;
-          return settleTaken(repos, taken, taken.settled);
-        });
-        if (refunded === null) continue;
-        report.settled += 1;
-        report.trafficRefunded += refunded;
+        if (this.held.has(row.id)) continue;
+        try {
+          const refunded = await this.deps.store.transaction(async (repos) => {
+            const taken = await repos.reservations.take(row.id);
+            return taken ? settleTaken(repos, taken, taken.settled) : null;
+          });
+          if (refunded === null) continue;
+          report.settled += 1;
+          report.trafficRefunded += refunded;
+        } catch (error) {
+          this.deps.report(error, `settling reservation ${row.id} failed`);
+        }
       }
       if (rows.length < SETTLE_BATCH) return report;
+      afterId = rows.at(-1)!.id;
     }
   }
 
@@ -175,18 +206,15 @@ export class ReservationsService {
     return this.deps.store.reservations.list(limit);
   }
 
-  /** Stops renewing leases (the process is going away; its rows are settled by then or left to the next start). */
-  stop(): void {
+  /**
+   * Stops renewing leases once the settles in progress are done (a graceful stop: the
+   * requests have ended, their settles may still be running). Rows still held are left
+   * to the next start or to gc.
+   */
+  async stop(): Promise<void> {
+    while (this.settling.size > 0) await Promise.all([...this.settling]);
     if (this.renewal) clearInterval(this.renewal);
     this.renewal = null;
-  }
-
-  /** @internal */ get store(): MetadataStore {
-    return this.deps.store;
-  }
-
-  /** @internal */ report(error: unknown, message: string): void {
-    this.deps.report(error, message);
   }
 }
 
@@ -201,6 +229,15 @@ async function settleTaken(repos: Repositories, row: ReservationRecord, moved: n
   const refund = row.planned - Math.min(Math.max(moved, 0), row.planned);
   await repos.accounts.refundTraffic(row.accountId, refund);
   return refund;
+}
+
+/** What a TrafficTransfer needs from its service. */
+interface TransferDeps {
+  store: MetadataStore;
+  clock: Clock;
+  report: (error: unknown, message: string) => void;
+  /** The transfer is done with its row; `settle` is its settling, for a graceful stop to await. */
+  settled: (settle: Promise<unknown>) => void;
 }
 
 /**
@@ -222,13 +259,14 @@ export class TrafficTransfer {
   private finished = false;
 
   constructor(
-    private readonly owner: ReservationsService,
+    private readonly deps: TransferDeps,
+    /** The reservation row. */
     readonly id: number,
     readonly accountId: number,
+    /** Bytes taken for the response: its whole body. */
     readonly planned: number,
-    private readonly clock: Clock,
   ) {
-    this.recordedAt = clock();
+    this.recordedAt = deps.clock();
   }
 
   /** Bytes handed to the kernel so far (never more than the client can receive). */
@@ -236,7 +274,7 @@ export class TrafficTransfer {
     if (moved <= this.latest) return;
     this.latest = Math.min(moved, this.planned);
     if (this.writing || this.takenOver || this.finished) return;
-    if (this.latest - this.recorded < CHECKPOINT_BYTES && this.clock() - this.recordedAt < CHECKPOINT_MS) return;
+    if (this.latest - this.recorded < CHECKPOINT_BYTES && this.deps.clock() - this.recordedAt < CHECKPOINT_MS) return;
     this.writing = this.checkpoint().finally(() => {
       this.writing = null;
     });
@@ -245,9 +283,9 @@ export class TrafficTransfer {
   private async checkpoint(): Promise<void> {
     const value = this.latest;
     try {
-      this.recordedAt = this.clock();
+      this.recordedAt = this.deps.clock();
       const before = this.recorded;
-      const landed = this.owner.store.reservations.checkpoint(this.id, value);
+      const landed = this.deps.store.reservations.checkpoint(this.id, value);
       this.recorded = value;
       if (!(await landed)) {
         // The row was gone before this write: it was settled at the previous checkpoint.
@@ -256,26 +294,27 @@ export class TrafficTransfer {
       }
     } catch (error) {
       // A missed checkpoint only leans the way of the user (a crash would give back more).
-      this.owner.report(error, 'a traffic checkpoint failed');
+      this.deps.report(error, 'a traffic checkpoint failed');
     }
   }
 
   /** The download is over: `moved` bytes are charged, the rest of the reservation given back. */
-  async finish(moved: number): Promise<void> {
-    if (this.finished) return;
+  finish(moved: number): Promise<void> {
+    if (this.finished) return Promise.resolve();
     this.finished = true;
-    const sent = Math.min(Math.max(moved, 0), this.planned);
-    // A checkpoint in flight settles first, so `recorded` is what the row holds.
+    const settle = this.settle(Math.min(Math.max(moved, 0), this.planned));
+    this.deps.settled(settle);
+    return settle;
+  }
+
+  private async settle(sent: number): Promise<void> {
+    // A checkpoint in flight lands first, so `recorded` is what the row holds.
     await this.writing;
-    try {
-      await this.owner.store.transaction(async (repos) => {
-        const taken = await repos.reservations.take(this.id);
-        if (taken) await settleTaken(repos, taken, sent);
-        // Settled elsewhere at `recorded`: the bytes moved since are still owed.
-        else await repos.accounts.chargeTraffic(this.accountId, sent - this.recorded);
-      });
-    } finally {
-      this.owner.release();
-    }
+    await this.deps.store.transaction(async (repos) => {
+      const taken = await repos.reservations.take(this.id);
+      if (taken) await settleTaken(repos, taken, sent);
+      // Settled elsewhere at `recorded`: the bytes moved since are still owed.
+      else await repos.accounts.chargeTraffic(this.accountId, sent - this.recorded);
+    });
   }
 }

@@ -129,7 +129,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     sessions,
     signUp,
     close: async () => {
-      reservations.stop();
+      // Settles still running (responses just ended) finish before the database closes.
+      await reservations.stop();
       await store.close();
     },
   };

@@ -162,19 +162,19 @@ export interface ReservationsRepository {
   checkpoint(id: number, settled: number): Promise<boolean>;
   /** Sets the planned bytes of an open row; false when the row is gone. */
   setPlanned(id: number, planned: number): Promise<boolean>;
-  /** Moves the lease of every row an instance holds; returns how many. */
-  renew(instance: string, leaseUntil: number): Promise<number>;
+  /** Moves the lease of these rows (those still open); returns how many. */
+  renew(ids: number[], leaseUntil: number): Promise<number>;
   /**
    * Deletes the row and returns it as it was; null when it is already gone. Of callers
    * racing for one row, exactly one gets it (the delete takes the row's lock).
    */
   take(id: number): Promise<ReservationRecord | null>;
   /**
-   * Up to `limit` rows others may settle, oldest first: rows whose lease ended before
-   * `now`, and (when `server` is given) every row of `server`'s earlier processes; never
-   * rows of `instance`.
+   * Up to `limit` rows that may need settling, by id after `afterId`: rows whose lease
+   * ended before `now`, and (when `server` is given) every row of `server`'s processes
+   * other than `instance`.
    */
-  abandoned(query: { server?: string; instance: string; now: number; limit: number }): Promise<ReservationRecord[]>;
+  abandoned(query: { server?: string; instance: string; now: number; afterId: number; limit: number }): Promise<ReservationRecord[]>;
   /** Bytes planned by an account's open upload reservations. */
   uploadsInFlight(accountId: number): Promise<number>;
   /** Every open row, oldest first, at most `limit`. */

@@ -17,6 +17,9 @@ function toReservation(row: Selectable<ReservationsTable>): ReservationRecord {
   };
 }
 
+/** Row ids per renewing statement. */
+const RENEW_SLICE = 500;
+
 export function reservationsRepository(db: Kysely<Database>): ReservationsRepository {
   return {
     async open(row) {
@@ -44,9 +47,15 @@ export function reservationsRepository(db: Kysely<Database>): ReservationsReposi
       const result = await db.updateTable('reservations').set({ planned }).where('id', '=', id).executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
-    async renew(instance, leaseUntil) {
-      const result = await db.updateTable('reservations').set({ lease_until: leaseUntil }).where('instance', '=', instance).executeTakeFirst();
-      return Number(result.numUpdatedRows);
+    async renew(ids, leaseUntil) {
+      let renewed = 0;
+      // In slices: one statement's parameters stay far below either engine's limit.
+      for (let start = 0; start < ids.length; start += RENEW_SLICE) {
+        const slice = ids.slice(start, start + RENEW_SLICE);
+        const result = await db.updateTable('reservations').set({ lease_until: leaseUntil }).where('id', 'in', slice).executeTakeFirst();
+        renewed += Number(result.numUpdatedRows);
+      }
+      return renewed;
     },
     async take(id) {
       // DELETE … RETURNING: on PostgreSQL a second delete of the row waits for the first
@@ -54,12 +63,16 @@ export function reservationsRepository(db: Kysely<Database>): ReservationsReposi
       const row = await db.deleteFrom('reservations').where('id', '=', id).returningAll().executeTakeFirst();
       return row ? toReservation(row) : null;
     },
-    async abandoned({ server, instance, now, limit }) {
+    async abandoned({ server, instance, now, afterId, limit }) {
       const rows = await db
         .selectFrom('reservations')
         .selectAll()
-        .where('instance', '<>', instance)
-        .where((eb) => (server === undefined ? eb('lease_until', '<', now) : eb.or([eb('server', '=', server), eb('lease_until', '<', now)])))
+        .where('id', '>', afterId)
+        .where((eb) =>
+          server === undefined
+            ? eb('lease_until', '<', now)
+            : eb.or([eb('lease_until', '<', now), eb.and([eb('server', '=', server), eb('instance', '<>', instance)])]),
+        )
         .orderBy('id')
         .limit(limit)
         .execute();
