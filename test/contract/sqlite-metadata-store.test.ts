@@ -5,24 +5,10 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { openSqlite } from '../../src/db/dialect.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
+import { sqliteHarness } from './metadata-store-harnesses.js';
 import { metadataStoreContract } from './metadata-store.contract.js';
 
-metadataStoreContract('SQLite', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'filehaven-sqlite-'));
-  const store = await openMetadataStore(openSqlite(dir));
-  return {
-    store,
-    // better-sqlite3 is synchronous: a second connection in this thread that waits for the
-    // write lock would block the event loop, and so the holder, until busy_timeout. The
-    // peer is the same connection (its transactions queue on it); two processes on one
-    // file are covered by the CLI tests that run beside a server.
-    openPeer: async () => store,
-    async cleanup() {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+metadataStoreContract('SQLite', sqliteHarness);
 
 test('SQLite: reopening a data folder keeps the rows and migrates only once', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'filehaven-sqlite-'));
