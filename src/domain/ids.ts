@@ -1,4 +1,4 @@
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 
 /** Where ids and secrets come from; injected so tests can be deterministic. */
 export interface IdSource {
@@ -10,6 +10,8 @@ export interface IdSource {
   apiKey(): string;
   /** A new delete-link secret (128 bits, hex). */
   deleteSecret(): string;
+  /** A new id for a server process, naming the reservations it holds (a random UUID). */
+  processId(): string;
 }
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -31,6 +33,7 @@ export const cryptoIds: IdSource = {
   // 32 characters of 62 symbols: about 190 bits.
   apiKey: () => randomString(KEY_ALPHABET, 32),
   deleteSecret: () => randomBytes(16).toString('hex'),
+  processId: () => randomUUID(),
 };
 
 /** A clock; injected so tests can move time without touching the database. */

@@ -46,9 +46,13 @@ export interface UploadTicket {
 }
 
 export interface ReservedUploadQuotaDeps {
+  /** upload_log and the reservation rows. */
   store: MetadataStore;
+  /** Opens, holds and lets go of the rows. */
   reservations: ReservationsService;
+  /** The window's time. */
   clock: Clock;
+  /** The window (UPLOAD_WINDOW_MS). */
   windowMs?: number;
 }
 

@@ -16,14 +16,19 @@ export const RENEW_MS = 15_000;
 const SETTLE_BATCH = 100;
 
 export interface ReservationsDeps {
+  /** Where the rows and the accounts they take from live. */
   store: MetadataStore;
+  /** Leases are written and judged by it. */
   clock: Clock;
   /** The name of this server, the same across its restarts (`--server-name`). */
   server: string;
   /** This process: a random id per start. */
   instance: string;
+  /** Where failures that must not fail a transfer are reported. */
   report: (error: unknown, message: string) => void;
+  /** How long a lease lasts (LEASE_MS). */
   leaseMs?: number;
+  /** How often the holder renews its leases (RENEW_MS). */
   renewMs?: number;
 }
 

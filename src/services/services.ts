@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
@@ -80,7 +79,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   }
 
   const accounts = new AccountsService({ store, secrets, ids, clock });
-  const reservations = new ReservationsService({ store, clock, server: config.serverName ?? hostname(), instance: randomUUID(), report: log });
+  const reservations = new ReservationsService({ store, clock, server: config.serverName ?? hostname(), instance: ids.processId(), report: log });
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
   const folders = new FoldersService({ store, ids, clock });
   const downloads = new DownloadsService({
