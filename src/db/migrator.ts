@@ -39,10 +39,10 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
     if (!error) return;
     // Kysely's migrator lists the tables of every schema of the database before it starts;
     // another site or tool dropping its schema at that moment fails the listing (PostgreSQL
-    // 3F000/42P01 on a catalog entry that vanished). No migration ran: try again.
+    // 3F000/42P01/42703 on a schema, table or column that vanished). No migration ran: try again.
     const code = (error as { code?: string }).code;
     const failed = results?.find((r) => r.status === 'Error');
-    if (!failed && (code === '3F000' || code === '42P01') && attempt < CATALOG_RACE_ATTEMPTS) continue;
+    if (!failed && (code === '3F000' || code === '42P01' || code === '42703') && attempt < CATALOG_RACE_ATTEMPTS) continue;
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
   }
 }
