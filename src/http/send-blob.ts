@@ -105,7 +105,14 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   let armed = false;
   let closed = false;
   let reported = false;
+  // A client that closes its end once it has everything (curl does) can make the response
+  // close before its 'finish': its FIN arrives while the buffers are still whole, so that
+  // is when to look at what left. (A reset drops them unseen: the last look stands.)
+  const socket = request.raw.socket;
+  const lookAtEnd = () => measure();
+  socket.once('end', lookAtEnd);
   const report = () => {
+    socket.removeListener('end', lookAtEnd);
     if (reported || !armed) return;
     reported = true;
     stream?.destroy();
@@ -116,7 +123,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   // socket's buffer then): only with the socket still whole did every byte leave.
   let flushed = false;
   reply.raw.once('finish', () => {
-    flushed = !request.raw.socket.destroyed && !request.raw.socket.errored;
+    flushed = !socket.destroyed && !socket.errored;
   });
   reply.raw.once('close', () => {
     closed = true;
@@ -126,7 +133,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   // without this, its reservation would be taken and never given back.
   // (The request's socket, not the response's: a pipelined response has none until the
   // answers before it are sent.)
-  if (reply.raw.destroyed || request.raw.socket.destroyed) closed = true;
+  if (reply.raw.destroyed || socket.destroyed) closed = true;
 
   try {
     await options.beforeBody?.(length);

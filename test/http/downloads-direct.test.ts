@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
 import { bodyBytes, directLink, eventually, randomPayload, rawRequest, sha256, startAndAbort, trafficLeft } from '../helpers/downloads.js';
@@ -37,6 +39,23 @@ async function expectAtomError(response: Response, status: number, code: string)
 }
 
 const auth = (account: TestAccount) => ({ Authorization: account.key });
+
+/** A client that reads a GET's body and closes its end the moment the last byte is in (as curl does); prints the body bytes. */
+const CLOSE_AT_LAST_BYTE = `
+import net from 'node:net';
+const [port, path, key, size] = process.argv.slice(1);
+const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET ' + path + ' HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: ' + key + '\\r\\n\\r\\n'));
+let head = Buffer.alloc(0), body = -1;
+socket.on('data', (chunk) => {
+  if (body < 0) {
+    head = Buffer.concat([head, chunk]);
+    const end = head.indexOf('\\r\\n\\r\\n');
+    if (end < 0) return;
+    body = head.length - end - 4;
+  } else body += chunk.length;
+  if (body >= Number(size)) { socket.end(); console.log(body); }
+});
+`;
 
 describe('direct link', () => {
   test('has the documented shape and downloads the exact bytes with the owner key', async () => {
@@ -228,6 +247,21 @@ describe('premium traffic', () => {
     assert.equal(left, 5 * size - succeeded * size, 'exactly the successful downloads are charged');
     // Nothing was refunded or lost, so every reservation that fitted was used.
     assert.equal(succeeded, 5);
+  });
+
+  test('a client that closes its connection the moment it has the last byte is charged the whole file', async () => {
+    // curl does this; the response may then close before its 'finish' event, and the last
+    // chunk went uncharged (2 downloads in 3 over curl). The client is another process, as
+    // curl is: in this one its reads would run in the server's own event loop.
+    const size = 32 * 1024 * 1024;
+    const rounds = 10;
+    const { owner, id } = await setup({ size });
+    for (let round = 0; round < rounds; round++) {
+      const url = new URL(await directLink(t, owner.key, id));
+      const client = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', CLOSE_AT_LAST_BYTE, url.port, url.pathname, owner.key, String(size)], { timeout: 30_000 });
+      assert.equal(client.stdout.trim(), String(size), client.stderr);
+    }
+    await eventually(async () => (await trafficLeft(t, owner.key)) === GiB - rounds * size, `charged ${rounds} whole downloads of ${size} bytes`);
   });
 
   test('a client that aborts mid-download gets the unsent bytes refunded', async () => {
