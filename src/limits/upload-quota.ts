@@ -111,7 +111,7 @@ export class ReservedUploadQuota implements UploadQuota {
           const answer = await store.transaction(async (repos): Promise<Reservation & { planned?: number; id?: number }> => {
             await repos.locks.uploadVolume(accountId);
             const now = clock();
-            const since = now - this.windowMs;
+            const since = this.windowStart(now);
             // Whether this upload's row is still there: another server may have settled it
             // (its lease ran out while the upload lived), and then its bytes count no more.
             const alive = rowId !== null && (await repos.reservations.setPlanned(rowId, held));
@@ -147,12 +147,20 @@ export class ReservedUploadQuota implements UploadQuota {
   }
 
   /**
+   * The oldest time a stored upload still counts at `now`: one stored at `at` counts up to
+   * `at + window` exclusive, so a client that waits exactly its Retry-After is served.
+   */
+  private windowStart(now: number): number {
+    return now - this.windowMs + 1;
+  }
+
+  /**
    * How long until `needed` bytes of stored volume leave the window, oldest first. Bytes
    * in flight leave it a full window after they are stored at the earliest, so when the
    * stored uploads cannot free enough the answer is a whole window.
    */
   private async retryAfterMs(log: MetadataStore['uploadLog'], accountId: number, needed: number, now: number): Promise<number> {
-    let since = now - this.windowMs;
+    let since = this.windowStart(now);
     let freed = 0;
     for (;;) {
       const rows = await log.oldest(accountId, since, RETRY_SCAN_ROWS);
