@@ -112,6 +112,10 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
         await trx.insertInto('audit_log').values({ at: 1_700_000_000_000 + i, actor: 'cli:root', action: 'files.block', object: `file:${cryptoIds.fileId()}`, details: `entry ${i}` }).execute();
       }
       for (let i = 0; i < 100; i++) await trx.insertInto('upload_log').values({ account_id: owners[i % owners.length]!, bytes: 1000 + i, at: Date.now() - i * 1000 }).execute();
+      // Transfers a crash left in flight: copied as they are, for the new site's first start to settle.
+      for (let i = 0; i < 3; i++) {
+        await trx.insertInto('reservations').values({ account_id: owners[i % owners.length]!, kind: i === 0 ? 'upload' : 'traffic', planned: 5000 + i, settled: 1000 * i, server: 'old-host', instance: `instance-${i}`, lease_until: Date.now() - 1000, created_at: Date.now() - 5000 }).execute();
+      }
     });
   } finally {
     await db.destroy();
