@@ -161,6 +161,24 @@ export const CORPUS: readonly CorpusEntry[] = [
     build: () => request({ method: 'POST', target: '/x/copy', headers: [['Content-Type', 'application/json']], body: '{x}' }),
   },
   {
+    name: 'GET /account/?_method=PUT without Host, from a signed-in browser, a chunked multipart body, then half-close (answered the web 400 page)',
+    build: (f) =>
+      request({
+        method: 'GET',
+        target: '/account/?_method=PUT',
+        headers: [
+          ['Authorization', f.premium.key],
+          ['Cookie', `${f.session.cookie}; ${f.presession.cookie}; other=1`],
+          ['Content-Type', 'Multipart/Form-Data; BOUNDARY=0; charset=utf-8'],
+          ['Expect', '100-continue'],
+          ['Transfer-Encoding', 'chunked'],
+        ],
+        length: 'none',
+        ending: 'half-close',
+        host: false,
+      }),
+  },
+  {
     name: 'GET * (the asterisk form is for OPTIONS only; answered the home page)',
     build: () => request({ method: 'GET', target: '*', length: 'none' }),
   },

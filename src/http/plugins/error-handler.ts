@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, errors } from '../../domain/errors.js';
 import type { HttpContext, RouteFlags } from '../context.js';
 import { ClientGoneError } from '../multipart-upload.js';
-import { isApiRequest, wantsHtml } from '../request-kind.js';
+import { isApiPath, isApiRequest, wantsHtml } from '../request-kind.js';
 import { sendErrorPage } from '../web/layout.js';
 import { sendAtomError } from './atom-reply.js';
 
@@ -42,6 +42,9 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
 function wantsPage(request: FastifyRequest): boolean {
   // A target that is no path (`*`) may still land on a route; it is nobody's page.
   if (!request.url.startsWith('/')) return false;
+  // An API path answers Atom whatever route caught it: `/account/x` fits the web's
+  // `/:id/:name` pattern, and its body errors came back as the web's HTML pages (API.md 3).
+  if (isApiPath(request.url)) return false;
   if ((request.routeOptions.config as RouteFlags | undefined)?.web) return true;
   return request.is404 && wantsHtml(request) && !isApiRequest(request);
 }
