@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// `npm run build`: compiles src/ to dist/ (what `npm start` runs) and copies the site's
-// static files beside the modules that read them. The CLI (bin/filehaven.js) and the tests
-// run the TypeScript sources through tsx instead, so nothing goes stale while developing.
+// `npm run build` (and `npm install`, through `prepare`): compiles src/ to dist/, what
+// `npm start` and `npx filehaven` run, and copies the site's static files beside the
+// modules that read them. The tests build their own copy (scripts/run-tests.js).
 import { spawnSync } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
 import path from 'node:path';

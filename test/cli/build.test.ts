@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +21,13 @@ test('the build compiles a server that serves pages, static files and the API', 
     const out = path.join(work, 'dist');
     const build = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--out', out], { encoding: 'utf8' });
     assert.equal(build.status, 0, build.stdout + build.stderr);
+    // `npx filehaven` (bin/filehaven.js) runs the compiled CLI beside it: here there are no
+    // sources for it to fall back on, so only dist/ can answer.
+    await mkdir(path.join(work, 'bin'));
+    await copyFile(path.join(ROOT, 'bin', 'filehaven.js'), path.join(work, 'bin', 'filehaven.js'));
+    const help = spawnSync(process.execPath, [path.join(work, 'bin', 'filehaven.js'), 'help'], { cwd: work, env: cleanEnv(), encoding: 'utf8' });
+    assert.equal(help.status, 0, help.stdout + help.stderr);
+    assert.match(help.stdout, /^usage:\n  filehaven serve/);
     const server = spawn(process.execPath, [path.join(out, 'cli', 'index.js'), 'serve', '--port', '0', '--data', path.join(work, 'data'), '--log-level', 'warn'], {
       cwd: work,
       env: cleanEnv(),

@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * The script that runs `filehaven` of a checkout: `bin/filehaven.js` (the sources through
- * tsx), or for this checkout the compiled build that scripts/run-tests.js makes once per
- * run (FILEHAVEN_TEST_ENTRY): the same sources, without compiling TypeScript again at
- * each of the hundreds of processes the CLI, crash and fuzz tests start.
+ * The script that runs `filehaven` of a checkout: for this checkout the compiled build
+ * that scripts/run-tests.js makes once per run (FILEHAVEN_TEST_ENTRY), so the hundreds of
+ * processes the CLI, crash and fuzz tests start do not compile TypeScript each; else the
+ * sources through tsx (scripts/filehaven-sources.js), never a dist/ that may be stale;
+ * bin/filehaven.js for a checkout without that script.
  */
 export function filehavenEntry(root: string = ROOT): string {
   const built = process.env.FILEHAVEN_TEST_ENTRY;
-  return built && path.resolve(root) === path.resolve(ROOT) ? built : path.join(root, 'bin', 'filehaven.js');
+  if (built && path.resolve(root) === path.resolve(ROOT)) return built;
+  const sources = path.join(root, 'scripts', 'filehaven-sources.js');
+  return existsSync(sources) ? sources : path.join(root, 'bin', 'filehaven.js');
 }
 
 /** The parent's environment without FILEHAVEN_* settings, so only what a test sets counts. */
