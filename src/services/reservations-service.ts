@@ -63,6 +63,8 @@ export class ReservationsService {
   /** Rows this process holds: their leases are renewed, and no settle of its own touches them. */
   private readonly held = new Set<number>();
   private renewal: NodeJS.Timeout | null = null;
+  /** A renewal is running: a slow database must not pile them up. */
+  private renewing = false;
   /** Settles in progress; stop() waits for them before the store closes. */
   private readonly settling = new Set<Promise<unknown>>();
 
@@ -132,10 +134,7 @@ export class ReservationsService {
     }
   }
 
-  private renewing = false;
-
   private async renew(): Promise<void> {
-    // One renewal at a time: a slow database must not pile them up.
     if (this.renewing || this.held.size === 0) return;
     this.renewing = true;
     try {
