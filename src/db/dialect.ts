@@ -4,6 +4,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** The SQLite database's file name inside the data folder (its `-wal` and `-shm` beside it). */
 export const SQLITE_FILE = 'filehaven.db';
@@ -56,7 +57,7 @@ export function openSqlite(dataDir: string): OpenedDatabase {
         db.pragma('busy_timeout = 10000');
         db.pragma('synchronous = FULL');
         db.pragma('foreign_keys = ON');
-        return db;
+        return withStatementCache(db);
       },
     }),
   });
