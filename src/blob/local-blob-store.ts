@@ -99,7 +99,9 @@ export class LocalBlobStore implements BlobStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(key);
       throw error;
     }
-    return file.createReadStream(range ? { start: range.start, end: range.end } : {});
+    // 1 MiB reads: a sixteenth of the system calls of the 64 KiB default, and what one
+    // download holds in memory at most beside the socket's buffers (issue 9).
+    return file.createReadStream({ highWaterMark: READ_BATCH_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
   async has(key: string): Promise<boolean> {
@@ -196,7 +198,10 @@ class TempFileSink extends Writable {
   private file: FileHandle | undefined;
 
   constructor(private readonly filePath: string) {
-    super();
+    // Chunks that arrive while a write is on the disk wait here, up to this much, and go
+    // down together in the next one (_writev): a few large writes rather than one per
+    // 64 KiB chunk, and at most this much of an upload held in memory (issue 9).
+    super({ highWaterMark: WRITE_BATCH_BYTES });
   }
 
   override _construct(done: (error?: Error | null) => void): void {
@@ -210,7 +215,17 @@ class TempFileSink extends Writable {
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, done: (error?: Error | null) => void): void {
-    writeFully(this.file!, chunk).then(
+    writeFully(this.file!, [chunk]).then(
+      () => done(),
+      (error: unknown) => done(new BlobStorageError('write', error)),
+    );
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], done: (error?: Error | null) => void): void {
+    writeFully(
+      this.file!,
+      chunks.map((entry) => entry.chunk),
+    ).then(
       () => done(),
       (error: unknown) => done(new BlobStorageError('write', error)),
     );
@@ -234,11 +249,20 @@ class TempFileSink extends Writable {
   }
 }
 
-/** Writes all of `chunk` at the file's position (a write may take fewer bytes than asked). */
-async function writeFully(file: FileHandle, chunk: Buffer): Promise<void> {
-  for (let offset = 0; offset < chunk.length; ) {
-    const { bytesWritten } = await file.write(chunk, offset, chunk.length - offset);
-    offset += bytesWritten;
+/** Bytes read from a blob file at a time for a download. */
+const READ_BATCH_BYTES = 1024 * 1024;
+
+/** Bytes of an upload that may wait in memory for the write before them (TempFileSink). */
+const WRITE_BATCH_BYTES = 1024 * 1024;
+
+/** Writes all of `chunks` at the file's position, in one writev when the disk takes it all. */
+async function writeFully(file: FileHandle, chunks: Buffer[]): Promise<void> {
+  let left = [...chunks];
+  while (left.length > 0) {
+    let { bytesWritten } = await file.writev(left);
+    // A write may take fewer bytes than asked: go on from where it stopped.
+    while (left.length > 0 && bytesWritten >= left[0]!.length) bytesWritten -= left.shift()!.length;
+    if (bytesWritten > 0) left[0] = left[0]!.subarray(bytesWritten);
   }
 }
 

@@ -104,7 +104,7 @@ describe('LocalBlobStore on disk', () => {
   });
 
   /** Replaces a FileHandle method for one test (FileHandle is not exported as a class). */
-  async function patchFileHandle<K extends 'sync' | 'write'>(method: K, replacement: (original: FileHandle[K]) => FileHandle[K]): Promise<() => void> {
+  async function patchFileHandle<K extends 'sync' | 'write' | 'writev'>(method: K, replacement: (original: FileHandle[K]) => FileHandle[K]): Promise<() => void> {
     const probe = await open(path.join(root, 'probe'), 'w');
     const proto = Object.getPrototypeOf(probe) as FileHandle;
     await probe.close();
@@ -147,11 +147,35 @@ describe('LocalBlobStore on disk', () => {
     });
   });
 
+  test('a disk that takes fewer bytes than asked gets the rest in later writes, in order', async () => {
+    // At most 777 bytes per writev, so every batch is cut, also inside a chunk.
+    const restore = await patchFileHandle('writev', (original) =>
+      async function (this: FileHandle, buffers: NodeJS.ArrayBufferView[], position?: number) {
+        const first = buffers[0] as Buffer;
+        return original.call(this, [first.subarray(0, Math.min(777, first.length))], position);
+      } as unknown as FileHandle['writev'],
+    );
+    const bytes = randomBytes(300_000);
+    let staged;
+    try {
+      staged = await store.stage(chunked(bytes), { maxBytes: bytes.length });
+    } finally {
+      restore();
+    }
+    assert.equal(staged.size, bytes.length);
+    assert.equal(staged.sha256, sha256Of(bytes));
+    const key = await store.publish(staged);
+    const chunks: Buffer[] = [];
+    for await (const chunk of await store.read(key)) chunks.push(chunk as Buffer);
+    assert.ok(Buffer.concat(chunks).equals(bytes), 'the stored bytes are the bytes sent');
+  });
+
   test('a failing write (disk full) is BlobStorageError and leaves nothing', async () => {
-    const restore = await patchFileHandle('write', () =>
+    // The staging sink writes its batches with writev.
+    const restore = await patchFileHandle('writev', () =>
       async function () {
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      } as unknown as FileHandle['write'],
+      } as unknown as FileHandle['writev'],
     );
     try {
       await assert.rejects(store.stage(chunked(randomBytes(5000)), { maxBytes: 5000 }), (error: unknown) => {
