@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { resolveUrls, type Config } from './config/config.js';
 import { buildApp } from './http/app.js';
-import { scheduleGc } from './services/gc-service.js';
 import { LEASE_MS } from './services/reservations-service.js';
+import { scheduleRuns } from './services/schedule.js';
 import { openServices, type ServiceOptions, type Services } from './services/services.js';
 
 /** A running server. */
@@ -37,8 +37,12 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     const urls = resolveUrls(config, { host: config.host, port });
     links.configure(urls);
     if (leftover.settled > 0) app.log.warn({ reservations: leftover }, 'settled transfers an earlier process left');
-    const settling = services.reservations.settleExpiredEvery(LEASE_MS, (error) => app.log.error(error, 'settling expired reservations failed'));
-    const gc = scheduleGc(services.gc, config.gcIntervalMs, {
+    // Between gc runs, the transfers of a server that died for good are settled once their
+    // lease runs out: a cheap indexed read when there are none.
+    const settling = scheduleRuns({ run: () => services.reservations.settleAbandoned({ ofThisServer: false }) }, LEASE_MS, {
+      onError: (error) => app.log.error(error, 'settling expired reservations failed'),
+    });
+    const gc = scheduleRuns(services.gc, config.gcIntervalMs, {
       onReport: (report) => app.log.info({ gc: report }, 'gc done'),
       onError: (error) => app.log.error(error, 'gc failed'),
     });

@@ -109,10 +109,9 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   // close before its 'finish': its FIN arrives while the buffers are still whole, so that
   // is when to look at what left. (A reset drops them unseen: the last look stands.)
   const socket = request.raw.socket;
-  const lookAtEnd = () => measure();
-  socket.once('end', lookAtEnd);
+  socket.once('end', measure);
   const report = () => {
-    socket.removeListener('end', lookAtEnd);
+    socket.removeListener('end', measure);
     if (reported || !armed) return;
     reported = true;
     stream?.destroy();

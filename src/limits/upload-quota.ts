@@ -95,8 +95,10 @@ export class ReservedUploadQuota implements UploadQuota {
         const settle = store.transaction(async (repos) => {
           // Under the account's lock, like a check: a check reads upload_log and the rows in
           // two statements, and on PostgreSQL (READ COMMITTED) could see this move half done.
-          if (stored) await repos.locks.uploadVolume(accountId);
-          if (stored) await repos.uploadLog.record(accountId, stored.bytes, stored.at);
+          if (stored) {
+            await repos.locks.uploadVolume(accountId);
+            await repos.uploadLog.record(accountId, stored.bytes, stored.at);
+          }
           await repos.reservations.take(id);
         });
         // A failed settle lets go of the row too: its lease runs out and gc settles it.

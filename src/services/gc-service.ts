@@ -69,8 +69,6 @@ const UPLOAD_LOG_KEEP_MS = DAY_MS;
 const EXPIRY_BATCH = 500;
 /** Unreferenced blob rows read at a time. */
 const BLOB_BATCH = 500;
-/** setTimeout fires at once (with a warning) past this; a longer interval waits in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * Housekeeping: expiry, unreferenced and orphaned blobs, abandoned temp files, the upload
@@ -208,60 +206,4 @@ export class GcService {
   private async countExpired(cutoff: number): Promise<number> {
     return this.deps.store.housekeeping.countExpired(cutoff);
   }
-}
-
-/** A running periodic gc. */
-export interface GcSchedule {
-  /** Stops the timer and waits for a run in progress, so the database can close after it. */
-  stop(): Promise<void>;
-}
-
-/**
- * Runs `gc` every `intervalMs` (0 = never), the next run timed from the end of the last,
- * so runs never overlap. The timer is unref'd: it never keeps the process alive. Errors
- * go to `onError`, never up.
- */
-export function scheduleGc(
-  gc: Pick<GcService, 'run'>,
-  intervalMs: number,
-  hooks: { onReport?: (report: GcReport) => void; onError: (error: unknown) => void },
-): GcSchedule {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | null = null;
-  let stopped = intervalMs <= 0;
-  let waited = 0;
-
-  const arm = () => {
-    if (stopped) return;
-    const step = Math.min(intervalMs - waited, MAX_TIMER_MS);
-    timer = setTimeout(() => {
-      waited += step;
-      if (waited < intervalMs) return arm();
-      waited = 0;
-      running = gc
-        .run()
-        .then((report) => hooks.onReport?.(report))
-        .catch((error: unknown) => {
-          try {
-            hooks.onError(error);
-          } catch {
-            // A failing logger must not take the server down.
-          }
-        })
-        .finally(() => {
-          running = null;
-          arm();
-        });
-    }, step);
-    timer.unref();
-  };
-  arm();
-
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
 }

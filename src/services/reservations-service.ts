@@ -182,29 +182,6 @@ export class ReservationsService {
     }
   }
 
-  /**
-   * Settles reservations whose lease ran out (a server that died for good) every
-   * `intervalMs`, between gc runs; a cheap indexed read when there are none.
-   */
-  settleExpiredEvery(intervalMs: number, onError: (error: unknown) => void): { stop(): Promise<void> } {
-    let running: Promise<unknown> | null = null;
-    const timer = setInterval(() => {
-      if (running) return;
-      running = this.settleAbandoned({ ofThisServer: false })
-        .catch(onError)
-        .finally(() => {
-          running = null;
-        });
-    }, intervalMs);
-    timer.unref();
-    return {
-      stop: async () => {
-        clearInterval(timer);
-        await running;
-      },
-    };
-  }
-
   /** Open reservations, oldest first (for the operator). */
   list(limit = 1000): Promise<ReservationRecord[]> {
     return this.deps.store.reservations.list(limit);
