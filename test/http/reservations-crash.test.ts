@@ -27,6 +27,8 @@ const PASSWORD = 'correct horse battery';
 const TRAFFIC = 2048 * MiB;
 const FILE_BYTES = 48 * MiB;
 const UPLOAD_LIMIT = 80 * MiB;
+/** Where a download stops reading until the kill: past the 12 MiB the kill waits for, far from the end. */
+const HOLD_AT = 24 * MiB;
 const IN_FLIGHT_UPLOAD = 36 * MiB;
 /**
  * The most a crash may leave uncharged per transfer: the checkpoint interval, plus the
@@ -47,6 +49,8 @@ before(async () => {
   const services = await openServices(config(), { log: () => {} });
   try {
     await services.accounts.create({ login: 'ada', password: PASSWORD, premiumDays: 30, trafficBytes: TRAFFIC });
+    // The second test's own account: whatever the first leaves open cannot move its figures.
+    await services.accounts.create({ login: 'bob', password: PASSWORD, premiumDays: 30, trafficBytes: TRAFFIC });
   } finally {
     await services.close();
   }
@@ -60,8 +64,8 @@ after(async () => {
 const serverArgs = ['--log-level', 'warn', '--upload-volume-premium', `${UPLOAD_LIMIT}`, '--gc-interval', '0'];
 const start = () => ServerProcess.start(dataDir, serverArgs, 30_000, env);
 
-async function apiKey(url: string): Promise<string> {
-  const outcome = await request(`${url}/apikeys`, { method: 'POST', body: new URLSearchParams({ login: 'ada', password: PASSWORD }) });
+async function apiKey(url: string, login = 'ada'): Promise<string> {
+  const outcome = await request(`${url}/apikeys`, { method: 'POST', body: new URLSearchParams({ login, password: PASSWORD }) });
   const key = outcome.kind === 'answer' ? /<content type="text">([^<]+)<\/content>/.exec(outcome.body)?.[1] : undefined;
   assert.ok(key, JSON.stringify(outcome).slice(0, 300));
   return key;
@@ -124,9 +128,23 @@ function slowUpload(url: string, key: string, size: number): { sent: () => numbe
   return { sent: () => sent, done };
 }
 
-/** A direct download read at a bounded pace (a MiB, then a pause) until the body ends or is cut. */
-function slowDownload(href: string, key: string): { received: () => number; done: Promise<{ received: number; complete: boolean }> } {
+/**
+ * A direct download read at a bounded pace (a MiB, then a pause). Once it holds `holdAt`
+ * bytes it stops reading until `release()`, so however fast the server is, no download can
+ * end before the kill; released, it drains what the sockets still hold.
+ */
+function slowDownload(
+  href: string,
+  key: string,
+  holdAt: number,
+): { received: () => number; release: () => void; done: Promise<{ received: number; complete: boolean }> } {
   let received = 0;
+  let released = false;
+  let resumeHeld: (() => void) | undefined;
+  const release = () => {
+    released = true;
+    resumeHeld?.();
+  };
   const done = new Promise<{ received: number; complete: boolean }>((resolve, reject) => {
     const req = http.get(href, { headers: { Authorization: key } }, (res) => {
       if (res.statusCode !== 200) {
@@ -138,7 +156,10 @@ function slowDownload(href: string, key: string): { received: () => number; done
       res.on('data', (chunk: Buffer) => {
         received += chunk.length;
         sincePause += chunk.length;
-        if (sincePause >= MiB) {
+        if (!released && received >= holdAt) {
+          res.pause();
+          resumeHeld = () => res.resume();
+        } else if (sincePause >= MiB) {
           sincePause = 0;
           res.pause();
           setTimeout(() => res.resume(), 25);
@@ -150,7 +171,7 @@ function slowDownload(href: string, key: string): { received: () => number; done
     });
     req.on('error', () => resolve({ received, complete: false }));
   });
-  return { received: () => received, done };
+  return { received: () => received, release, done };
 }
 
 async function openRows(services: Services): Promise<number> {
@@ -184,11 +205,12 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
             return href;
           }),
         );
-        const downloads = links.map((href) => slowDownload(href, key));
+        const downloads = links.map((href) => slowDownload(href, key, HOLD_AT));
         const uploading = slowUpload(server.url, key, IN_FLIGHT_UPLOAD);
         // Every transfer well under way, none near its end.
         await waitFor(() => downloads.every((d) => d.received() >= 12 * MiB) && uploading.sent() >= 8 * MiB, 60_000, 'the transfers to get going');
         await server.kill();
+        for (const download of downloads) download.release();
         const results = await Promise.all(downloads.map((d) => d.done));
         context.diagnostic(`round ${round}: upload cut (${await uploading.done}), downloads received ${results.map((r) => (r.received / MiB).toFixed(1)).join(', ')} MiB`);
         for (const result of results) assert.equal(result.complete, false, 'the kill cut every download short');
@@ -231,7 +253,7 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
     let account;
     let startLeft: number;
     try {
-      account = (await services.store.accounts.byLogin('ada'))!;
+      account = (await services.store.accounts.byLogin('bob'))!;
       startLeft = account.trafficLeft;
       for (let i = 0; i < ROWS; i++) {
         const transfer = await services.reservations.takeTraffic(account.id, 1000);
@@ -267,7 +289,7 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
       assert.ok(cut, 'no kill landed in the middle of the settle');
       const server = await start();
       try {
-        const key = await apiKey(server.url);
+        const key = await apiKey(server.url, 'bob');
         assert.deepEqual(await probe.store.reservations.list(10), [], 'every row settled');
         const expected = afterTaking + ROWS * 1000 - checkpoints;
         assert.equal(await trafficLeft(server.url, key), expected, 'each row settled exactly once, at its checkpoint');
