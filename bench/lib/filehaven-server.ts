@@ -1,0 +1,86 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { defer } from './cleanup.js';
+import { call } from './http-client.js';
+
+/** What makes a backend: the server's flags beyond the data folder, and its extra environment. */
+export interface BackendSettings {
+  flags: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * Limits out of the way of a benchmark, but on: every request still runs through the rate
+ * limiter, the upload-volume reservation and the traffic accounting, as in production.
+ */
+const BENCH_FLAGS = [
+  '--log-level', 'warn',
+  '--max-file-size', String(64 * 1024 ** 3),
+  '--api-rate-per-key', '1000000000',
+  '--api-rate-per-ip', '1000000000',
+  '--free-downloads-per-ip', '1000',
+  '--upload-volume-premium', String(1024 ** 5),
+  '--gc-interval', '0',
+];
+
+export const PASSWORD = 'bench-password';
+
+/** The environment without FILEHAVEN_* settings, so the caller's shell cannot change what a backend is. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FILEHAVEN_')));
+  return { ...env, ...extra };
+}
+
+/** Runs the compiled CLI on this data folder and backend; its stdout. */
+export function filehavenCli(dataDir: string, settings: BackendSettings, ...args: string[]): string {
+  const result = spawnSync(process.execPath, ['dist/cli/index.js', ...args, '--data', dataDir, ...settings.flags], { encoding: 'utf8', env: cleanEnv(settings.env) });
+  if (result.status !== 0) throw new Error(`filehaven ${args.join(' ')}: ${result.stderr || result.stdout}`);
+  return result.stdout;
+}
+
+/** A premium account with traffic to spare. */
+export function createAccount(dataDir: string, settings: BackendSettings, login: string): void {
+  filehavenCli(dataDir, settings, 'accounts', 'create', '--login', login, '--password', PASSWORD, '--premium-days', '365', '--traffic', String(1024 ** 5), '--json');
+}
+
+export interface RunningServer {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** `filehaven serve`, compiled, as `npm start` runs it; stopped (SIGTERM) when the section unwinds. */
+export async function startFilehaven(dataDir: string, settings: BackendSettings): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['dist/cli/index.js', 'serve', '--port', '0', '--data', dataDir, ...BENCH_FLAGS, ...settings.flags], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: cleanEnv(settings.env),
+  });
+  const exited = once(child, 'exit');
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  defer('stop the filehaven server', stop);
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (data: Buffer) => {
+      out += data.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`filehaven serve exited with ${code}: ${out}`)));
+  });
+  child.stdout!.resume();
+  return { url, pid: child.pid!, stop };
+}
+
+export async function apiKey(url: string, login: string): Promise<string> {
+  const answer = await call(`${url}/apikeys`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ login, password: PASSWORD }).toString(),
+  });
+  const key = /<content type="text">([^<]+)</.exec(answer.body)?.[1];
+  if (!key) throw new Error(`no API key: ${answer.status} ${answer.body}`);
+  return key;
+}
