@@ -33,17 +33,22 @@ const ATTRIBUTE_ENTITIES: Record<string, string> = { ...TEXT_ENTITIES, '"': '&qu
  * Characters XML cannot represent are dropped.
  */
 export function escapeXml(value: string | number): string {
-  return String(value)
-    .replace(NOT_XML, '')
-    .replace(/[&<>]/g, (c) => TEXT_ENTITIES[c]!);
+  const text = String(value);
+  if (PLAIN_TEXT.test(text)) return text;
+  return text.replace(NOT_XML, '').replace(/[&<>]/g, (c) => TEXT_ENTITIES[c]!);
 }
 
 /** Escapes a double-quoted attribute value: also `"`. */
 export function escapeXmlAttribute(value: string | number): string {
-  return String(value)
-    .replace(NOT_XML, '')
-    .replace(/[&<>"]/g, (c) => ATTRIBUTE_ENTITIES[c]!);
+  const text = String(value);
+  if (PLAIN_ATTRIBUTE.test(text)) return text;
+  return text.replace(NOT_XML, '').replace(/[&<>"]/g, (c) => ATTRIBUTE_ENTITIES[c]!);
 }
+
+// Most values (numbers, dates, ids, URLs, plain names) need no escaping at all: one test
+// instead of two replacements, on every element of every answer (issue 9).
+const PLAIN_TEXT = /^[\t\n\r\u0020-\u0025\u0027-\u003b\u003d\u003f-\ud7ff\ue000-\ufffd]*$/;
+const PLAIN_ATTRIBUTE = /^[\t\n\r\u0020\u0021\u0023-\u0025\u0027-\u003b\u003d\u003f-\ud7ff\ue000-\ufffd]*$/;
 
 function render(element: XmlElement, depth: number, out: string[]): void {
   const pad = '  '.repeat(depth);
@@ -80,8 +85,17 @@ export interface FeedOptions {
 
 /** RFC 822 date with a numeric zone, as API.md section 3 shows: `Sat, 21 Nov 2026 10:04:05 +0000`. */
 export function rfc822(date: Date): string {
-  return date.toUTCString().replace(/GMT$/, '+0000');
+  // Every answer carries the time; within one second it is the same text (issue 9).
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastRfc822 = date.toUTCString().replace(/GMT$/, '+0000');
+  }
+  return lastRfc822;
 }
+
+let lastSecond = NaN;
+let lastRfc822 = '';
 
 /** Serialises a whole feed, ending with a newline. */
 export function atomFeed(options: FeedOptions): string {

@@ -8,8 +8,15 @@ import { decodeSegment, pathSegments } from './request-target.js';
  * absolute-form target or `//account` cannot dodge the count), else from the decoded path.
  */
 export function isApiRequest(request: FastifyRequest): boolean {
-  return request.routeOptions.url ? isApiWord(pathSegments(request.routeOptions.url)[0]) : isApiPath(request.url);
+  const route = request.routeOptions.url;
+  if (!route) return isApiPath(request.url);
+  // Routes are few and fixed: each is judged once (this runs on every request).
+  let api = apiRoutes.get(route);
+  if (api === undefined) apiRoutes.set(route, (api = isApiWord(pathSegments(route)[0])));
+  return api;
 }
+
+const apiRoutes = new Map<string, boolean>();
 
 /** Whether a request target's first (decoded) path word is one of the API's. */
 export function isApiPath(url: string): boolean {

@@ -8,6 +8,8 @@ import { isIPv6 } from 'node:net';
 export function addressKey(ip: string | undefined): string {
   // A socket already gone has no address; such requests share one key.
   if (!ip) return 'unknown';
+  // IPv4, the common case, counts as it is (and skips the IPv6 parsing below).
+  if (!ip.includes(':')) return ip;
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
   if (mapped) return mapped[1]!;
   const bare = ip.replace(/%.*$/, '');

@@ -1,9 +1,27 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import fc from 'fast-check';
 import { atomFeed, entryEl, escapeXml, escapeXmlAttribute, linkEl, rfc822, textEl } from '../../src/http/atom.js';
 import { parseAtom } from '../helpers/xml.js';
 
+/** The escaping as it is specified, without the shortcut for text that needs none. */
+const NOT_XML = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' };
+const slowEscape = (text: string, marks: RegExp) => text.replace(NOT_XML, '').replace(marks, (c) => ENTITIES[c]!);
+
 describe('escapeXml', () => {
+  test('the shortcut for plain text gives what the full escaping gives, for any string', () => {
+    // Strings drawn from the characters that matter: markup, controls, lone and paired surrogates, U+FFFE/F.
+    const tricky = fc.constantFrom('a', 'é', ' ', '&', '<', '>', '"', "'", '\t', '\n', '\r', '\u0000', '\u001f', '\ud83d', '\ude00', '\ud83d\ude00', '\ufffe', '\uffff', '\ufffd', '\ud7ff', '\ue000');
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.array(tricky).map((parts) => parts.join(''))), (text) => {
+        assert.equal(escapeXml(text), slowEscape(text, /[&<>]/g));
+        assert.equal(escapeXmlAttribute(text), slowEscape(text, /[&<>"]/g));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('escapes the five markup characters', () => {
     assert.equal(escapeXml(`<a href="x">Tom & Jerry's</a>`), `&lt;a href="x"&gt;Tom &amp; Jerry's&lt;/a&gt;`);
     assert.equal(escapeXmlAttribute(`<a href="x">Tom & Jerry's</a>`), `&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry's&lt;/a&gt;`);

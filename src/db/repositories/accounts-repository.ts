@@ -1,10 +1,13 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../database.js';
+import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import type { AccountsTable, Database } from '../database.js';
 import type { AccountsRepository, NewAccount } from './repositories.js';
 import { toAccount, translateDuplicate } from './rows.js';
 
 export function accountsRepository(db: Kysely<Database>): AccountsRepository {
   const select = () => db.selectFrom('accounts').selectAll();
+  // Every API request looks its account up by key: that SQL is built and compiled once,
+  // not per request (issue 9; building and compiling cost more than SQLite's lookup).
+  let byApiKeyHashQuery: CompiledQuery<Selectable<AccountsTable>> | undefined;
   return {
     async create(account: NewAccount) {
       const row = await translateDuplicate(
@@ -44,7 +47,8 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
       return row ? { account: toAccount(row), passwordHash: row.password_hash } : null;
     },
     async byApiKeyHash(hash) {
-      const row = await select().where('api_key_hash', '=', hash).executeTakeFirst();
+      byApiKeyHashQuery ??= select().where('api_key_hash', '=', '').compile();
+      const [row] = (await db.executeQuery<Selectable<AccountsTable>>({ ...byApiKeyHashQuery, parameters: [hash] })).rows;
       return row ? toAccount(row) : null;
     },
     async sealedApiKey(id) {

@@ -13,14 +13,16 @@ export function registerProtocolChecks(app: FastifyInstance): void {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request) => {
-    if (closing) throw errors.unavailable();
+  // A callback hook, not an async one: it runs on every request and has nothing to wait for.
+  app.addHook('onRequest', (request, _reply, done) => {
+    if (closing) return done(errors.unavailable());
     const raw = request.raw;
-    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) throw errors.badRequest('Missing Host header');
+    if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) return done(errors.badRequest('Missing Host header'));
     // RFC 9112 3.2: a path, an absolute URL, or `*` for OPTIONS alone (`GET *` was served the home page).
     const target = raw.url ?? '';
     if (!target.startsWith('/') && !/^https?:\/\//i.test(target) && !(target === '*' && raw.method === 'OPTIONS')) {
-      throw errors.badRequest('Invalid request target');
+      return done(errors.badRequest('Invalid request target'));
     }
+    done();
   });
 }

@@ -30,11 +30,7 @@ export async function registerSessions(app: FastifyInstance, context: HttpContex
   // No cookie secret: the cookies carry random tokens checked against the server, not signed data.
   await app.register(cookie);
   app.decorateRequest('webSession', null);
-  app.addHook('onRequest', async (request, reply) => {
-    const flags = request.routeOptions.config as RouteFlags | undefined;
-    if (!flags?.web && !request.is404) return;
-    const token = request.cookies[SESSION_COOKIE];
-    if (token === undefined) return;
+  const resume = async (request: FastifyRequest, reply: FastifyReply, token: string) => {
     const session = await context.services.sessions.resume(token);
     if (!session) {
       // Ended, unknown or disabled: the browser forgets the dead token.
@@ -43,6 +39,14 @@ export async function registerSessions(app: FastifyInstance, context: HttpContex
     }
     request.webSession = session;
     if (session.renewed) setSessionCookie(request, reply, context, token, session.expiresAt);
+  };
+  // A callback hook: every API request passes here, and has no session to wait for.
+  app.addHook('onRequest', (request, reply, done) => {
+    const flags = request.routeOptions.config as RouteFlags | undefined;
+    if (!flags?.web && !request.is404) return done();
+    const token = request.cookies[SESSION_COOKIE];
+    if (token === undefined) return done();
+    resume(request, reply, token).then(() => done(), done);
   });
 }
 
