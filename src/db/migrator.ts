@@ -6,6 +6,7 @@ import * as serverSettings from './migrations/0004-server-settings.js';
 import * as signInAddresses from './migrations/0005-sign-in-addresses.js';
 import * as blobKeys from './migrations/0006-blob-keys.js';
 import * as reservations from './migrations/0007-reservations.js';
+import * as listingIndexes from './migrations/0008-listing-indexes.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0005-sign-in-addresses': signInAddresses,
   '0006-blob-keys': blobKeys,
   '0007-reservations': reservations,
+  '0008-listing-indexes': listingIndexes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

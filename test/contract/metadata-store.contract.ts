@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DuplicateError, type MetadataStore, type NewAccount, type NewFile, type Repositories } from '../../src/db/repositories/repositories.js';
-import { FileStatus, type Account } from '../../src/domain/types.js';
+import { FileStatus, type Account, type FileRecord, type Folder } from '../../src/domain/types.js';
 
 /** One store under test. */
 export interface MetadataStoreHarness {
@@ -492,6 +492,95 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.deepEqual(ids(first), [c.id, b.id]);
         assert.deepEqual(ids(await page({ createdAt: b.createdAt, id: b.id })), [a.id]);
         assert.deepEqual(ids(await page({ createdAt: a.createdAt, id: a.id })), []);
+      });
+    });
+
+    describe('keyset walks', () => {
+      /** Newest first: created_at, then id, both descending (ids here are W + digits, ordered alike by any collation). */
+      const newestFirst = <T extends { createdAt: number; id: string }>(rows: T[]): string[] =>
+        [...rows].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((row) => row.id);
+
+      /** Every page of a listing, each after the last row of the one before, until a short page. */
+      async function walk<T extends { createdAt: number; id: string }>(
+        page: (before: { createdAt: number; id: string } | undefined, limit: number) => Promise<T[]>,
+        limit: number,
+      ): Promise<string[]> {
+        const seen: string[] = [];
+        let before: { createdAt: number; id: string } | undefined;
+        for (let pages = 0; pages < 100; pages++) {
+          const rows = await page(before, limit);
+          seen.push(...rows.map((row) => row.id));
+          const last = rows.at(-1);
+          if (rows.length < limit || !last) return seen;
+          before = { createdAt: last.createdAt, id: last.id };
+        }
+        throw new Error('the walk does not end');
+      }
+
+      // Runs of 1 to 5 rows share a created_at; the ids are shuffled against the times, so
+      // inside a run only the id orders, and every page size below ends pages inside runs.
+      const RUNS = [3, 1, 5, 2, 4, 1, 3];
+      const idAt = (n: number) => `W${String((n * 37) % 101).padStart(9, '0')}`;
+      const PAGE_SIZES = [1, 2, 3, 4, 7, 25];
+
+      test('files.list walks every row exactly once, newest first, through equal created_at, for each filter', async () => {
+        const owner = await account();
+        const other = await account();
+        await folder(owner.id, 'WALKDIR001');
+        const made: FileRecord[] = [];
+        let n = 0;
+        for (const [run, size] of RUNS.entries()) {
+          for (let i = 0; i < size; i++, n++) {
+            // Every third file in the folder; the other account's files share the same instants.
+            made.push(await file(owner.id, { id: idAt(n), createdAt: T0 + run, folderId: n % 3 === 0 ? 'WALKDIR001' : null }));
+            await file(other.id, { createdAt: T0 + run });
+          }
+        }
+        const blocked = made[4]!;
+        const deleted = made[5]!;
+        await store.files.setStatus(blocked.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await store.files.setStatus(deleted.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        const live = made.filter((f) => f.id !== deleted.id);
+        const both = [FileStatus.Active, FileStatus.Blocked];
+        const filters: Array<[string, Omit<Parameters<typeof store.files.list>[0], 'limit' | 'before'>, string[]]> = [
+          ['owner', { ownerId: owner.id, states: both }, newestFirst(live)],
+          ['owner, root', { ownerId: owner.id, states: both, folderId: null }, newestFirst(live.filter((f) => f.folderId === null))],
+          ['owner, folder', { ownerId: owner.id, states: both, folderId: 'WALKDIR001' }, newestFirst(live.filter((f) => f.folderId === 'WALKDIR001'))],
+          ['folder, active', { folderId: 'WALKDIR001', states: [FileStatus.Active] }, newestFirst(live.filter((f) => f.folderId === 'WALKDIR001' && f.id !== blocked.id))],
+        ];
+        for (const [name, filter, expected] of filters) {
+          for (const limit of PAGE_SIZES) {
+            const seen = await walk((before) => store.files.list({ ...filter, before, limit }), limit);
+            assert.deepEqual(seen, expected, `${name}, pages of ${limit}`);
+          }
+        }
+      });
+
+      test('folders.list walks every folder exactly once, newest first, through equal created_at, for each filter', async () => {
+        const owner = await account();
+        const other = await account();
+        await store.folders.create({ id: 'WPARENT001', ownerId: owner.id, parentId: null, name: 'parent', createdAt: T0 - 1 });
+        const made: Folder[] = [];
+        let n = 0;
+        for (const [run, size] of RUNS.entries()) {
+          for (let i = 0; i < size; i++, n++) {
+            const parentId = n % 2 === 0 ? 'WPARENT001' : null;
+            made.push(await store.folders.create({ id: idAt(n), ownerId: owner.id, parentId, name: `walk ${n}`, createdAt: T0 + run }));
+            await store.folders.create({ id: `X${String(n).padStart(9, '0')}`, ownerId: other.id, parentId: null, name: 'other', createdAt: T0 + run });
+          }
+        }
+        const all = [...made, (await store.folders.byId('WPARENT001'))!];
+        const filters: Array<[string, Omit<Parameters<typeof store.folders.list>[0], 'limit' | 'before'>, string[]]> = [
+          ['owner', { ownerId: owner.id }, newestFirst(all)],
+          ['owner, top level', { ownerId: owner.id, parentId: null }, newestFirst(all.filter((f) => f.parentId === null))],
+          ['owner, parent', { ownerId: owner.id, parentId: 'WPARENT001' }, newestFirst(all.filter((f) => f.parentId === 'WPARENT001'))],
+        ];
+        for (const [name, filter, expected] of filters) {
+          for (const limit of PAGE_SIZES) {
+            const seen = await walk((before) => store.folders.list({ ...filter, before, limit }), limit);
+            assert.deepEqual(seen, expected, `${name}, pages of ${limit}`);
+          }
+        }
       });
     });
 
