@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { defer } from './cleanup.js';
 import { call } from './http-client.js';
@@ -61,6 +61,12 @@ export async function startFilehaven(dataDir: string, settings: BackendSettings)
     await exited;
   };
   defer('stop the filehaven server', stop);
+  const url = await listeningUrl(child, 'filehaven serve');
+  return { url, pid: child.pid!, stop };
+}
+
+/** The URL a child prints as `listening on http://...`; rejects if it exits first. */
+export async function listeningUrl(child: ChildProcess, what: string): Promise<string> {
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (data: Buffer) => {
@@ -68,10 +74,10 @@ export async function startFilehaven(dataDir: string, settings: BackendSettings)
       const match = /listening on (http:\/\/\S+)/.exec(out);
       if (match) resolve(match[1]!);
     });
-    child.once('exit', (code) => reject(new Error(`filehaven serve exited with ${code}: ${out}`)));
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}: ${out}`)));
   });
   child.stdout!.resume();
-  return { url, pid: child.pid!, stop };
+  return url;
 }
 
 export async function apiKey(url: string, login: string): Promise<string> {

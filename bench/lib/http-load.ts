@@ -2,6 +2,7 @@ import { execFile, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { defer } from './cleanup.js';
+import { listeningUrl } from './filehaven-server.js';
 
 const run = promisify(execFile);
 
@@ -59,14 +60,5 @@ export async function startBareNode(answer: { headers: Record<string, string>; b
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
   });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (data: Buffer) => {
-      out += data.toString();
-      const match = /listening on (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`bare node:http server exited with ${code}: ${out}`)));
-  });
-  return { url };
+  return { url: await listeningUrl(child, 'the bare node:http server') };
 }
