@@ -119,10 +119,12 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     options.afterBody?.(flushed ? passed : sent, length);
   };
   // 'finish' also fires for a response whose client reset the connection (Node drops the
-  // socket's buffer then): only with the socket still whole did every byte leave.
+  // socket's buffer then): only a socket that is whole, or that was closed after flushing
+  // its own writes (a client that closed once it had every byte: Node ends the socket and
+  // destroys it at its 'finish'), let every byte leave.
   let flushed = false;
   reply.raw.once('finish', () => {
-    flushed = !socket.destroyed && !socket.errored;
+    flushed = !socket.errored && (!socket.destroyed || socket.writableFinished);
   });
   reply.raw.once('close', () => {
     closed = true;
