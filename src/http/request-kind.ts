@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { rememberRecent } from '../domain/remember-recent.js';
 import { API_PATH_WORDS } from './api/api-catalogue.js';
 import { decodeSegment, pathSegments } from './request-target.js';
 
@@ -9,14 +10,11 @@ import { decodeSegment, pathSegments } from './request-target.js';
  */
 export function isApiRequest(request: FastifyRequest): boolean {
   const route = request.routeOptions.url;
-  if (!route) return isApiPath(request.url);
-  // Routes are few and fixed: each is judged once (this runs on every request).
-  let api = apiRoutes.get(route);
-  if (api === undefined) apiRoutes.set(route, (api = isApiWord(pathSegments(route)[0])));
-  return api;
+  return route ? isApiRoute(route) : isApiPath(request.url);
 }
 
-const apiRoutes = new Map<string, boolean>();
+// Routes are few and fixed: each is judged once (this runs on every request).
+const isApiRoute = rememberRecent((route: string) => isApiWord(pathSegments(route)[0]));
 
 /** Whether a request target's first (decoded) path word is one of the API's. */
 export function isApiPath(url: string): boolean {

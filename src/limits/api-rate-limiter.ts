@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { errors } from '../domain/errors.js';
-import { rememberRecent } from '../security/recent-digests.js';
+import { rememberRecent } from '../domain/remember-recent.js';
 import { addressKey } from './client-address.js';
 
 export interface ApiRateLimiterOptions {
@@ -15,7 +15,7 @@ export interface ApiRateLimiterOptions {
 }
 
 /** An API key as a counter key: the key itself never sits in the limiter's store. */
-const keyOf = rememberRecent((apiKey) => createHash('sha256').update(apiKey).digest('hex'));
+const keyOf = rememberRecent((apiKey: string) => createHash('sha256').update(apiKey).digest('hex'));
 
 /** The request rate of API clients, per API key and per client address (errorRateLimited). */
 export class ApiRateLimiter {

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { rememberRecent } from './recent-digests.js';
+import { rememberRecent } from '../domain/remember-recent.js';
 
 /** The server setting (`server_settings.name`) that keeps ServerSecrets.fingerprint(). */
 export const SECRET_FINGERPRINT_SETTING = 'secret_fingerprint';
@@ -28,7 +28,7 @@ export class ServerSecrets {
    * Remembered for recent keys: this runs on every API request. (The keys it holds are
    * the ones requests carry through this process anyway.)
    */
-  readonly apiKeyLookup: (apiKey: string) => string = rememberRecent((apiKey) => createHmac('sha256', this.lookupKey).update(apiKey).digest('hex'));
+  readonly apiKeyLookup: (apiKey: string) => string = rememberRecent((apiKey: string) => createHmac('sha256', this.lookupKey).update(apiKey).digest('hex'));
 
   /** Encrypts an API key (AES-256-GCM) so POST /apikeys can return the same key again. */
   sealApiKey(apiKey: string): string {

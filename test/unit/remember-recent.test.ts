@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rememberRecent } from '../../src/security/recent-digests.js';
+import { rememberRecent } from '../../src/domain/remember-recent.js';
 
 test('rememberRecent: computes each input once while it is among the recent ones, and holds at most capacity', () => {
   const computed: string[] = [];
-  const digest = rememberRecent((input) => {
+  const digest = rememberRecent((input: string) => {
     computed.push(input);
     return `#${input}`;
   }, 3);
