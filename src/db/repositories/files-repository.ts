@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { FileStatus } from '../../domain/types.js';
 import type { FilesRepository } from './repositories.js';
-import { toFile, translateDuplicate } from './rows.js';
+import { listedAfter, toFile, translateDuplicate } from './rows.js';
 
 export function filesRepository(db: Kysely<Database>): FilesRepository {
   const select = () => db.selectFrom('files').selectAll();
@@ -113,10 +113,7 @@ export function filesRepository(db: Kysely<Database>): FilesRepository {
       if (query.folderId === null) q = q.where('folder_id', 'is', null);
       else if (query.folderId !== undefined) q = q.where('folder_id', '=', query.folderId);
       const before = query.before;
-      // A row-value comparison, not `created_at < ? OR (created_at = ? AND id < ?)`: both
-      // engines read it as one range of the (..., created_at, id) indexes of migration 0008,
-      // where SQLite scanned the OR from the newest row down to the cursor.
-      if (before) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
+      if (before) q = q.where(listedAfter(before));
       const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
       return rows.map(toFile);
     },

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../database.js';
 import { FileStatus } from '../../domain/types.js';
 import type { FoldersRepository } from './repositories.js';
-import { toFolder, translateDuplicate } from './rows.js';
+import { listedAfter, toFolder, translateDuplicate } from './rows.js';
 
 export function foldersRepository(db: Kysely<Database>): FoldersRepository {
   return {
@@ -39,10 +39,7 @@ export function foldersRepository(db: Kysely<Database>): FoldersRepository {
       if (query.parentId === null) q = q.where('parent_id', 'is', null);
       else if (query.parentId !== undefined) q = q.where('parent_id', '=', query.parentId);
       const before = query.before;
-      // A row-value comparison, not `created_at < ? OR (created_at = ? AND id < ?)`: both
-      // engines read it as one range of the (..., created_at, id) indexes of migration 0008,
-      // where SQLite scanned the OR from the newest row down to the cursor.
-      if (before) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
+      if (before) q = q.where(listedAfter(before));
       const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
       return rows.map(toFolder);
     },

@@ -1,7 +1,17 @@
-import type { Selectable } from 'kysely';
+import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { AccountsTable, FilesTable, FoldersTable } from '../database.js';
 import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
 import { DuplicateError } from './repositories.js';
+
+/**
+ * The rows after `before` in a listing paged newest first on (created_at, id): a row-value
+ * comparison, not `created_at < ? OR (created_at = ? AND id < ?)`, because both engines
+ * read it as one range of the (..., created_at, id) indexes of migration 0008, where
+ * SQLite scanned the OR from the newest row down to the cursor.
+ */
+export function listedAfter(before: { createdAt: number; id: string }): Expression<SqlBool> {
+  return sql<SqlBool>`(${sql.ref('created_at')}, ${sql.ref('id')}) < (${before.createdAt}, ${before.id})`;
+}
 
 // PostgreSQL drivers return bigint columns as strings; Number() keeps mappers dialect-neutral.
 const num = (value: unknown): number => Number(value);
