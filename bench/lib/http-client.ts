@@ -107,4 +107,12 @@ export function download(url: string, expected: number, options: { headers?: htt
 export const atomLink = (body: string, title: string): string | undefined => new RegExp(`title="${title}" href="([^"]+)"`).exec(body)?.[1];
 export const atomEntryId = (body: string): string | undefined => /<entry>[\s\S]*?<id>([A-Z0-9]{10})<\/id>/.exec(body)?.[1];
 /** The direct link of a `;DirectLink` answer, unescaped. */
-export const atomEnclosure = (body: string): string | undefined => /<link href="([^"]+)" rel="enclosure"/.exec(body)?.[1]?.replaceAll('&amp;', '&');
+const atomEnclosure = (body: string): string | undefined => /<link href="([^"]+)" rel="enclosure"/.exec(body)?.[1]?.replaceAll('&amp;', '&');
+
+/** A fresh direct link (`GET /files/<id>;DirectLink`) of a premium account's file. */
+export async function directLink(url: string, key: string, fileId: string): Promise<string> {
+  const answer = await call(`${url}/files/${fileId};DirectLink`, { headers: { Authorization: key } });
+  const href = atomEnclosure(answer.body);
+  if (!href) throw new Error(`no direct link: ${answer.status} ${answer.body}`);
+  return href;
+}

@@ -1,6 +1,6 @@
 import type { BenchContext } from '../lib/context.js';
 import { figure, type SectionResult } from '../lib/figures.js';
-import { atomEnclosure, atomEntryId, atomLink, call, download, uploadFile } from '../lib/http-client.js';
+import { atomEntryId, atomLink, directLink, download, uploadFile } from '../lib/http-client.js';
 import { MiB, rssPeak, timed } from '../lib/measure.js';
 
 const MB = 1e6;
@@ -16,14 +16,8 @@ export async function memory(context: BenchContext, size: number): Promise<Secti
   const link = atomLink(stored, 'download_link');
   const id = atomEntryId(stored);
   if (!link || !id) throw new Error(`no link in ${stored}`);
-  const directLink = async () => {
-    const answer = await call(`${server.url}/files/${id};DirectLink`, { headers: { Authorization: key } });
-    const href = atomEnclosure(answer.body);
-    if (!href) throw new Error(`no direct link: ${answer.body}`);
-    return href;
-  };
-  const slowHref = await directLink();
-  const halfHrefs = [await directLink(), await directLink()];
+  const slowHref = await directLink(server.url, key, id);
+  const halfHrefs = [await directLink(server.url, key, id), await directLink(server.url, key, id)];
 
   const slowReader = new AbortController();
   const auth = { Authorization: key };

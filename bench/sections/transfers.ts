@@ -2,7 +2,7 @@ import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { BenchContext } from '../lib/context.js';
 import { figure, rate, x, type Figure, type SectionResult } from '../lib/figures.js';
-import { atomEnclosure, atomEntryId, atomLink, call, download, put, uploadFile } from '../lib/http-client.js';
+import { atomEntryId, atomLink, directLink, download, put, uploadFile } from '../lib/http-client.js';
 import { alternate, mbps, median, MiB, timed } from '../lib/measure.js';
 
 /**
@@ -24,9 +24,7 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
   if (!publicLink || !fileId) throw new Error(`no download link or id in ${stored}`);
   contestants.public = () => timed(() => download(`${publicLink}?download=1`, size));
   contestants.direct = async () => {
-    const answer = await call(`${server.url}/files/${fileId};DirectLink`, { headers: { Authorization: key } });
-    const href = atomEnclosure(answer.body);
-    if (!href) throw new Error(`no direct link: ${answer.status} ${answer.body}`);
+    const href = await directLink(server.url, key, fileId);
     return timed(() => download(href, size, { headers: { Authorization: key } }));
   };
 
