@@ -54,7 +54,11 @@ export interface BlobStore {
   publish(staged: StagedBlob): Promise<string>;
   /** Drops a staged blob that will not be published; never fails for a missing one. */
   discard(staged: StagedBlob): Promise<void>;
-  /** Streams a blob, or the inclusive range of it; rejects with BlobNotFoundError. */
+  /**
+   * Streams a blob, or the inclusive range of it; rejects with BlobNotFoundError. The
+   * stream may also be RecyclableChunks, for a reader that can say when it is done with
+   * each chunk.
+   */
   read(key: string, range?: ByteRange): Promise<Readable>;
   /** Whether bytes are stored under a key; false for a key this store could never have made. */
   has(key: string): Promise<boolean>;
@@ -78,6 +82,19 @@ export interface BlobStore {
    */
   deleteStaged(handle: string): Promise<void>;
 }
+
+/**
+ * A blob stream whose chunks a reader may hand back once it no longer needs them (their
+ * bytes have left the process), for the stream to read into again: downloads at disk
+ * speed then allocate nothing per chunk (blob/file-range-stream.ts says why that matters).
+ * A recycled chunk must not be touched again; handing back one the stream did not make
+ * is ignored.
+ */
+export interface RecyclableChunks {
+  recycle(chunk: Buffer): void;
+}
+
+export const canRecycle = (stream: Readable): stream is Readable & RecyclableChunks => typeof (stream as Partial<RecyclableChunks>).recycle === 'function';
 
 /** A stored blob as a listing sees it. */
 export interface StoredBlobInfo {

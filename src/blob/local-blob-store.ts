@@ -4,6 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { FileRangeStream } from './file-range-stream.js';
 import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 const STAGED_HANDLE = /^[0-9a-f]{32}\.part$/;
@@ -100,9 +101,9 @@ export class LocalBlobStore implements BlobStore {
       throw error;
     }
     // 1 MiB reads: a sixteenth of the system calls of the 64 KiB default. A download holds
-    // at most about four of them (4 MiB): one read ahead, one being read, one in the
-    // caller's meter, one queued on the socket (issue 9).
-    return file.createReadStream({ highWaterMark: READ_BATCH_BYTES, ...(range ? { start: range.start, end: range.end } : {}) });
+    // three of them (3 MiB), reused from start to end when the caller recycles them: one
+    // read ahead, one being read, one queued on the socket (issue 9).
+    return new FileRangeStream(file, READ_BATCH_BYTES, range);
   }
 
   async has(key: string): Promise<boolean> {
@@ -252,11 +253,11 @@ class TempFileSink extends Writable {
 }
 
 /*
- * Why not smaller (issue 9): what transfers hold is little of a server's peak. Every read
- * and every socket chunk is a fresh Buffer that lives on until V8's next collection, and
- * those, 20 to 50 MB during 4 uploads and 4 downloads at once, make most of it. Reads of
- * 512 KiB took about 10 MB off that peak and cost downloads MB/s (twice the reads through
- * libuv's thread pool); 512 KiB upload buffers cost uploads about 6%.
+ * Why not smaller (issue 9): a download reads into the same three buffers from start to
+ * end (FileRangeStream, recycled by sendFile), so its reads cost no garbage; 512 KiB
+ * reads only doubled the trips through libuv's thread pool. An upload's socket chunks are
+ * Node's own fresh Buffers, which live on until V8's next collection: 512 KiB upload
+ * batches cost uploads about 6% for a few MB.
  */
 
 /** Bytes read from a blob file at a time for a download. */

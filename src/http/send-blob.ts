@@ -2,8 +2,9 @@ import { create as contentDisposition } from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fresh from 'fresh';
 import rangeParser from 'range-parser';
-import { Readable, Transform } from 'node:stream';
-import type { ByteRange } from '../blob/blob-store.js';
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import { canRecycle, type ByteRange } from '../blob/blob-store.js';
 import type { FileRecord } from '../domain/types.js';
 
 export interface SendFileOptions {
@@ -93,40 +94,20 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
 
   // afterBody runs exactly once when beforeBody went through, however the response ends:
   // also when the client leaves while we reserve or open (the close event may come first).
-  // Bytes passed on to the response, and of those the ones known to have left the process:
-  // what the response still buffers (its own and its socket's) has not.
-  let passed = 0;
+  // Bytes sent are those whose write completed: in the kernel's hands, not Node's.
   let sent = 0;
-  const measure = () => {
-    sent = Math.max(sent, passed - reply.raw.writableLength);
-    return sent;
-  };
   let stream: Readable | undefined;
   let armed = false;
   let closed = false;
   let reported = false;
-  // A client that closes its end once it has everything (curl does) can make the response
-  // close before its 'finish': its FIN arrives while the buffers are still whole, so that
-  // is when to look at what left. (A reset drops them unseen: the last look stands.)
-  const socket = request.raw.socket;
-  socket.once('end', measure);
   const report = () => {
-    socket.removeListener('end', measure);
     if (reported || !armed) return;
     reported = true;
     stream?.destroy();
-    // A response that finished flushed every byte; one cut short lost what it buffered.
-    options.afterBody?.(flushed ? passed : sent, length);
+    options.afterBody?.(sent, length);
   };
-  // 'finish' also fires for a response whose client reset the connection (Node drops the
-  // socket's buffer then): only a socket that is whole, or that was closed after flushing
-  // its own writes (a client that closed once it had every byte: Node ends the socket and
-  // destroys it at its 'finish'), let every byte leave.
-  let flushed = false;
-  reply.raw.once('finish', () => {
-    flushed = !socket.errored && (!socket.destroyed || socket.writableFinished);
-  });
-  reply.raw.once('close', () => {
+  const res = reply.raw;
+  res.once('close', () => {
     closed = true;
     report();
   });
@@ -134,7 +115,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   // without this, its reservation would be taken and never given back.
   // (The request's socket, not the response's: a pipelined response has none until the
   // answers before it are sent.)
-  if (reply.raw.destroyed || socket.destroyed) closed = true;
+  if (res.destroyed || request.raw.socket.destroyed) closed = true;
 
   try {
     await options.beforeBody?.(length);
@@ -152,23 +133,93 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     report();
     throw notTheFile(error);
   }
+  const source = stream;
+  // Listened to from here on, so that an error between two steps never goes unheard
+  // (which would end the process): before the first chunk, firstChunk rejects with it;
+  // after, the pump cuts the connection.
+  let pumping = false;
+  source.on('error', (error) => {
+    if (!pumping) return;
+    request.log.warn({ err: error }, 'download cut short: its source failed after the headers were sent');
+    res.destroy();
+  });
   if (closed) {
-    stream.destroy();
+    source.destroy();
     report();
     return reply;
   }
-  const progress = options.progress;
-  const meter = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      // Measured before the chunk joins the buffers: backpressure lets a chunk in only as
-      // the client drains them, so this runs as the download moves.
-      const moved = measure();
-      progress?.(moved);
-      passed += chunk.length;
-      done(null, chunk);
-    },
+  // Until the first chunk, a failing source (an object store that errs) still gets an
+  // error response; after it, the status line is gone and a failure can only cut the
+  // connection, which a client sees as a short body.
+  let first: Buffer | null;
+  try {
+    first = await firstChunk(source, res);
+  } catch (error) {
+    report();
+    throw notTheFile(error);
+  }
+  if (closed) {
+    source.destroy();
+    report();
+    return reply;
+  }
+  reply.hijack();
+  res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
+  pumping = true;
+  pump(source, first, res, (bytes) => {
+    sent += bytes;
+    options.progress?.(sent);
   });
-  // pipe() does not destroy the source when the destination goes: report() does, on close.
-  stream.on('error', (error) => meter.destroy(error));
-  return reply.send(stream.pipe(meter));
+  return reply;
+}
+
+/** The first chunk of a stream (null if it ends first or the response closes), the rest left paused. */
+function firstChunk(stream: Readable, res: ServerResponse): Promise<Buffer | null> {
+  return new Promise((resolve, reject) => {
+    const settle = (then: () => void) => {
+      stream.off('data', onData).off('end', onEnd).off('error', onError);
+      res.off('close', onEnd);
+      then();
+    };
+    const onData = (chunk: Buffer) => {
+      stream.pause();
+      settle(() => resolve(chunk));
+    };
+    const onEnd = () => settle(() => resolve(null));
+    const onError = (error: Error) => settle(() => reject(error));
+    stream.on('data', onData).on('end', onEnd).on('error', onError);
+    res.on('close', onEnd);
+  });
+}
+
+/**
+ * Writes a stream to the response with a callback per write: that callback is both the
+ * measure of bytes sent (the write reached the kernel) and the moment the chunk's memory
+ * is free, so a recycling source reads into it again (issue 9: no Buffer per chunk, no
+ * collection per 64 MB). The source pauses while the socket is full; the response's end
+ * or failure destroys it (sendFile's report), its failure cuts the response (sendFile).
+ */
+function pump(source: Readable, first: Buffer | null, res: ServerResponse, written: (bytes: number) => void): void {
+  if (source.errored) {
+    res.destroy();
+    return;
+  }
+  const recycle = canRecycle(source) ? (chunk: Buffer) => source.recycle(chunk) : undefined;
+  const write = (chunk: Buffer) => {
+    const roomLeft = res.write(chunk, (error) => {
+      if (!error) written(chunk.length);
+      recycle?.(chunk);
+    });
+    if (!roomLeft) source.pause();
+  };
+  if (first !== null) write(first);
+  // The source may have ended while its first chunk was on its way here.
+  if (first === null || source.readableEnded) {
+    res.end();
+    return;
+  }
+  source.on('end', () => res.end());
+  res.on('drain', () => source.resume());
+  source.on('data', write);
+  if (!res.writableNeedDrain) source.resume();
 }

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, open, readdir, readlink, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { BlobStorageError } from '../../src/blob/blob-store.js';
+import { BlobStorageError, canRecycle } from '../../src/blob/blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
 import { blobStoreContract, chunked, sha256Of } from './blob-store.contract.js';
 
@@ -187,5 +187,41 @@ describe('LocalBlobStore on disk', () => {
       restore();
     }
     assert.deepEqual(await readdir(store.tempDir), []);
+  });
+
+  test('a download stream reads into the chunks its reader hands back, and ignores foreign ones', async () => {
+    const MiB = 1024 * 1024;
+    const bytes = randomBytes(7 * MiB + 12_345);
+    const key = await store.publish(await store.stage(chunked(bytes), { maxBytes: bytes.length }));
+    for (const range of [undefined, { start: 3, end: bytes.length - 2 }, { start: MiB, end: 2 * MiB }]) {
+      const stream = await store.read(key, range);
+      assert.ok(canRecycle(stream), 'a file stream takes its chunks back');
+      const memories = new Set<ArrayBufferLike>();
+      const hash = createHash('sha256');
+      let count = 0;
+      for await (const chunk of stream as AsyncIterable<Buffer>) {
+        hash.update(chunk);
+        memories.add(chunk.buffer);
+        count++;
+        // Handed back once consumed, as sendFile does when a write completes; a foreign
+        // buffer handed back is ignored, not read into.
+        stream.recycle(chunk);
+        stream.recycle(Buffer.alloc(chunk.length));
+      }
+      const wanted = range ? bytes.subarray(range.start, range.end + 1) : bytes;
+      assert.equal(hash.digest('hex'), sha256Of(wanted), `the bytes of ${JSON.stringify(range)}`);
+      assert.ok(count >= Math.floor(wanted.length / MiB), 'read a chunk at a time');
+      // One read ahead and one being read at most: the same few buffers from start to end.
+      assert.ok(memories.size <= 3, `${memories.size} buffers for ${count} chunks`);
+    }
+  });
+
+  test('a download stream whose reader keeps its chunks leaves them whole', async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 5);
+    const key = await store.publish(await store.stage(chunked(bytes), { maxBytes: bytes.length }));
+    const chunks: Buffer[] = [];
+    for await (const chunk of await store.read(key)) chunks.push(chunk as Buffer);
+    assert.ok(Buffer.concat(chunks).equals(bytes));
+    assert.equal(new Set(chunks.map((chunk) => chunk.buffer)).size, chunks.length, 'every kept chunk is its own memory');
   });
 });
