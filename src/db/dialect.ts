@@ -2,7 +2,6 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
-import pg from 'pg';
 import type { Database } from './database.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
@@ -93,19 +92,24 @@ export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function openPostgres(options: PostgresOptions): OpenedDatabase {
   if (!SCHEMA_PATTERN.test(options.schema)) throw new Error(`not a schema name: ${options.schema}`);
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: options.poolSize,
-    // A server that does not answer is a start that fails in seconds, not a hang.
-    connectionTimeoutMillis: 10_000,
-  });
-  // A connection the server drops (a restart, a failover, a network cut) must not crash
-  // the process: pg emits 'error' on the pool for an idle client and on the client itself
-  // for one that is checked out between two queries, where nothing else listens. The pool
-  // replaces the connection, and the query that next uses it reports the outage to its
-  // request (500 errorInternal); test/http/backend-outage.test.ts cuts the link.
-  pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  // pg is loaded with the first connection: a server on SQLite never pays its ~5 MB.
+  const pool = async () => {
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize,
+      // A server that does not answer is a start that fails in seconds, not a hang.
+      connectionTimeoutMillis: 10_000,
+    });
+    // A connection the server drops (a restart, a failover, a network cut) must not crash
+    // the process: pg emits 'error' on the pool for an idle client and on the client itself
+    // for one that is checked out between two queries, where nothing else listens. The pool
+    // replaces the connection, and the query that next uses it reports the outage to its
+    // request (500 errorInternal); test/http/backend-outage.test.ts cuts the link.
+    pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
+    return pool;
+  };
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool,
