@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from './rate-limiter-classes.js';
 import { errors } from '../domain/errors.js';
 import { rememberRecent } from '../domain/remember-recent.js';
 import { addressKey } from './client-address.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from './rate-limiter-classes.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { addressKey } from './client-address.js';
 import type { KnownSignInAddresses } from './known-sign-in-addresses.js';
