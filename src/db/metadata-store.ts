@@ -26,7 +26,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
     signInAddresses: signInAddressesRepository(db),
-    reservations: reservationsRepository(db),
+    reservations: reservationsRepository(db, engine),
     locks: locksRepository(db, engine),
   };
 }
