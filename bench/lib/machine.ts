@@ -14,6 +14,6 @@ export function describeMachine(dir: string): string[] {
     `memory: ${(os.totalmem() / 1024 ** 3).toFixed(1)} GiB; load average at the start ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`,
     `system: ${os.type()} ${os.release()} (${os.arch()})`,
     `disk of the data folder (${dir}): ${disk}`,
-    `Node ${process.version}; ${version('nginx', ['-v'])}; ${version('wrk', ['--version'])}`,
+    `Node ${process.version}; ${version('nginx', ['-v'])}; ${version('wrk', ['--version'])}; ${version('curl', ['--version']).split(' ').slice(0, 2).join(' ')}`,
   ];
 }

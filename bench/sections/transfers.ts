@@ -2,7 +2,8 @@ import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { BenchContext } from '../lib/context.js';
 import { figure, rate, x, type Figure, type SectionResult } from '../lib/figures.js';
-import { atomEntryId, atomLink, directLink, download, put, uploadFile } from '../lib/http-client.js';
+import { curlGet, curlPut, curlUpload, writeBody } from '../lib/curl.js';
+import { atomEntryId, atomLink, directLink, put, uploadFile } from '../lib/http-client.js';
 import { alternate, mbps, median, MiB, timed } from '../lib/measure.js';
 
 /**
@@ -15,17 +16,20 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
   const notes: string[] = [];
   const contestants: Record<string, () => Promise<number>> = {};
 
+  // The bytes every upload sends, written once to the run's scratch folder.
+  const body = path.join(context.work, `body-${size}.bin`);
+  await writeBody(body, size);
   let lastUpload = '';
-  contestants.upload = () => timed(async () => void (lastUpload = (await uploadFile(server.url, key, { size })).body));
+  contestants.upload = () => timed(async () => void (lastUpload = await curlUpload(server.url, key, body)));
   // One stored file for the downloads, uploaded before any is timed.
   const stored = (await uploadFile(server.url, key, { size }, 'download-me.bin')).body;
   const publicLink = atomLink(stored, 'download_link');
   const fileId = atomEntryId(stored);
   if (!publicLink || !fileId) throw new Error(`no download link or id in ${stored}`);
-  contestants.public = () => timed(() => download(`${publicLink}?download=1`, size));
+  contestants.public = () => timed(() => curlGet(`${publicLink}?download=1`, size));
   contestants.direct = async () => {
     const href = await directLink(server.url, key, fileId);
-    return timed(() => download(href, size, { headers: { Authorization: key } }));
+    return timed(() => curlGet(href, size, { Authorization: key }));
   };
 
   if ('url' in nginx) {
@@ -33,7 +37,7 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
     contestants.nginxPut = async () => {
       await rm(putPath, { force: true });
       return timed(async () => {
-        await put(`${nginx.url}/put.bin`, size);
+        await curlPut(`${nginx.url}/put.bin`, body);
         const file = await open(putPath, 'r');
         try {
           await file.sync();
@@ -44,7 +48,7 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
     };
     // The file nginx serves, written (untimed) once.
     await put(`${nginx.url}/get.bin`, size);
-    contestants.nginxGet = () => timed(() => download(`${nginx.url}/get.bin`, size));
+    contestants.nginxGet = () => timed(() => curlGet(`${nginx.url}/get.bin`, size));
   } else {
     notes.push(nginx.missing);
   }
@@ -82,6 +86,6 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
     line(`download ${sizeLabel}, public link`, 'public', 's3Read', 'raw S3 GetObject');
     line(`download ${sizeLabel}, direct link`, 'direct', 's3Read', 'raw S3 GetObject');
   }
-  notes.push(`${context.rounds} rounds, A/B alternating, medians`);
+  notes.push(`${context.rounds} rounds, A/B alternating, medians; curl as the client of filehaven and nginx`);
   return { title: 'Bytes', figures, notes };
 }
