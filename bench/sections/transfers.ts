@@ -4,6 +4,7 @@ import type { BenchContext } from '../lib/context.js';
 import { figure, rate, x, type Figure, type SectionResult } from '../lib/figures.js';
 import { curlGet, curlPut, curlUpload, writeBody } from '../lib/curl.js';
 import { atomEntryId, atomLink, directLink, put, uploadFile } from '../lib/http-client.js';
+import { startBareNodeWriter } from '../lib/platform-floor.js';
 import { alternate, mbps, median, MiB, timed } from '../lib/measure.js';
 
 /**
@@ -46,6 +47,12 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
         }
       });
     };
+    if (context.backend === 'local') {
+      // The platform's own ceiling for the same job, in the same run (platform-floor.ts).
+      const bare = await startBareNodeWriter(context.work);
+      contestants.bareNode = () => timed(() => curlPut(`${bare.url}/put`, body));
+      contestants.bareNodeHash = () => timed(() => curlPut(`${bare.url}/put?hash`, body));
+    }
     // The file nginx serves, written (untimed) once.
     await put(`${nginx.url}/get.bin`, size);
     contestants.nginxGet = () => timed(() => curlGet(`${nginx.url}/get.bin`, size));
@@ -79,6 +86,10 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
   // the raw S3 reference says what the object store allows.
   const local = context.backend === 'local';
   line(`upload ${sizeLabel}, POST /files`, 'upload', 'nginxPut', 'nginx PUT + fsync', local ? 0.8 : undefined);
+  if (samples.bareNode) {
+    line(`upload ${sizeLabel}, bare node:http PUT + fsync (the platform)`, 'bareNode', 'nginxPut', 'nginx PUT + fsync');
+    line(`upload ${sizeLabel}, bare node:http PUT + SHA-256 + fsync`, 'bareNodeHash', 'nginxPut', 'nginx PUT + fsync');
+  }
   if (s3) line(`upload ${sizeLabel}, POST /files`, 'upload', 's3Upload', 'raw S3 multipart upload');
   line(`download ${sizeLabel}, public link`, 'public', 'nginxGet', 'nginx sendfile', local ? 0.8 : undefined);
   line(`download ${sizeLabel}, direct link`, 'direct', 'nginxGet', 'nginx sendfile', local ? 0.8 : undefined);

@@ -1,0 +1,83 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defer } from './cleanup.js';
+import { listeningUrl } from './filehaven-server.js';
+import { rssOf } from './measure.js';
+
+/*
+ * What the platform allows on this machine, measured in the same run as filehaven: where a
+ * target is missed, these say how much of the gap is Node and the stack, and how much is
+ * filehaven (issue 9: "show the measurement that proves it").
+ */
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * A bare `node:http` server that stores a `PUT` body as filehaven's data folder would, with
+ * nothing else: 1 MiB batched writes, an fsync before the answer, and with `?hash` SHA-256
+ * of the bytes on the way. No multipart parsing, no database, no limits.
+ */
+export async function startBareNodeWriter(dir: string): Promise<{ url: string }> {
+  const script = `
+    const http = require('node:http');
+    const fs = require('node:fs');
+    const { createHash } = require('node:crypto');
+    const { Transform } = require('node:stream');
+    const { pipeline } = require('node:stream/promises');
+    const target = require('node:path').join(process.env.BARE_DIR, 'bare-put.bin');
+    const server = http.createServer(async (request, response) => {
+      try {
+        const hash = createHash('sha256');
+        const steps = [request];
+        if (request.url.includes('hash')) steps.push(new Transform({ transform(chunk, _e, done) { hash.update(chunk); done(null, chunk); } }));
+        const file = fs.createWriteStream(target, { highWaterMark: 1024 * 1024 });
+        await pipeline(...steps, file);
+        const handle = await fs.promises.open(target, 'r+');
+        await handle.sync();
+        await handle.close();
+        response.writeHead(201).end(hash.digest('hex'));
+      } catch (error) {
+        response.writeHead(500).end(String(error));
+      }
+    });
+    server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, BARE_DIR: dir } });
+  const exited = once(child, 'exit');
+  defer('stop the bare node:http writer', async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+  return { url: await listeningUrl(child, 'the bare node:http writer') };
+}
+
+/**
+ * Resident memory of the stack filehaven stands on, with none of filehaven: Fastify
+ * listening with one route, Kysely over better-sqlite3 with one database open, 2 s after
+ * the start (as the idle figure is taken).
+ */
+export async function stackFloorRss(dir: string): Promise<number> {
+  const script = `
+    const { default: Fastify } = await import('fastify');
+    const { Kysely, SqliteDialect, sql } = await import('kysely');
+    const { default: SQLite } = await import('better-sqlite3');
+    const db = new Kysely({ dialect: new SqliteDialect({ database: new SQLite(process.env.FLOOR_DB) }) });
+    await sql\`select 1\`.execute(db);
+    const app = Fastify();
+    app.get('/', async () => 'ok');
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    console.log('listening on http://127.0.0.1:' + app.server.address().port);
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FLOOR_DB: path.join(dir, 'floor.db') } });
+  const exited = once(child, 'exit');
+  try {
+    await listeningUrl(child, 'the stack floor probe');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    return rssOf(child.pid!);
+  } finally {
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
