@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Database } from './database.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
@@ -32,12 +32,29 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
 }
 
+/**
+ * Kysely runs SQLite migrations outside a transaction, under no lock ("SQLite only has one
+ * connection"): true of one process, not of two servers or a server and the CLI starting
+ * together on one data folder, which then both ran a migration (issue 10: `table
+ * "server_settings" already exists`). SQLite's DDL is transactional: with this, the
+ * migrator runs its listing and every pending migration in one BEGIN IMMEDIATE
+ * transaction, the others wait for it (busy_timeout) and then find nothing to do.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 class ImmediateSqliteDialect extends SqliteDialect {
   constructor(private readonly driverConfig: SqliteDialectConfig) {
     super(driverConfig);
   }
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.driverConfig);
+  }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
   }
 }
 

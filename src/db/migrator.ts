@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
 import * as sessions from './migrations/0003-sessions.js';
@@ -28,7 +28,7 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
  * connections find them through their search_path (db/dialect.ts).
  */
 export async function migrateToLatest(db: Kysely<any>, schema: string | null = null): Promise<void> {
-  if (schema !== null) await db.schema.createSchema(schema).ifNotExists().execute();
+  if (schema !== null) await createSchemaOnce(db, schema);
   const migrator = new Migrator({
     db,
     provider,
@@ -51,3 +51,17 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
 
 /** Starts of the migrator on a database whose catalog changed under its listing. */
 const CATALOG_RACE_ATTEMPTS = 10;
+
+/**
+ * CREATE SCHEMA IF NOT EXISTS still fails on PostgreSQL when another server creates the
+ * schema at the same moment (a unique violation in pg_namespace, issue 10): the schema is
+ * then there, which is all this wanted.
+ */
+async function createSchemaOnce(db: Kysely<any>, schema: string): Promise<void> {
+  try {
+    await db.schema.createSchema(schema).ifNotExists().execute();
+  } catch (error) {
+    const found = await sql`select 1 from pg_namespace where nspname = ${schema}`.execute(db);
+    if (found.rows.length === 0) throw error;
+  }
+}
