@@ -15,7 +15,7 @@ export interface RunningServer {
   webUrl: string;
   /** The operator's first password, when this start created the operator account. */
   bootstrap: { login: string; password: string } | null;
-  /** Stops accepting, finishes in-flight requests, closes the database. */
+  /** Stops accepting, lets the requests in progress finish (up to --shutdown-grace), closes the database. */
   close(): Promise<void>;
 }
 
@@ -27,7 +27,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     // Transfers an earlier process of this server left (a crash, a kill) are settled at
     // their last checkpoint before this one serves: nobody pays for bytes never sent.
     const leftover = await services.reservations.settleAbandoned({ ofThisServer: true });
-    const { app, links } = await buildApp({ services, logLevel: config.logLevel });
+    const { app, links, lifecycle } = await buildApp({ services, logLevel: config.logLevel });
     // With a fixed port the URLs are known before the first request can arrive; with
     // port 0 (tests) they are set right after listen.
     if (config.port !== 0) links.configure(resolveUrls(config, { host: config.host, port: config.port }));
@@ -52,17 +52,25 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       ...urls,
       bootstrap,
       close: async () => {
+        // From here /readyz answers 503 and every response closes its connection.
+        lifecycle.draining = true;
         // No new gc run, and the one in progress finishes before the database closes.
-        await gc.stop();
-        await settling.stop();
-        // app.close() waits for in-flight requests; connections that turn idle after it
-        // began (a download just finished) would hold it for the keep-alive timeout.
+        const background = Promise.all([gc.stop(), settling.stop()]);
+        // app.close() stops accepting and waits for the requests in progress, uploads
+        // included, for up to the grace; then what is left is cut. Connections that turn
+        // idle meanwhile (a keep-alive client between two requests) are closed at once.
         const sweeper = setInterval(() => app.server.closeIdleConnections(), 100);
+        const cut = setTimeout(() => {
+          app.log.warn({ graceMs: config.shutdownGraceMs }, 'shutdown grace over: cutting the requests still in progress');
+          app.server.closeAllConnections();
+        }, config.shutdownGraceMs);
         try {
           await app.close();
         } finally {
           clearInterval(sweeper);
+          clearTimeout(cut);
         }
+        await background;
         await services.close();
       },
     };

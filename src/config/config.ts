@@ -51,6 +51,8 @@ export interface Config {
   headersTimeoutMs: number;
   /** A connection with no byte in either direction for this long during a request is closed. */
   idleTimeoutMs: number;
+  /** On SIGTERM, how long requests in progress (uploads too) may run on before they are cut. */
+  shutdownGraceMs: number;
   /** Open connections per client address (IPv6 per /64); 0 = unlimited. Not applied behind a trusted proxy. */
   maxConnectionsPerIp: number;
   /** PostgreSQL for metadata (`postgres://USER@HOST:PORT/DB`); null = SQLite in the data folder. */
@@ -158,6 +160,7 @@ export const SETTINGS = [
   { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
   { key: 'signup', flag: 'signup', env: 'FILEHAVEN_SIGNUP', parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined), expected: 'open or closed', description: 'whether visitors may create accounts at /signup' },
   { key: 'headersTimeoutMs', flag: 'headers-timeout', env: 'FILEHAVEN_HEADERS_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 20s', description: 'time a client has to send a request head' },
+  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'FILEHAVEN_SHUTDOWN_GRACE', parse: duration(0), expected: 'a duration, such as 30s (0: cut requests at once)', description: 'on SIGTERM, how long requests in progress may finish before they are cut' },
   { key: 'idleTimeoutMs', flag: 'idle-timeout', env: 'FILEHAVEN_IDLE_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 60s', description: 'a request connection silent this long is closed' },
   { key: 'maxConnectionsPerIp', flag: 'max-connections-per-ip', env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'open connections per client address' },
   { key: 'databaseUrl', flag: 'database-url', env: 'FILEHAVEN_DATABASE_URL', parse: postgresUrl, expected: 'a URL such as postgres://filehaven@db.example:5432/filehaven', description: 'PostgreSQL for metadata (default: SQLite in the data folder)' },
@@ -201,6 +204,7 @@ export const DEFAULTS: Config = {
   signup: 'closed',
   headersTimeoutMs: 20_000,
   idleTimeoutMs: 60_000,
+  shutdownGraceMs: 30_000,
   maxConnectionsPerIp: 64,
   databaseUrl: null,
   databaseSchema: 'public',

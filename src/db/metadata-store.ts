@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from './database.js';
 import type { Engine, OpenedDatabase } from './dialect.js';
 import { migrateToLatest } from './migrator.js';
@@ -42,6 +42,9 @@ export async function openMetadataStore({ db, engine, schema }: OpenedDatabase):
   return {
     ...repositories(db, engine),
     engine,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
     transaction: (work) => db.transaction().execute((trx) => work(repositories(trx, engine))),
     close: () => db.destroy(),
   };

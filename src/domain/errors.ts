@@ -22,7 +22,6 @@ export type ErrorCode =
   | 'errorFolderNotEmpty'
   | 'errorBadRequest'
   | 'errorRateLimited'
-  | 'errorServiceUnavailable'
   | 'errorInternal';
 
 export class ApiError extends Error {
@@ -86,7 +85,6 @@ export const errors = {
   tooManyConnections: () =>
     new ApiError('errorRateLimited', 429, 'Too many open connections from your address', { 'Retry-After': '1' }),
   /** The server is shutting down; another server (or this one, restarted) will answer. */
-  unavailable: () => new ApiError('errorServiceUnavailable', 503, 'The server is shutting down, try again', { 'Retry-After': '1', Connection: 'close' }),
   /** Too many failed sign-ins (API.md 8: errorWrongCredentials with 429). */
   signInThrottled: (retryAfterSeconds: number) =>
     new ApiError('errorWrongCredentials', 429, 'Too many failed sign-ins, try again later', {
@@ -122,6 +120,5 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorFolderNotEmpty: 'Extension: only an empty folder can be removed.',
   errorBadRequest: 'Extension: a malformed parameter or body.',
   errorRateLimited: 'Extension: too many requests or open connections from this key or address.',
-  errorServiceUnavailable: 'Extension: the server is shutting down; retry (Retry-After), another server or the restarted one answers.',
   errorInternal: 'Extension: an unexpected server failure; details stay in the server log.',
 };

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { ApiError, errors } from '../domain/errors.js';
 import type { Services } from '../services/services.js';
@@ -5,7 +6,8 @@ import { registerAccountRoutes } from './api/account-routes.js';
 import { registerApiKeyRoutes } from './api/apikeys-routes.js';
 import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
-import type { HttpContext } from './context.js';
+import type { HttpContext, ServerLifecycle } from './context.js';
+import { registerHealthRoutes } from './health-routes.js';
 import { Links } from './links.js';
 import { serializeRequestForLog } from './log-redaction.js';
 import { registerApiRateLimit } from './plugins/api-rate-limit.js';
@@ -32,7 +34,7 @@ export interface AppOptions {
 }
 
 /** The Fastify app with every route; `links` is configured once the address is known. */
-export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; links: Links }> {
+export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; links: Links; lifecycle: ServerLifecycle }> {
   const level = options.logLevel ?? 'info';
   const config = options.services.config;
   const app = Fastify({
@@ -52,13 +54,19 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       requireHostHeader: false,
     },
     requestTimeout: 0,
+    // Every request's log lines carry its id, and so does its response (X-Request-Id), so an
+    // operator can find a client's request in the logs of a fleet. A proxy we trust may
+    // hand its own id on; a client may not write into our logs.
+    genReqId: () => randomUUID(),
+    requestIdHeader: config.trustProxy ? 'x-request-id' : false,
     connectionTimeout: config.idleTimeoutMs,
     // Above the 60 s idle timeout of common load balancers, so they close first.
     keepAliveTimeout: 65_000,
     clientErrorHandler: (error, socket) => answerClientError(context, error, socket, (message) => app.log.debug(message)),
     // Download links carry a 255-byte name, url-encoded up to three times longer.
     routerOptions: { maxParamLength: 2048 },
-    // Requests arriving while the server closes get the Atom 503 of registerProtocolChecks.
+    // Requests arriving on open connections while the server drains are served, with
+    // Connection: close (registerProtocolChecks), not refused.
     return503OnClosing: false,
     // The client address of the per-IP limits: behind a reverse proxy, the one address it
     // adds to X-Forwarded-For (one trusted hop, so a client cannot forge its own).
@@ -72,7 +80,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
   const links = new Links();
-  const context: HttpContext = { services: options.services, links };
+  const lifecycle: ServerLifecycle = { draining: false };
+  const context: HttpContext = { services: options.services, links, lifecycle };
   registerRawAnswers(app.server, context);
   if (config.maxConnectionsPerIp > 0 && !config.trustProxy) {
     capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => rawAtomErrorResponse(context, errors.tooManyConnections()));
@@ -82,7 +91,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await registerBodyParsers(app);
   await registerSessions(app, context);
   registerErrorHandling(app, context);
-  registerProtocolChecks(app);
+  registerProtocolChecks(app, lifecycle);
+  registerHealthRoutes(app, context);
   registerApiRateLimit(app, context);
   registerApiKeyRoutes(app, context);
   registerFileRoutes(app, context);
@@ -95,5 +105,5 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerAccountPages(app, context);
   registerProfilePage(app, context);
   registerMyFiles(app, context);
-  return { app, links };
+  return { app, links, lifecycle };
 }

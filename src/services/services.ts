@@ -46,6 +46,8 @@ export interface Services {
   sessions: SessionService;
   /** Self-service accounts on the web site (`--signup open`). */
   signUp: SignUpService;
+  /** null when the database and the blob store answer; else which one does not (`/readyz`). */
+  readiness(): Promise<string | null>;
   /** Closes the database. */
   close(): Promise<void>;
 }
@@ -127,6 +129,19 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     gc,
     sessions,
     signUp,
+    readiness: async () => {
+      try {
+        await store.ping();
+      } catch {
+        return 'the database does not answer';
+      }
+      try {
+        await blobs.init();
+      } catch {
+        return 'the blob store does not answer';
+      }
+      return null;
+    },
     close: async () => {
       // Settles still running (responses just ended) finish before the database closes.
       await reservations.stop();

@@ -382,6 +382,8 @@ export interface MetadataStore extends Repositories {
   transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
   /** The engine underneath (for messages and the operator's `stats`). */
   readonly engine: 'sqlite' | 'postgres';
+  /** Resolves when the database answers a trivial query (readiness probes). */
+  ping(): Promise<void>;
   /** Closes the connection(s). */
   close(): Promise<void>;
 }

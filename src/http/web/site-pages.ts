@@ -9,8 +9,6 @@ const stylesheet = readFileSync(new URL('./static/site.css', import.meta.url), '
 
 /** Home, developers page, health check and the stylesheet. */
 export function registerSitePages(app: FastifyInstance, context: HttpContext): void {
-  app.get('/healthz', async (_request, reply) => reply.type('text/plain; charset=utf-8').send('ok\n'));
-
   app.get('/static/site.css', async (_request, reply) =>
     reply.headers({ 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }).send(stylesheet),
   );
