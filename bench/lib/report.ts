@@ -1,4 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Figure, SectionResult } from './figures.js';
 
 export type BackendReport = { backend: string; skipped: string } | { backend: string; setup: string; seconds: number; sections: SectionResult[] };
@@ -49,5 +51,8 @@ export function writeReport(file: string, run: { started: Date; seconds: number;
     lines.push('');
     for (const result of report.sections) for (const note of result.notes) lines.push(`- ${result.title}: ${cell(note)}`);
   }
+  // The variants measured by hand while tuning, kept beside the figures they explain.
+  const variants = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'variants.md');
+  if (existsSync(variants)) lines.push('', readFileSync(variants, 'utf8').trimEnd());
   writeFileSync(file, `${lines.join('\n')}\n`);
 }

@@ -79,15 +79,29 @@ describe('graceful shutdown', () => {
   test('health and readiness answer while the server runs', async () => {
     const { server } = await start();
     try {
-      const health = await fetch(`${server.url}/healthz`);
+      // A client's own request id is not taken (only a trusted proxy's is): the server makes one.
+      const health = await fetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': 'client-made-up' } });
       assert.equal(health.status, 200);
       assert.equal(await health.text(), 'ok\n');
+      const id = health.headers.get('x-request-id');
+      assert.match(id ?? '', /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'every response names its request');
+      assert.notEqual((await fetch(`${server.url}/healthz`)).headers.get('x-request-id'), id, 'one id per request');
       const ready = await fetch(`${server.url}/readyz`);
       assert.equal(ready.status, 200);
       assert.equal(ready.headers.get('cache-control'), 'no-store');
       assert.equal(await ready.text(), 'ready\n');
     } finally {
       assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    }
+  });
+
+  test('behind a trusted proxy, the request id the proxy sends is the one answered', async () => {
+    const { server } = await start(['--trust-proxy', 'true']);
+    try {
+      const answer = await fetch(`${server.url}/healthz`, { headers: { 'X-Request-Id': '6f1c0d2e9a8b7c6d5e4f3a2b1c0d9e8f' } });
+      assert.equal(answer.headers.get('x-request-id'), '6f1c0d2e9a8b7c6d5e4f3a2b1c0d9e8f');
+    } finally {
+      await server.stop();
     }
   });
 
