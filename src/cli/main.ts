@@ -1,5 +1,6 @@
 import { ConfigError } from '../config/config.js';
 import { InputError } from '../services/accounts-service.js';
+import { RunningElsewhereError } from '../services/run-alone.js';
 import { UsageError } from './args.js';
 
 type Command = (args: string[]) => Promise<void>;
@@ -73,7 +74,7 @@ export async function main(argv: string[]): Promise<number> {
       console.error(`filehaven ${command}: ${error.message}\n\n${await usage()}`);
       return 2;
     }
-    if (error instanceof ConfigError || error instanceof InputError) {
+    if (error instanceof ConfigError || error instanceof InputError || error instanceof RunningElsewhereError) {
       console.error(`filehaven ${command}: ${error.message}`);
       return 1;
     }

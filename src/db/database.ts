@@ -17,6 +17,14 @@ export interface Database {
   server_settings: ServerSettingsTable;
   sign_in_addresses: SignInAddressesTable;
   reservations: ReservationsTable;
+  run_leases: RunLeasesTable;
+}
+
+/** A job one server runs at a time (migration 0009). */
+export interface RunLeasesTable {
+  name: string;
+  holder: string;
+  lease_until: number;
 }
 
 export interface AccountsTable {

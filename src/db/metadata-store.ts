@@ -11,6 +11,7 @@ import type { MetadataStore, Repositories } from './repositories/repositories.js
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { locksRepository } from './repositories/locks-repository.js';
 import { reservationsRepository } from './repositories/reservations-repository.js';
+import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
@@ -27,6 +28,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     sessions: sessionsRepository(db),
     signInAddresses: signInAddressesRepository(db),
     reservations: reservationsRepository(db, engine),
+    runLeases: runLeasesRepository(db),
     locks: locksRepository(db, engine),
   };
 }

@@ -7,6 +7,7 @@ import * as signInAddresses from './migrations/0005-sign-in-addresses.js';
 import * as blobKeys from './migrations/0006-blob-keys.js';
 import * as reservations from './migrations/0007-reservations.js';
 import * as listingIndexes from './migrations/0008-listing-indexes.js';
+import * as runLeases from './migrations/0009-run-leases.js';
 
 /** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '0006-blob-keys': blobKeys,
   '0007-reservations': reservations,
   '0008-listing-indexes': listingIndexes,
+  '0009-run-leases': runLeases,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -45,9 +47,15 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
     const code = (error as { code?: string }).code;
     const failed = results?.find((r) => r.status === 'Error');
     if (!failed && (code === '3F000' || code === '42P01' || code === '42703') && attempt < CATALOG_RACE_ATTEMPTS) continue;
+    // SQLite: another process has been migrating for longer than busy_timeout (a large
+    // index build): wait on for it, up to a few minutes.
+    if (code === 'SQLITE_BUSY' && attempt < SQLITE_BUSY_ATTEMPTS) continue;
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
   }
 }
+
+/** busy_timeout waits (10 s each) for another process's migrations before giving up. */
+const SQLITE_BUSY_ATTEMPTS = 30;
 
 /** Starts of the migrator on a database whose catalog changed under its listing. */
 const CATALOG_RACE_ATTEMPTS = 10;

@@ -38,6 +38,8 @@ export const TABLES = {
   // Transfers in flight on the source when it was copied (migrate runs with the site
   // stopped, so these are what a crash left): the target's first start settles them.
   reservations: { key: 'id', serial: true },
+  // Leases of jobs run one server at a time; with the site stopped, they have run out.
+  run_leases: { key: 'name' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

@@ -5,6 +5,7 @@ import type { Clock } from '../domain/ids.js';
 import { FileStatus } from '../domain/types.js';
 import { InputError } from './accounts-service.js';
 import { removeUnnamedBytes, removeUnreferencedBlob } from './blob-lifecycle.js';
+import { runAlone } from './run-alone.js';
 import type { FilesService } from './files-service.js';
 import type { ReservationsService } from './reservations-service.js';
 
@@ -23,6 +24,8 @@ export interface GcServiceDeps {
   tempGraceMs: number;
   /** Files not downloaded for this many days are deleted; 0 = never. */
   expireAfterDays: number;
+  /** Who runs gc here (server and process), as the run lease names it. */
+  holder: string;
 }
 
 /** What one gc run removed (or, in a dry run, would remove). */
@@ -79,9 +82,19 @@ export class GcService {
   constructor(private readonly deps: GcServiceDeps) {}
 
   /** One full pass. A dry run only counts what a real run would remove right now. */
+  /**
+   * One gc pass. A real one runs on one server (or CLI) at a time across the fleet and
+   * rejects with RunningElsewhereError while another runs; a dry run changes nothing and
+   * needs no lease.
+   */
   async run(options: { dryRun?: boolean } = {}): Promise<GcReport> {
+    if (options.dryRun) return this.pass(true);
+    return runAlone({ store: this.deps.store, clock: this.deps.clock, holder: this.deps.holder }, 'gc', () => this.pass(false));
+  }
+
+  private async pass(dryRun: boolean): Promise<GcReport> {
     const report: GcReport = {
-      dryRun: options.dryRun ?? false,
+      dryRun,
       filesExpired: 0,
       blobsRemoved: 0,
       orphanFilesRemoved: 0,

@@ -81,7 +81,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   }
 
   const accounts = new AccountsService({ store, secrets, ids, clock });
-  const reservations = new ReservationsService({ store, clock, server: config.serverName ?? hostname(), instance: ids.processId(), report: log });
+  const server = config.serverName ?? hostname();
+  const instance = ids.processId();
+  const reservations = new ReservationsService({ store, clock, server, instance, report: log });
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
   const folders = new FoldersService({ store, ids, clock });
   const downloads = new DownloadsService({
@@ -107,6 +109,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     fileClock: systemClock,
     tempGraceMs: config.tempGraceMs,
     expireAfterDays: config.expireAfterDays,
+    holder: `${server} ${instance}`,
   });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });

@@ -116,6 +116,17 @@ describe('filehaven gc and stats', { concurrency: 1, timeout: 120_000 }, () => {
     assert.match(assertOk(await cli('gc', '--dry-run')), /^gc dry run, nothing changed/m);
   });
 
+  test('gc while the server (another holder) runs gc: one line naming the job, exit 1, nothing removed', async () => {
+    const { store, clock } = t.server.services;
+    assert.equal(await store.runLeases.take('gc', 'the-server 42', clock() + 60_000, clock()), true);
+    try {
+      assertFails(await cli('gc'), 1, /^filehaven gc: gc is already running \(the-server 42\); try again once it is done$/);
+      assert.match(assertOk(await cli('gc', '--dry-run')), /^gc dry run, nothing changed/m, 'a dry run needs no lease');
+    } finally {
+      await store.runLeases.release('gc', 'the-server 42');
+    }
+  });
+
   test('stray arguments and unknown flags are usage errors', async () => {
     assertFails(await cli('gc', 'now'), 2, /gc takes no arguments/);
     assertFails(await cli('stats', '--verbose'), 2, /verbose/);

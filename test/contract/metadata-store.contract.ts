@@ -826,5 +826,30 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(await store.blobs.keyOf(sha), 'key-c', 'the live file keeps its blob row');
       });
     });
+
+    describe('run leases (one holder of a job across servers)', () => {
+      test('a lease is one holder\'s until it runs out or is released; a race for a free one has one winner', async () => {
+        const peer = await harness.openPeer();
+        const t0 = 1_000_000;
+        assert.equal(await store.runLeases.take('gc', 'alpha', t0 + 60_000, t0), true, 'a free lease is taken');
+        assert.equal(await peer.runLeases.take('gc', 'beta', t0 + 60_000, t0 + 1), false, 'a live lease of another is not');
+        assert.equal(await peer.runLeases.holderOf('gc', t0 + 1), 'alpha');
+        assert.equal(await store.runLeases.take('gc', 'alpha', t0 + 90_000, t0 + 2), true, 'its holder takes it again');
+        assert.equal(await store.runLeases.renew('gc', 'alpha', t0 + 120_000), true);
+        assert.equal(await peer.runLeases.renew('gc', 'beta', t0 + 120_000), false, 'only the holder renews');
+        await peer.runLeases.release('gc', 'beta');
+        assert.equal(await peer.runLeases.holderOf('gc', t0 + 3), 'alpha', 'only the holder releases');
+        // Run out (a holder that died): the next taker has it, and the old holder can no longer renew.
+        assert.equal(await peer.runLeases.take('gc', 'beta', t0 + 300_000, t0 + 120_001), true);
+        assert.equal(await store.runLeases.renew('gc', 'alpha', t0 + 400_000), false);
+        assert.equal(await store.runLeases.holderOf('gc', t0 + 200_000), 'beta');
+        await peer.runLeases.release('gc', 'beta');
+        assert.equal(await store.runLeases.holderOf('gc', t0 + 200_000), null);
+        // Ten takers at once, on two stores, for a free lease: exactly one wins.
+        const won = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? peer : store).runLeases.take('race', `holder-${i}`, t0 + 60_000, t0)));
+        assert.equal(won.filter(Boolean).length, 1, `winners: ${won}`);
+        assert.equal(await store.runLeases.take('other', 'alpha', t0 + 60_000, t0), true, 'leases of other jobs are their own');
+      });
+    });
   });
 }

@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { BlobNotFoundError } from '../../src/blob/blob-store.js';
 import type { Clock } from '../../src/domain/ids.js';
 import { FileStatus, type FileRecord } from '../../src/domain/types.js';
+import { RunningElsewhereError } from '../../src/services/run-alone.js';
 import { GcService, type GcReport } from '../../src/services/gc-service.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
@@ -23,9 +24,9 @@ const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).
  * objects are stamped by the store's own clock (S3's LastModified cannot be set), so a test
  * makes bytes look old by moving gc's wall clock forward, not the bytes' times back.
  */
-function gcWithFileClock(t: TestServer, fileClock: Clock): GcService {
+function gcWithFileClock(t: TestServer, fileClock: Clock, holder = 'test gc'): GcService {
   const { store, blobs, files, reservations, clock, config } = t.server.services;
-  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays });
+  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays, holder });
 }
 
 /** When the blob under `key` was last modified, as the store lists it. */
@@ -509,6 +510,30 @@ describe('gc', { timeout: 600_000 }, () => {
       assert.ok((await t.storage.stagedUploads()).includes(stale.handle));
     } finally {
       await stale?.release();
+      await t.close();
+    }
+  });
+
+  test('gc runs on one server at a time: a second holder is told who runs it; a dry run needs no lease', async () => {
+    const t = await startTestServer({ gcIntervalMs: 0 });
+    try {
+      const { store, clock } = t.server.services;
+      // Another server (another holder) is in the middle of its gc.
+      assert.equal(await store.runLeases.take('gc', 'other-server 1234', clock() + 60_000, clock()), true);
+      const here = gcWithFileClock(t, () => Date.now(), 'this-server 5678');
+      await assert.rejects(here.run(), (error: unknown) => {
+        assert.ok(error instanceof RunningElsewhereError, String(error));
+        assert.equal(error.holder, 'other-server 1234');
+        return true;
+      });
+      assert.equal((await here.run({ dryRun: true })).dryRun, true, 'a dry run goes ahead');
+      await store.runLeases.release('gc', 'other-server 1234');
+      assert.equal((await here.run()).dryRun, false, 'once it is done, this server runs gc');
+      assert.equal(await store.runLeases.holderOf('gc', clock()), null, 'and gives the lease back');
+      // Two runs at once on this server's two gc services: one runs, one is turned away.
+      const both = await Promise.allSettled([here.run(), gcWithFileClock(t, () => Date.now(), 'third 9').run()]);
+      assert.deepEqual(both.map((outcome) => outcome.status).sort(), ['fulfilled', 'rejected']);
+    } finally {
       await t.close();
     }
   });

@@ -52,6 +52,7 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
   await db.insertInto('sessions').values({ id: 's'.repeat(64), account_id: 10, csrf_secret: 'c', created_at: 1, expires_at: 2, last_seen_at: 1 }).execute();
   await db.insertInto('upload_log').values({ account_id: 20, bytes: 5, at: 1 }).execute();
   await db.insertInto('reservations').values({ account_id: 20, kind: 'traffic', planned: 9, settled: 4, server: 'web-1', instance: 'i-1', lease_until: 2, created_at: 1 }).execute();
+  await db.insertInto('run_leases').values({ name: 'gc', holder: 'web-1 i-1', lease_until: 2 }).execute();
   await db.insertInto('audit_log').values({ at: 1, actor: 'cli:root', action: 'a', object: 'o', details: '' }).execute();
   await db.insertInto('blacklist').values({ sha256: 'e'.repeat(64), reason: '', created_at: 1 }).execute();
   await db.insertInto('blacklist_names').values({ pattern: '*.exe', reason: '', created_at: 1 }).execute();

@@ -203,6 +203,18 @@ export interface AuditRepository {
   list(options: { limit: number; action?: string }): Promise<AuditEntry[]>;
 }
 
+/** Named leases for the jobs one server of a fleet runs at a time (services/run-alone.ts). */
+export interface RunLeasesRepository {
+  /** Takes the lease until `until` when it is free, expired (before `now`) or already ours; whether we hold it. */
+  take(name: string, holder: string, until: number, now: number): Promise<boolean>;
+  /** Moves our lease's end; false when it is no longer ours (it ran out and another took it). */
+  renew(name: string, holder: string, until: number): Promise<boolean>;
+  /** Gives our lease up; another holder's is left alone. */
+  release(name: string, holder: string): Promise<void>;
+  /** Who holds the lease at `now`, or null. */
+  holderOf(name: string, now: number): Promise<string | null>;
+}
+
 /** Aggregates for `filehaven stats` and the expiry sweep. */
 export interface HousekeepingRepository {
   /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
@@ -373,6 +385,7 @@ export interface Repositories {
   sessions: SessionsRepository;
   signInAddresses: SignInAddressesRepository;
   reservations: ReservationsRepository;
+  runLeases: RunLeasesRepository;
   locks: LocksRepository;
 }
 
