@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { resolveUrls, type Config } from './config/config.js';
 import { buildApp } from './http/app.js';
 import { LEASE_MS } from './services/reservations-service.js';
+import { RunningElsewhereError } from './services/run-alone.js';
 import { scheduleRuns } from './services/schedule.js';
 import { openServices, type ServiceOptions, type Services } from './services/services.js';
 
@@ -18,6 +19,9 @@ export interface RunningServer {
   /** Stops accepting, lets the requests in progress finish (up to --shutdown-grace), closes the database. */
   close(): Promise<void>;
 }
+
+/** After the grace's cut, how long a stop still waits for connections to go. */
+const CUT_WAIT_MS = 5_000;
 
 /** config → services → app → listen (STYLE.md: main.ts). */
 export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
@@ -44,7 +48,10 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     });
     const gc = scheduleRuns(services.gc, config.gcIntervalMs, {
       onReport: (report) => app.log.info({ gc: report }, 'gc done'),
-      onError: (error) => app.log.error(error, 'gc failed'),
+      onError: (error) => {
+        if (error instanceof RunningElsewhereError) app.log.info({ holder: error.holder }, 'gc skipped: another server is running it');
+        else app.log.error(error, 'gc failed');
+      },
     });
     return {
       app,
@@ -64,11 +71,23 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
           app.log.warn({ graceMs: config.shutdownGraceMs }, 'shutdown grace over: cutting the requests still in progress');
           app.server.closeAllConnections();
         }, config.shutdownGraceMs);
+        // A socket Node handed over (a refused CONNECT, a raw answer) is beyond
+        // closeAllConnections: a few seconds after the cut, stop waiting for it.
+        let deadline: NodeJS.Timeout | undefined;
         try {
-          await app.close();
+          await Promise.race([
+            app.close(),
+            new Promise<void>((resolve) => {
+              deadline = setTimeout(() => {
+                app.log.warn('connections still open after the shutdown grace: stopping without them');
+                resolve();
+              }, config.shutdownGraceMs + CUT_WAIT_MS);
+            }),
+          ]);
         } finally {
           clearInterval(sweeper);
           clearTimeout(cut);
+          clearTimeout(deadline);
         }
         await background;
         await services.close();

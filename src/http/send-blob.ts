@@ -107,7 +107,17 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     options.afterBody?.(sent, length);
   };
   const res = reply.raw;
+  // A response queued behind another on its connection (pipelining) has no socket yet and
+  // never emits 'close' when that connection dies: the connection's own 'close' ends it.
+  const socket = request.raw.socket;
+  const connectionGone = () => {
+    closed = true;
+    report();
+    res.destroy();
+  };
+  socket.once('close', connectionGone);
   res.once('close', () => {
+    socket.removeListener('close', connectionGone);
     closed = true;
     report();
   });
@@ -115,7 +125,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   // without this, its reservation would be taken and never given back.
   // (The request's socket, not the response's: a pipelined response has none until the
   // answers before it are sent.)
-  if (res.destroyed || request.raw.socket.destroyed) closed = true;
+  if (res.destroyed || socket.destroyed) closed = true;
 
   try {
     await options.beforeBody?.(length);
@@ -163,10 +173,21 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     report();
     return reply;
   }
+  // A source that failed after its first chunk but before any byte left: still a 5xx.
+  if (source.errored) {
+    report();
+    throw notTheFile(source.errored);
+  }
   reply.hijack();
-  res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
   pumping = true;
-  pump(source, first, res, (bytes) => {
+  try {
+    res.writeHead(reply.statusCode, reply.getHeaders() as OutgoingHttpHeaders);
+  } catch (error) {
+    request.log.error({ err: error }, 'download headers could not be written');
+    res.destroy();
+    return reply;
+  }
+  pump(source, first, res, length, (bytes) => {
     sent += bytes;
     options.progress?.(sent);
   });
@@ -199,26 +220,31 @@ function firstChunk(stream: Readable, res: ServerResponse): Promise<Buffer | nul
  * collection per 64 MB). The source pauses while the socket is full; the response's end
  * or failure destroys it (sendFile's report), its failure cuts the response (sendFile).
  */
-function pump(source: Readable, first: Buffer | null, res: ServerResponse, written: (bytes: number) => void): void {
-  if (source.errored) {
-    res.destroy();
-    return;
-  }
+function pump(source: Readable, first: Buffer | null, res: ServerResponse, length: number, written: (bytes: number) => void): void {
   const recycle = canRecycle(source) ? (chunk: Buffer) => source.recycle(chunk) : undefined;
+  let passed = 0;
   const write = (chunk: Buffer) => {
+    passed += chunk.length;
     const roomLeft = res.write(chunk, (error) => {
       if (!error) written(chunk.length);
       recycle?.(chunk);
     });
     if (!roomLeft) source.pause();
   };
+  // A source that ends short of the length (a blob cut on disk) must not leave the client
+  // waiting for the rest on a connection it would reuse: the connection is cut instead.
+  const finish = () => (passed === length ? res.end() : res.destroy());
   if (first !== null) write(first);
   // The source may have ended while its first chunk was on its way here.
   if (first === null || source.readableEnded) {
-    res.end();
+    finish();
     return;
   }
-  source.on('end', () => res.end());
+  source.on('end', finish);
+  // Closed without an end or an error (destroyed from outside): nothing more will come.
+  source.once('close', () => {
+    if (!source.readableEnded) res.destroy();
+  });
   res.on('drain', () => source.resume());
   source.on('data', write);
   if (!res.writableNeedDrain) source.resume();

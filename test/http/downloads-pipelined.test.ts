@@ -41,3 +41,25 @@ test('pipelined downloads are both answered, in order', async () => {
     assert.match(answer, /\r\n\r\nab$/);
   }
 });
+
+test('a download queued behind another gives its slot back when the client leaves before it starts', async () => {
+  const { key } = await t.account();
+  const big = await t.upload(key, 'big.bin', Buffer.alloc(8 * 1024 * 1024, 7));
+  const bigPath = new URL(big.downloadLink).pathname;
+  const slots = () => t.server.services.limits.freeDownloads.inProgress('127.0.0.1');
+  assert.equal(slots(), 0);
+  const { port } = new URL(t.url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  socket.on('error', () => {});
+  await new Promise((resolve) => socket.once('connect', resolve));
+  // The first download is never read, so the second (queued behind it) is read, opened and
+  // held with no socket of its own; then the client leaves.
+  socket.pause();
+  const head = (target: string) => `GET ${target}?download=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`;
+  socket.write(head(bigPath) + head(path));
+  for (let i = 0; i < 100 && slots() < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(slots(), 2, 'both downloads hold a slot');
+  socket.destroy();
+  for (let i = 0; i < 100 && slots() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(slots(), 0, 'both slots are given back');
+});

@@ -208,6 +208,21 @@ describe('web accounts', () => {
       redirect(await one.signIn(login, 'a brand new password'), PROFILE);
     });
 
+    test('a download renews the session cookie too (the download takes its response over)', async () => {
+      const { login, password, key } = await t.account();
+      const uploaded = await t.upload(key, 'renew.txt', 'renewing bytes');
+      const b = browser();
+      redirect(await b.signIn(login, password), PROFILE);
+      const token = b.cookies.get('fh_session')!;
+      clock.advance(20 * DAY);
+      const download = await b.get(`${new URL(uploaded.downloadLink).pathname}?download=1`);
+      assert.equal(download.status, 200);
+      assert.equal(download.body, 'renewing bytes');
+      const renewed = setCookieFor(download, 'fh_session');
+      assert.equal(renewed?.value, token, 'the renewed cookie rides on the download');
+      assert.ok(Number(renewed?.attributes.get('max-age')) > 20 * 86_400);
+    });
+
     test('sessions slide for 30 days of disuse and end 90 days after sign-in', async () => {
       const { login, password } = await t.account();
       const b = browser();

@@ -18,7 +18,11 @@ export async function serveCommand(args: string[]): Promise<void> {
   console.log(`filehaven listening on ${server.baseUrl} (web ${server.webUrl}, data ${config.dataDir})`);
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second signal: the operator wants it gone now (acknowledged uploads are already durable).
+      console.log(`${signal} again: stopping now`);
+      process.exit(1);
+    }
     stopping = true;
     console.log(`${signal}: finishing requests and stopping`);
     server.close().then(

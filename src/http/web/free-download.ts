@@ -17,8 +17,19 @@ export function sendFreeFile(
 ): Promise<FastifyReply> {
   const { services } = context;
   const leave = services.limits.freeDownloads.enter(request.ip);
-  reply.raw.once('close', leave);
-  if (reply.raw.destroyed) leave();
+  // Given back when the response closes, or its connection (a response queued behind
+  // another never closes when the connection dies), whichever comes first.
+  const socket = request.raw.socket;
+  let left = false;
+  const release = () => {
+    if (left) return;
+    left = true;
+    socket.removeListener('close', release);
+    leave();
+  };
+  reply.raw.once('close', release);
+  socket.once('close', release);
+  if (reply.raw.destroyed || socket.destroyed) release();
   return sendFile(request, reply, {
     file,
     open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),

@@ -34,7 +34,7 @@ export async function registerSessions(app: FastifyInstance, context: HttpContex
     const session = await context.services.sessions.resume(token);
     if (!session) {
       // Ended, unknown or disabled: the browser forgets the dead token.
-      reply.clearCookie(SESSION_COOKIE, cookieOptions(request, context.links));
+      writeCookie(reply, SESSION_COOKIE, '', { ...cookieOptions(request, context.links), expires: new Date(0), maxAge: 0 });
       return;
     }
     request.webSession = session;
@@ -67,7 +67,17 @@ export function cookieOptions(request: FastifyRequest, links: Links): CookieSeri
 /** Sets the session cookie to live as long as the session does. */
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, context: HttpContext, token: string, expiresAt: number): void {
   const maxAge = Math.max(0, Math.round((expiresAt - context.services.clock()) / 1000));
-  reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions(request, context.links), maxAge });
+  writeCookie(reply, SESSION_COOKIE, token, { ...cookieOptions(request, context.links), maxAge });
+}
+
+/**
+ * The session cookie is written as a header at once, not through @fastify/cookie's onSend
+ * hook: a download takes its response over (send-blob.ts) and runs no onSend hook, and a
+ * session renewed (or ended) by a download must reach the browser all the same.
+ */
+function writeCookie(reply: FastifyReply, name: string, value: string, options: CookieSerializeOptions): void {
+  // cookieOptions never says secure: 'auto' (which only the plugin's own hook resolves).
+  reply.header('Set-Cookie', cookie.fastifyCookie.serialize(name, value, { ...options, secure: options.secure === true }));
 }
 
 /** A text field of a url-encoded or multipart form body (never the query string), else undefined. */
