@@ -122,6 +122,11 @@ describe('filehaven gc and stats', { concurrency: 1, timeout: 120_000 }, () => {
     try {
       assertFails(await cli('gc'), 1, /^filehaven gc: gc is already running \(the-server 42\); try again once it is done$/);
       assert.match(assertOk(await cli('gc', '--dry-run')), /^gc dry run, nothing changed/m, 'a dry run needs no lease');
+      // --wait: runs once the other holder is done.
+      const waiting = cli('gc', '--wait');
+      await sleep(500);
+      await store.runLeases.release('gc', 'the-server 42');
+      assert.match(assertOk(await waiting), /^gc done, removed:$/m);
     } finally {
       await store.runLeases.release('gc', 'the-server 42');
     }

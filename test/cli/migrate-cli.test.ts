@@ -116,6 +116,8 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
       for (let i = 0; i < 3; i++) {
         await trx.insertInto('reservations').values({ account_id: owners[i % owners.length]!, kind: i === 0 ? 'upload' : 'traffic', planned: 5000 + i, settled: 1000 * i, server: 'old-host', instance: `instance-${i}`, lease_until: Date.now() - 1000, created_at: Date.now() - 5000 }).execute();
       }
+      // A gc lease a crash left (run out): copied as it is, taken over by the first gc.
+      await trx.insertInto('run_leases').values({ name: 'gc', holder: 'old-host instance-0', lease_until: Date.now() - 1000 }).execute();
     });
   } finally {
     await db.destroy();

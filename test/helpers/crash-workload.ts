@@ -167,7 +167,8 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
   // "maybe an upload in progress", so every orphan must go and every live blob stay.
   const beforeGc = await scanner.scan('before gc');
   await ageStorage(dataDir, 2 * HOUR_MS);
-  const gcRun = await runCli(['gc', '--json', '--temp-grace', '1m', '--data', dataDir]);
+  // --wait: a server killed in the middle of its gc left a lease that runs out first.
+  const gcRun = await runCli(['gc', '--json', '--wait', '--temp-grace', '1m', '--data', dataDir]);
   let gc: CrashReport['gc'] = null;
   if (gcRun.code !== 0) model.violation('unexpected', `filehaven gc exited ${gcRun.code}: ${gcRun.stderr}`);
   else gc = JSON.parse(gcRun.stdout) as NonNullable<CrashReport['gc']>;

@@ -1,16 +1,18 @@
 import type { GcReport, StatsReport } from '../../services/gc-service.js';
+import { RUN_LEASE_MS, RunningElsewhereError } from '../../services/run-alone.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { withServices } from '../with-services.js';
 
-export const GC_USAGE = 'filehaven gc [--dry-run] [--json]';
+export const GC_USAGE = 'filehaven gc [--dry-run] [--wait] [--json]';
 export const STATS_USAGE = 'filehaven stats [--json]';
 
 /** `filehaven gc`: one housekeeping pass (the server also runs it every --gc-interval). */
 export async function gcCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, { 'dry-run': { type: 'boolean' }, json: { type: 'boolean' } });
+  const { positionals, values, settings } = parseCommandArgs(args, { 'dry-run': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError('gc takes no arguments');
   await withServices(settings, async (services) => {
-    const report = await services.gc.run({ dryRun: values['dry-run'] === true });
+    const run = () => services.gc.run({ dryRun: values['dry-run'] === true });
+    const report = values.wait === true ? await runWhenFree(run) : await run();
     console.log(values.json ? JSON.stringify(report) : describeGc(report));
   });
 }
@@ -66,4 +68,20 @@ function bytes(n: number): string {
     unit = next;
   }
   return unit ? `${n} bytes (${value.toFixed(1)} ${unit})` : `${n} bytes`;
+}
+
+/**
+ * `gc --wait`: while another holder runs gc (a server, or one killed mid-run whose lease
+ * has yet to run out), try again every 2 s, for up to twice the lease.
+ */
+async function runWhenFree<T>(run: () => Promise<T>): Promise<T> {
+  const until = Date.now() + 2 * RUN_LEASE_MS;
+  for (;;) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof RunningElsewhereError) || Date.now() > until) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+    }
+  }
 }
