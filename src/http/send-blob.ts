@@ -107,25 +107,14 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     options.afterBody?.(sent, length);
   };
   const res = reply.raw;
-  // A response queued behind another on its connection (pipelining) has no socket yet and
-  // never emits 'close' when that connection dies: the connection's own 'close' ends it.
-  const socket = request.raw.socket;
-  const connectionGone = () => {
+  // A client that left before this point (during authorisation) is gone at once: without
+  // that, its reservation would be taken and never given back.
+  whenResponseGone(request, reply, () => {
     closed = true;
     report();
+    // A response still queued behind another learns it here that it will never be sent.
     res.destroy();
-  };
-  socket.once('close', connectionGone);
-  res.once('close', () => {
-    socket.removeListener('close', connectionGone);
-    closed = true;
-    report();
   });
-  // A client that left before this point (during authorisation) fired 'close' already:
-  // without this, its reservation would be taken and never given back.
-  // (The request's socket, not the response's: a pipelined response has none until the
-  // answers before it are sent.)
-  if (res.destroyed || socket.destroyed) closed = true;
 
   try {
     await options.beforeBody?.(length);
@@ -192,6 +181,28 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     options.progress?.(sent);
   });
   return reply;
+}
+
+/**
+ * Calls `then` once, when the response closes or its connection does, whichever comes
+ * first; at once when either is already gone. A response queued behind another on its
+ * connection (pipelining) has no socket yet and never emits 'close' when that connection
+ * dies, so the request's socket is watched too.
+ */
+export function whenResponseGone(request: FastifyRequest, reply: FastifyReply, then: () => void): void {
+  const res = reply.raw;
+  const socket = request.raw.socket;
+  let gone = false;
+  const onGone = () => {
+    if (gone) return;
+    gone = true;
+    socket.removeListener('close', onGone);
+    res.removeListener('close', onGone);
+    then();
+  };
+  res.once('close', onGone);
+  socket.once('close', onGone);
+  if (res.destroyed || socket.destroyed) onGone();
 }
 
 /** The first chunk of a stream (null if it ends first or the response closes), the rest left paused. */

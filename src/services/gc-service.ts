@@ -81,7 +81,6 @@ const BLOB_BATCH = 500;
 export class GcService {
   constructor(private readonly deps: GcServiceDeps) {}
 
-  /** One full pass. A dry run only counts what a real run would remove right now. */
   /**
    * One gc pass. A real one runs on one server (or CLI) at a time across the fleet and
    * rejects with RunningElsewhereError while another runs; a dry run changes nothing and
@@ -92,6 +91,7 @@ export class GcService {
     return runAlone({ store: this.deps.store, clock: this.deps.clock, holder: this.deps.holder }, 'gc', () => this.pass(false));
   }
 
+  /** One full pass. A dry run only counts what a real run would remove right now. */
   private async pass(dryRun: boolean): Promise<GcReport> {
     const report: GcReport = {
       dryRun,

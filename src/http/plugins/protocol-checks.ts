@@ -7,13 +7,11 @@ import type { ServerLifecycle } from '../context.js';
  * the error catalogue so that API clients always get the Atom error (API.md 3) and
  * browsers the error page:
  * - an HTTP/1.1 request without Host, or with a target that is not a path (RFC 9112 3.2: 400).
- * While the server drains (a SIGTERM), a request that arrives on a connection already open
- * is served, and its response closes the connection: nobody sends another on it.
+ * While the server drains (RunningServer.close sets `lifecycle.draining`), a request that
+ * arrives on a connection already open is served, and its response closes the connection:
+ * nobody sends another on it.
  */
 export function registerProtocolChecks(app: FastifyInstance, lifecycle: ServerLifecycle): void {
-  app.addHook('preClose', async () => {
-    lifecycle.draining = true;
-  });
   // A callback hook, not an async one: it runs on every request and has nothing to wait for.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);

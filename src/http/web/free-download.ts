@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
-import { sendFile } from '../send-blob.js';
+import { sendFile, whenResponseGone } from '../send-blob.js';
 
 /**
  * Sends a file to anyone (the raw free download and the inline preview): a few at once
@@ -16,20 +16,7 @@ export function sendFreeFile(
   options: { countsAsDownload: boolean; headers?: Record<string, string> },
 ): Promise<FastifyReply> {
   const { services } = context;
-  const leave = services.limits.freeDownloads.enter(request.ip);
-  // Given back when the response closes, or its connection (a response queued behind
-  // another never closes when the connection dies), whichever comes first.
-  const socket = request.raw.socket;
-  let left = false;
-  const release = () => {
-    if (left) return;
-    left = true;
-    socket.removeListener('close', release);
-    leave();
-  };
-  reply.raw.once('close', release);
-  socket.once('close', release);
-  if (reply.raw.destroyed || socket.destroyed) release();
+  whenResponseGone(request, reply, services.limits.freeDownloads.enter(request.ip));
   return sendFile(request, reply, {
     file,
     open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),
