@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
@@ -46,7 +47,11 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
     // 3F000/42P01/42703 on a schema, table or column that vanished). No migration ran: try again.
     const code = (error as { code?: string }).code;
     const failed = results?.find((r) => r.status === 'Error');
-    if (!failed && (code === '3F000' || code === '42P01' || code === '42703') && attempt < CATALOG_RACE_ATTEMPTS) continue;
+    if (!failed && (code === '3F000' || code === '42P01' || code === '42703') && attempt < CATALOG_RACE_ATTEMPTS) {
+      // Back off with jitter: a retry at once meets the same churn again.
+      await sleep(Math.random() * Math.min(25 * 2 ** attempt, 1000));
+      continue;
+    }
     // SQLite: another process has been migrating for longer than busy_timeout (a large
     // index build): wait on for it, up to a few minutes.
     if (code === 'SQLITE_BUSY' && attempt < SQLITE_BUSY_ATTEMPTS) continue;
@@ -58,7 +63,7 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
 const SQLITE_BUSY_ATTEMPTS = 30;
 
 /** Starts of the migrator on a database whose catalog changed under its listing. */
-const CATALOG_RACE_ATTEMPTS = 10;
+const CATALOG_RACE_ATTEMPTS = 20;
 
 /**
  * CREATE SCHEMA IF NOT EXISTS still fails on PostgreSQL when another server creates the

@@ -26,6 +26,8 @@ test('PostgreSQL: a site starts while another schema of the database is created 
       const name = `churn_${process.pid}_${i}`;
       await churn.query(`create schema ${name}; create table ${name}.a (x int, y text); create table ${name}.b (x int)`);
       await churn.query(`drop schema ${name} cascade`);
+      // A short pause: without one, on a loaded machine, every listing met a drop.
+      await new Promise((resolve) => setTimeout(resolve, 5));
     }
   })();
   try {
