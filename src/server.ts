@@ -31,6 +31,8 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     // Transfers an earlier process of this server left (a crash, a kill) are settled at
     // their last checkpoint before this one serves: nobody pays for bytes never sent.
     const leftover = await services.reservations.settleAbandoned({ ofThisServer: true });
+    // Shared limits connect before the first request; a Redis that is down only warns.
+    await services.limits.redis?.connect();
     const { app, links, lifecycle } = await buildApp({ services, logLevel: config.logLevel });
     // With a fixed port the URLs are known before the first request can arrive; with
     // port 0 (tests) they are set right after listen.

@@ -67,6 +67,13 @@ export interface Config {
    * (issue 14). Null = the host name.
    */
   serverName: string | null;
+  /**
+   * Redis holding the limits servers share (sign-in and API request rates, free-download
+   * slots); null = each server counts on its own.
+   */
+  redisUrl: string | null;
+  /** Prefix of every Redis key this site writes, so several sites can share one Redis. */
+  redisPrefix: string;
   /** S3 bucket for blobs; null = the data folder. */
   s3Bucket: string | null;
   /** S3-compatible endpoint URL; null = AWS, found from the region. */
@@ -113,6 +120,14 @@ const postgresUrl = (raw: string) => {
   try {
     const parsed = new URL(raw);
     return parsed.protocol === 'postgres:' || parsed.protocol === 'postgresql:' ? raw : undefined;
+  } catch {
+    return undefined;
+  }
+};
+const redisUrl = (raw: string) => {
+  try {
+    const parsed = new URL(raw);
+    return parsed.protocol === 'redis:' || parsed.protocol === 'rediss:' ? raw : undefined;
   } catch {
     return undefined;
   }
@@ -167,6 +182,8 @@ export const SETTINGS = [
   { key: 'databaseSchema', flag: 'database-schema', env: 'FILEHAVEN_DATABASE_SCHEMA', parse: (raw: string) => (/^[a-z_][a-z0-9_]{0,62}$/.test(raw) ? raw : undefined), expected: 'a lower-case schema name such as public', description: 'PostgreSQL schema of the tables (created when missing)' },
   { key: 'databasePoolSize', flag: 'database-pool-size', env: 'FILEHAVEN_DATABASE_POOL_SIZE', parse: (raw: string) => { const n = count(raw); return n !== undefined && n >= 1 && n <= 1000 ? n : undefined; }, expected: 'a whole number from 1 to 1000', description: 'most PostgreSQL connections per server' },
   { key: 'serverName', flag: 'server-name', env: 'FILEHAVEN_SERVER_NAME', parse: (raw: string) => (/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(raw) ? raw : undefined), expected: 'a name of letters, digits and . _ : - (at most 128)', description: 'name of this server, unique among servers sharing a database (default: the host name)' },
+  { key: 'redisUrl', flag: 'redis-url', env: 'FILEHAVEN_REDIS_URL', parse: redisUrl, expected: 'a URL such as redis://redis.example:6379/0', description: 'Redis for the limits several servers share (default: each server counts alone)' },
+  { key: 'redisPrefix', flag: 'redis-prefix', env: 'FILEHAVEN_REDIS_PREFIX', parse: (raw: string) => (/^[A-Za-z0-9._:-]{1,64}$/.test(raw) ? raw : undefined), expected: 'letters, digits and . _ : - (at most 64), such as filehaven:', description: 'prefix of the Redis keys of this site' },
   { key: 's3Bucket', flag: 's3-bucket', env: 'FILEHAVEN_S3_BUCKET', parse: (raw: string) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined), expected: 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)', description: 'S3 bucket for blobs (default: the data folder)' },
   { key: 's3Endpoint', flag: 's3-endpoint', env: 'FILEHAVEN_S3_ENDPOINT', parse: url, expected: 'an http(s) URL', description: 'S3-compatible endpoint (default: AWS)' },
   { key: 's3Region', flag: 's3-region', env: 'FILEHAVEN_S3_REGION', parse: (raw: string) => (/^[a-z0-9-]{1,64}$/.test(raw) ? raw : undefined), expected: 'a region such as us-east-1', description: 'S3 region' },
@@ -207,6 +224,8 @@ export const DEFAULTS: Config = {
   shutdownGraceMs: 30_000,
   maxConnectionsPerIp: 64,
   databaseUrl: null,
+  redisUrl: null,
+  redisPrefix: 'filehaven:',
   databaseSchema: 'public',
   databasePoolSize: 10,
   serverName: null,

@@ -5,13 +5,13 @@ import { rememberRecent } from '../domain/remember-recent.js';
 import { addressKey } from './client-address.js';
 
 export interface ApiRateLimiterOptions {
-  /** API requests per minute per API key; 0 = unlimited. */
-  perKey: number;
-  /** API requests per minute per client address; 0 = unlimited. */
-  perIp: number;
-  /** The counters; in-memory by default, any rate-limiter-flexible store to share them. */
-  byKey?: RateLimiterAbstract;
-  byAddress?: RateLimiterAbstract;
+  /** API requests per minute per API key; 0 = unlimited (when `byKey` is not given). */
+  perKey?: number;
+  /** API requests per minute per client address; 0 = unlimited (when `byAddress` is not given). */
+  perIp?: number;
+  /** The counters; in-memory by default, any rate-limiter-flexible store to share them; null = unlimited. */
+  byKey?: RateLimiterAbstract | null;
+  byAddress?: RateLimiterAbstract | null;
 }
 
 /** An API key as a counter key: the key itself never sits in the limiter's store. */
@@ -23,9 +23,9 @@ export class ApiRateLimiter {
   private readonly byAddress: RateLimiterAbstract | null;
 
   constructor(options: ApiRateLimiterOptions) {
-    const counter = (keyPrefix: string, points: number) => (points > 0 ? new RateLimiterMemory({ keyPrefix, points, duration: 60 }) : null);
-    this.byKey = options.byKey ?? counter('api-key', options.perKey);
-    this.byAddress = options.byAddress ?? counter('api-address', options.perIp);
+    const counter = (keyPrefix: string, points = 0) => (points > 0 ? new RateLimiterMemory({ keyPrefix, points, duration: 60 }) : null);
+    this.byKey = options.byKey !== undefined ? options.byKey : counter('api-key', options.perKey);
+    this.byAddress = options.byAddress !== undefined ? options.byAddress : counter('api-address', options.perIp);
   }
 
   /**

@@ -1,6 +1,7 @@
 import { pipeline, type Readable } from 'node:stream';
 import { errors } from '../domain/errors.js';
 import { addressKey } from './client-address.js';
+import { MemorySlots, type DownloadSlots } from './download-slots.js';
 import { Throttle } from './throttle.js';
 
 /**
@@ -14,6 +15,8 @@ export interface FreeDownloadsOptions {
   perIp: number;
   /** Speed cap of one free download in bytes per second; null = unlimited. */
   bytesPerSecond: number | null;
+  /** Where slots are counted: this process by default, Redis to share them between servers. */
+  slots?: DownloadSlots;
 }
 
 /**
@@ -21,34 +24,39 @@ export interface FreeDownloadsOptions {
  * address, each at the configured speed. Premium direct downloads never come here.
  */
 export class FreeDownloads {
-  private readonly active = new Map<string, number>();
+  private readonly slots: DownloadSlots;
+  /** Slots this server holds, wherever they are counted. */
+  private readonly heldHere = new Map<string, number>();
 
-  constructor(private readonly options: FreeDownloadsOptions) {}
+  constructor(private readonly options: FreeDownloadsOptions) {
+    this.slots = options.slots ?? new MemorySlots();
+  }
 
   /**
    * Takes one of the address's download slots and returns the function that gives it
    * back (call it once the response is over, however it ends; later calls do nothing).
    * errorRateLimited (429) when every slot is taken.
    */
-  enter(ip: string): () => void {
+  async enter(ip: string): Promise<() => void> {
     if (this.options.perIp <= 0) return () => {};
     const key = addressKey(ip);
-    const inUse = this.active.get(key) ?? 0;
-    if (inUse >= this.options.perIp) throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
-    this.active.set(key, inUse + 1);
+    const release = await this.slots.take(key, this.options.perIp);
+    if (!release) throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
+    this.heldHere.set(key, (this.heldHere.get(key) ?? 0) + 1);
     let held = true;
     return () => {
       if (!held) return;
       held = false;
-      const left = (this.active.get(key) ?? 1) - 1;
-      if (left > 0) this.active.set(key, left);
-      else this.active.delete(key);
+      release();
+      const left = (this.heldHere.get(key) ?? 1) - 1;
+      if (left > 0) this.heldHere.set(key, left);
+      else this.heldHere.delete(key);
     };
   }
 
-  /** Downloads of an address in progress (for tests and stats). */
+  /** Downloads of an address this server is sending (for tests and stats). */
   inProgress(ip: string): number {
-    return this.active.get(addressKey(ip)) ?? 0;
+    return this.heldHere.get(addressKey(ip)) ?? 0;
   }
 
   /**

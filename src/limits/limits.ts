@@ -9,9 +9,14 @@ import { SignInThrottle } from './sign-in-throttle.js';
 import type { ReservationsService } from '../services/reservations-service.js';
 import { ReservedUploadQuota } from './upload-quota.js';
 import { UploadVolume } from './upload-volume.js';
+import { MemorySlots, RedisSlots } from './download-slots.js';
+import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from './rate-limiter-classes.js';
+import type { RedisConnection } from './redis-connection.js';
 
 /** The limits of API.md section 8 and the request rates; one set per server, never global. */
 export interface Limits {
+  /** The Redis connection of the shared counters; null when each server counts alone. */
+  redis: RedisConnection | null;
   /** Upload volume per account over a rolling 24 h. */
   uploads: UploadVolume;
   /** Failed sign-ins per client address and per login. */
@@ -31,16 +36,35 @@ export interface LimitsDeps {
   log: (error: unknown, message: string) => void;
   /** A keyed hash (HMAC with the server secret), so stored limit keys reveal no login or address. */
   keyedHash: (text: string) => string;
+  /** The connection that shares the request-rate counters and download slots (--redis-url); null = in this process. */
+  redis: RedisConnection | null;
 }
 
 /**
- * Builds the limits from the config. The upload volume lives in the metadata store and
- * holds across servers; the request-rate counters are in-process, and running several
- * processes means swapping them for shared ones (rate-limiter-flexible stores on Redis or
- * PostgreSQL), here and nowhere else.
+ * Builds the limits from the config. The upload volume (and premium traffic, in the
+ * reservations service) lives in the metadata store, so it holds across servers as it is.
+ * The request-rate counters and free-download slots are in this process, or in Redis
+ * with --redis-url, where every server sees them; while Redis is unreachable, each server
+ * counts on its own (redis-connection.ts).
  */
 export function createLimits(config: Config, deps: LimitsDeps): Limits {
+  const { redis } = deps;
+  const counter = (name: string, points: number): RateLimiterAbstract => {
+    const own = new RateLimiterMemory({ keyPrefix: name, points, duration: 60 });
+    if (!redis) return own;
+    return new RateLimiterRedis({
+      storeClient: redis.client,
+      keyPrefix: `${redis.prefix}${name}`,
+      points,
+      duration: 60,
+      // Not connected: count here at once rather than wait; a failing command likewise.
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: own,
+    });
+  };
+  const optional = (name: string, points: number) => (points > 0 ? counter(name, points) : null);
   return {
+    redis,
     uploads: new UploadVolume({
       quota: new ReservedUploadQuota({ store: deps.store, reservations: deps.reservations, clock: deps.clock }),
       log: deps.store.uploadLog,
@@ -52,10 +76,16 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
     }),
     signIn: new SignInThrottle({
       attemptsPerMinute: config.loginAttemptsPerMinute,
+      byAddress: counter('sign-in-address', config.loginAttemptsPerMinute),
+      byLogin: counter('sign-in-login', config.loginAttemptsPerMinute),
       known: new KnownSignInAddresses({ repository: deps.store.signInAddresses, clock: deps.clock, hash: deps.keyedHash }),
       report: deps.log,
     }),
-    api: new ApiRateLimiter({ perKey: config.apiRatePerKey, perIp: config.apiRatePerIp }),
-    freeDownloads: new FreeDownloads({ perIp: config.freeDownloadsPerIp, bytesPerSecond: config.freeDownloadSpeed }),
+    api: new ApiRateLimiter({ byKey: optional('api-key', config.apiRatePerKey), byAddress: optional('api-address', config.apiRatePerIp) }),
+    freeDownloads: new FreeDownloads({
+      perIp: config.freeDownloadsPerIp,
+      bytesPerSecond: config.freeDownloadSpeed,
+      slots: redis ? new RedisSlots(redis, 'download-slots', new MemorySlots()) : new MemorySlots(),
+    }),
   };
 }

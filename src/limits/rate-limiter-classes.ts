@@ -8,5 +8,7 @@ const require = createRequire(import.meta.url);
 
 export const RateLimiterMemory: typeof RateLimiterFlexible.RateLimiterMemory = require('rate-limiter-flexible/lib/RateLimiterMemory.js');
 export const RateLimiterRes: typeof RateLimiterFlexible.RateLimiterRes = require('rate-limiter-flexible/lib/RateLimiterRes.js');
+/** Used only with --redis-url; it loads no Redis client of its own (the connection is given). */
+export const RateLimiterRedis: typeof RateLimiterFlexible.RateLimiterRedis = require('rate-limiter-flexible/lib/RateLimiterRedis.js');
 export type RateLimiterRes = RateLimiterFlexible.RateLimiterRes;
 export type { RateLimiterAbstract } from 'rate-limiter-flexible';

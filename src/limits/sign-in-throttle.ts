@@ -90,7 +90,8 @@ export class SignInThrottle {
 
 /**
  * Turns a counter's refusal into errorWrongCredentials with 429. A store failure is
- * passed on as it is: failing closed, rather than letting guesses through.
+ * passed on as it is: failing closed, rather than letting guesses through. (A Redis
+ * store never fails here: it counts in memory while Redis is away, limits.ts.)
  */
 async function takeAttempt(consumed: Promise<RateLimiterRes>): Promise<void> {
   try {

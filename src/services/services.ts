@@ -7,6 +7,7 @@ import { openConfiguredBlobStore, openConfiguredMetadataStore } from '../composi
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
+import { RedisConnection } from '../limits/redis-connection.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../security/secrets.js';
 import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
@@ -113,7 +114,16 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
-  const limits = createLimits(config, { store, reservations, clock, isPremium: (account) => accounts.isPremium(account), log, keyedHash: (text) => secrets.sign(text) });
+  const redis = config.redisUrl === null ? null : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn });
+  const limits = createLimits(config, {
+    store,
+    reservations,
+    clock,
+    isPremium: (account) => accounts.isPremium(account),
+    log,
+    keyedHash: (text) => secrets.sign(text),
+    redis,
+  });
   const uploads = new UploadsService({ files, volume: limits.uploads });
   return {
     config,
@@ -148,6 +158,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     close: async () => {
       // Settles still running (responses just ended) finish before the database closes.
       await reservations.stop();
+      await redis?.close();
       await store.close();
     },
   };

@@ -5,7 +5,7 @@ import { DEFAULTS, type Config } from '../../src/config/config.js';
 import type { Clock } from '../../src/domain/ids.js';
 import type { Account } from '../../src/domain/types.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { freshBackend, settingsEnv } from './backend.js';
+import { freshBackend, settingsEnv, type FreshBackend } from './backend.js';
 import { openStorageView, type StorageView } from './storage-view.js';
 
 /** A clock tests can move; starts at the given time. */
@@ -29,6 +29,8 @@ export interface TestAccount {
 
 export interface TestServer {
   server: RunningServer;
+  /** The configuration it runs on. */
+  config: Config;
   /** {base_url} */
   url: string;
   /** The data folder: the secret, and on sqlite-local the database and the blobs. */
@@ -44,6 +46,12 @@ export interface TestServer {
   fetch(pathname: string, init?: RequestInit): Promise<Response>;
   /** Uploads through the API; returns the response and the parsed ids. */
   upload(key: string, name: string, content: Buffer | string): Promise<{ response: Response; body: string; id: string; deleteLink: string; downloadLink: string }>;
+  /**
+   * Another server on the same storage and secret (several servers of one site, issue 10),
+   * with `overrides` on top of this one's configuration. Closing it stops only it; the
+   * storage goes with this server's close().
+   */
+  sibling(overrides?: Partial<Config>): Promise<TestServer>;
   /** Stops the server (unless a test did: server.close() may be called first) and removes all it stored. */
   close(): Promise<void>;
 }
@@ -60,15 +68,26 @@ export async function startTestServer(overrides: Partial<Config> = {}, clock?: T
     await backend?.remove();
     await rm(dataDir, { recursive: true, force: true });
   };
-  let backend;
+  let backend: FreshBackend | undefined;
+  try {
+    backend = await freshBackend();
+  } catch (error) {
+    await removeAll();
+    throw error;
+  }
+  const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', ...backend.config, ...overrides };
+  return runTestServer(config, backend, clock, () => removeAll(backend));
+}
+
+/** Starts a server on `config`; `removeAll` is what its close() removes after stopping it. */
+async function runTestServer(config: Config, backend: FreshBackend, clock: TestClock | undefined, removeAll: () => Promise<void>): Promise<TestServer> {
+  const { dataDir } = config;
   let server: RunningServer;
   let storage: StorageView;
   try {
-    backend = await freshBackend();
-    const config: Config = { ...DEFAULTS, port: 0, dataDir, logLevel: 'silent', ...backend.config, ...overrides };
-    server = await startServer(config, { clock: clock?.fn, log: () => {} });
+    server = await startServer(config, { clock: clock?.fn, log: () => {}, warn: () => {} });
   } catch (error) {
-    await removeAll(backend);
+    await removeAll();
     throw error;
   }
   // A test may stop the server itself (to see what happens after); close() then only cleans up.
@@ -79,13 +98,14 @@ export async function startTestServer(overrides: Partial<Config> = {}, clock?: T
     storage = await openStorageView(server.services);
   } catch (error) {
     await server.close();
-    await removeAll(backend);
+    await removeAll();
     throw error;
   }
   const url = server.baseUrl;
   const doFetch = (pathname: string, init?: RequestInit) => fetch(`${url}${pathname}`, init);
   return {
     server,
+    config,
     url,
     dataDir,
     storage,
@@ -122,12 +142,17 @@ export async function startTestServer(overrides: Partial<Config> = {}, clock?: T
         deleteLink: /title="delete_link" href="([^"]+)"/.exec(body)?.[1] ?? '',
       };
     },
+    sibling(overrides = {}) {
+      // Its own name, as every server of a site has (a start settles its name's leftovers).
+      const serverName = `sibling-${++counter}-${process.pid}`;
+      return runTestServer({ ...config, serverName, ...overrides, dataDir }, backend, clock, async () => {});
+    },
     async close() {
       try {
         await server.close();
       } finally {
         await storage.close();
-        await removeAll(backend);
+        await removeAll();
       }
     },
   };

@@ -8,7 +8,7 @@ import { sendFile, whenResponseGone } from '../send-blob.js';
  * per client address, each at the free speed cap (API.md 8), the slot given back when
  * the response is over however it ends, and the bytes counted as served.
  */
-export function sendFreeFile(
+export async function sendFreeFile(
   context: HttpContext,
   request: FastifyRequest,
   reply: FastifyReply,
@@ -16,7 +16,7 @@ export function sendFreeFile(
   options: { countsAsDownload: boolean; headers?: Record<string, string> },
 ): Promise<FastifyReply> {
   const { services } = context;
-  whenResponseGone(request, reply, services.limits.freeDownloads.enter(request.ip));
+  whenResponseGone(request, reply, await services.limits.freeDownloads.enter(request.ip));
   return sendFile(request, reply, {
     file,
     open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),
