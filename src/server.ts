@@ -42,6 +42,9 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     const port = typeof address === 'object' && address ? address.port : config.port;
     const urls = resolveUrls(config, { host: config.host, port });
     links.configure(urls);
+    if (services.store.newerMigrations.length > 0) {
+      app.log.warn({ migrations: services.store.newerMigrations }, 'a newer version has migrated the database further; this server runs on it (migrations are additive)');
+    }
     if (leftover.settled > 0) app.log.warn({ reservations: leftover }, 'settled transfers an earlier process left');
     // Between gc runs, the transfers of a server that died for good are settled once their
     // lease runs out: a cheap indexed read when there are none.

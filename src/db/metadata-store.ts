@@ -35,8 +35,9 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
 
 /** Migrates the database and wraps it as the MetadataStore the services use. */
 export async function openMetadataStore({ db, engine, schema }: OpenedDatabase): Promise<MetadataStore> {
+  let newerMigrations: string[];
   try {
-    await migrateToLatest(db, schema);
+    ({ newer: newerMigrations } = await migrateToLatest(db, schema));
   } catch (error) {
     await db.destroy().catch(() => {});
     throw error;
@@ -44,6 +45,7 @@ export async function openMetadataStore({ db, engine, schema }: OpenedDatabase):
   return {
     ...repositories(db, engine),
     engine,
+    newerMigrations,
     ping: async () => {
       await sql`select 1`.execute(db);
     },

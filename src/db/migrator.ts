@@ -10,8 +10,13 @@ import * as reservations from './migrations/0007-reservations.js';
 import * as listingIndexes from './migrations/0008-listing-indexes.js';
 import * as runLeases from './migrations/0009-run-leases.js';
 
-/** Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). */
-const MIGRATIONS: Record<string, Migration> = {
+/**
+ * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
+ * additive (new tables, columns with defaults, indexes): a server of the version before
+ * keeps working on the schema after it, which is what lets a fleet upgrade one server at
+ * a time (README: Upgrading).
+ */
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-operator-controls': operatorControls,
   '0003-sessions': sessions,
@@ -23,25 +28,38 @@ const MIGRATIONS: Record<string, Migration> = {
   '0009-run-leases': runLeases,
 };
 
-const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+const MIGRATION_TABLE = 'filehaven_migrations';
+
+/** What a start found: `newer` names the migrations a newer version ran that this one does not know. */
+export interface MigrationOutcome {
+  newer: string[];
+}
 
 /**
  * Brings the schema to the latest version; throws with the failing migration's name. On
  * PostgreSQL the tables (and the migrator's own) live in `schema`, created when missing;
  * connections find them through their search_path (db/dialect.ts).
+ *
+ * A database a newer version has already migrated further (a fleet halfway through an
+ * upgrade, an old server restarted) is used as it is: its extra migrations are additive,
+ * so this version's queries still hold. `migrations` is for tests that play that newer version.
  */
-export async function migrateToLatest(db: Kysely<any>, schema: string | null = null): Promise<void> {
+export async function migrateToLatest(db: Kysely<any>, schema: string | null = null, migrations: Readonly<Record<string, Migration>> = MIGRATIONS): Promise<MigrationOutcome> {
   if (schema !== null) await createSchemaOnce(db, schema);
   const migrator = new Migrator({
     db,
-    provider,
-    migrationTableName: 'filehaven_migrations',
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: 'filehaven_migrations_lock',
     ...(schema !== null ? { migrationTableSchema: schema } : {}),
   });
   for (let attempt = 1; ; attempt++) {
+    const newer = await newerMigrations(db, schema, migrations);
+    if (newer.length > 0) return { newer };
     const { error, results } = await migrator.migrateToLatest();
-    if (!error) return;
+    if (!error) return { newer: [] };
+    // A newer server migrated between the look above and the migrator's own: look again.
+    if (/^corrupted migrations: previously executed migration/.test((error as Error).message ?? '') && attempt < CATALOG_RACE_ATTEMPTS) continue;
     // Kysely's migrator lists the tables of every schema of the database before it starts;
     // another site or tool dropping its schema at that moment fails the listing (PostgreSQL
     // 3F000/42P01/42703 on a schema, table or column that vanished). No migration ran: try again.
@@ -57,6 +75,30 @@ export async function migrateToLatest(db: Kysely<any>, schema: string | null = n
     if (code === 'SQLITE_BUSY' && attempt < SQLITE_BUSY_ATTEMPTS) continue;
     throw new Error(`database migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`);
   }
+}
+
+/**
+ * The migrations the database has run that `known` does not list; empty when there are
+ * none (or no migration table yet). Any of `known` still pending beside them means the
+ * database is not a newer version of this schema but another branch of it: refused.
+ */
+async function newerMigrations(db: Kysely<any>, schema: string | null, known: Readonly<Record<string, Migration>>): Promise<string[]> {
+  let executed: string[];
+  try {
+    const table = schema === null ? sql.table(MIGRATION_TABLE) : sql.table(`${schema}.${MIGRATION_TABLE}`);
+    const rows = await sql<{ name: string }>`select name from ${table}`.execute(db);
+    executed = rows.rows.map((row) => row.name);
+  } catch {
+    // No migration table: a new database, which the migrator sets up.
+    return [];
+  }
+  const newer = executed.filter((name) => !(name in known)).sort();
+  if (newer.length === 0) return [];
+  const missing = Object.keys(known).filter((name) => !executed.includes(name));
+  if (missing.length > 0) {
+    throw new Error(`database migration failed: the database has run ${newer.join(', ')}, which this version does not know, but not ${missing.join(', ')}, which it needs`);
+  }
+  return newer;
 }
 
 /** busy_timeout waits (10 s each) for another process's migrations before giving up. */

@@ -395,6 +395,8 @@ export interface MetadataStore extends Repositories {
   transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
   /** The engine underneath (for messages and the operator's `stats`). */
   readonly engine: 'sqlite' | 'postgres';
+  /** Migrations a newer version ran on this database that this one does not know (a fleet mid-upgrade). */
+  readonly newerMigrations: readonly string[];
   /** Resolves when the database answers a trivial query (readiness probes). */
   ping(): Promise<void>;
   /** Closes the connection(s). */
