@@ -31,6 +31,11 @@ export interface BlobStore {
    */
   init(): Promise<void>;
   /**
+   * Checks, changing nothing, that the storage is still there and usable (readiness
+   * probes): unlike init, it creates no folder, so an unmounted volume is not ready.
+   */
+  check(): Promise<void>;
+  /**
    * Streams `source` into staging while hashing and counting. Rejects with
    * BlobTooLargeError as soon as more than `maxBytes` arrive, with BlobStorageError when
    * the store's own storage fails (disk full, permissions, the object store down), and

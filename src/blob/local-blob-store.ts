@@ -35,6 +35,15 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
+  async check(): Promise<void> {
+    try {
+      await fs.access(this.blobDir, fs.constants.W_OK);
+      await fs.access(this.tempDir, fs.constants.W_OK);
+    } catch (error) {
+      throw new BlobStoreUnavailableError(`the data folder cannot hold blobs (--data): ${(error as Error).message}`);
+    }
+  }
+
   async stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob> {
     const handle = `${randomBytes(16).toString('hex')}.part`;
     const tempPath = path.join(this.tempDir, handle);

@@ -106,6 +106,11 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  /** The start's check again: HeadBucket changes nothing. */
+  check(): Promise<void> {
+    return this.init();
+  }
+
   async stage(source: Readable, options: { maxBytes: number; signal?: AbortSignal }): Promise<StagedBlob> {
     const { maxBytes, signal } = options;
     const id = randomBytes(16).toString('hex');

@@ -149,7 +149,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
         return 'the database does not answer';
       }
       try {
-        await blobs.init();
+        await blobs.check();
       } catch {
         return 'the blob store does not answer';
       }

@@ -225,3 +225,17 @@ describe('LocalBlobStore on disk', () => {
     assert.equal(new Set(chunks.map((chunk) => chunk.buffer)).size, chunks.length, 'every kept chunk is its own memory');
   });
 });
+
+test('check() creates nothing: a data folder whose blobs are gone (an unmounted volume) is not ready until init', async () => {
+  const { root, store } = await makeLocal();
+  try {
+    await store.check();
+    await rm(store.blobDir, { recursive: true });
+    await assert.rejects(store.check(), /the data folder cannot hold blobs/);
+    await assert.rejects(stat(store.blobDir), { code: 'ENOENT' });
+    await store.init();
+    await store.check();
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});
