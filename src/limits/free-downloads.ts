@@ -14,6 +14,8 @@ export interface FreeDownloadsOptions {
   perIp: number;
   /** Speed cap of one free download in bytes per second; null = unlimited. */
   bytesPerSecond: number | null;
+  /** Told of every download refused for want of a slot. */
+  refused: () => void;
 }
 
 /**
@@ -34,7 +36,10 @@ export class FreeDownloads {
     if (this.options.perIp <= 0) return () => {};
     const key = addressKey(ip);
     const inUse = this.active.get(key) ?? 0;
-    if (inUse >= this.options.perIp) throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
+    if (inUse >= this.options.perIp) {
+      this.options.refused();
+      throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
+    }
     this.active.set(key, inUse + 1);
     let held = true;
     return () => {

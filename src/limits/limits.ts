@@ -2,6 +2,7 @@ import type { Config } from '../config/config.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
+import type { LimitName } from '../observability/metrics.js';
 import { ApiRateLimiter } from './api-rate-limiter.js';
 import { FreeDownloads } from './free-downloads.js';
 import { KnownSignInAddresses } from './known-sign-in-addresses.js';
@@ -31,6 +32,8 @@ export interface LimitsDeps {
   log: (error: unknown, message: string) => void;
   /** A keyed hash (HMAC with the server secret), so stored limit keys reveal no login or address. */
   keyedHash: (text: string) => string;
+  /** Told of every refusal, naming the limit (metrics). */
+  refused: (limit: LimitName) => void;
 }
 
 /**
@@ -49,13 +52,15 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
       freeLimit: config.uploadVolumeFree,
       premiumLimit: config.uploadVolumePremium,
       report: deps.log,
+      refused: () => deps.refused('upload-volume'),
     }),
     signIn: new SignInThrottle({
       attemptsPerMinute: config.loginAttemptsPerMinute,
       known: new KnownSignInAddresses({ repository: deps.store.signInAddresses, clock: deps.clock, hash: deps.keyedHash }),
       report: deps.log,
+      refused: () => deps.refused('sign-in'),
     }),
-    api: new ApiRateLimiter({ perKey: config.apiRatePerKey, perIp: config.apiRatePerIp }),
-    freeDownloads: new FreeDownloads({ perIp: config.freeDownloadsPerIp, bytesPerSecond: config.freeDownloadSpeed }),
+    api: new ApiRateLimiter({ perKey: config.apiRatePerKey, perIp: config.apiRatePerIp, refused: () => deps.refused('api-rate') }),
+    freeDownloads: new FreeDownloads({ perIp: config.freeDownloadsPerIp, bytesPerSecond: config.freeDownloadSpeed, refused: () => deps.refused('free-download-slots') }),
   };
 }
