@@ -23,6 +23,8 @@ export interface Config {
   directLinkRequiresKey: boolean;
   /** pino log level, or "silent". */
   logLevel: string;
+  /** Bearer token `/metrics` requires; null = served to anyone who can reach the port. */
+  metricsToken: string | null;
   /** Upload volume of a free account over a rolling 24 h, bytes; null = unlimited (API.md 8). */
   uploadVolumeFree: number | null;
   /** Upload volume of a premium account over a rolling 24 h, bytes; null = unlimited. */
@@ -162,6 +164,8 @@ export const SETTINGS = [
   { key: 'directLinkTtlMs', flag: 'direct-link-ttl', env: 'FILEHAVEN_DIRECT_LINK_TTL', parse: duration(1), expected: 'a duration such as 24h or 30m', description: 'lifetime of a signed direct link' },
   { key: 'directLinkRequiresKey', flag: 'direct-link-requires-key', env: 'FILEHAVEN_DIRECT_LINK_REQUIRES_KEY', parse: bool, expected: 'true or false', description: 'direct downloads also need the Authorization header' },
   { key: 'logLevel', flag: 'log-level', env: 'FILEHAVEN_LOG_LEVEL', parse: logLevel, expected: 'fatal, error, warn, info, debug, trace or silent', description: 'log level' },
+  // Visible ASCII only: it travels in an Authorization header.
+  { key: 'metricsToken', flag: 'metrics-token', env: 'FILEHAVEN_METRICS_TOKEN', parse: (raw: string) => (/^[\x21-\x7e]{16,}$/.test(raw) ? raw : undefined), expected: 'at least 16 visible ASCII characters, no spaces', description: 'bearer token /metrics requires (default: none, served openly)' },
   { key: 'uploadVolumeFree', flag: 'upload-volume-free', env: 'FILEHAVEN_UPLOAD_VOLUME_FREE', parse: bytesOrUnlimited, expected: 'a size such as 50GiB, or unlimited', description: 'upload volume of a free account per rolling 24 h' },
   { key: 'uploadVolumePremium', flag: 'upload-volume-premium', env: 'FILEHAVEN_UPLOAD_VOLUME_PREMIUM', parse: bytesOrUnlimited, expected: 'a size such as 500GiB, or unlimited', description: 'upload volume of a premium account per rolling 24 h' },
   { key: 'loginAttemptsPerMinute', flag: 'login-attempts', env: 'FILEHAVEN_LOGIN_ATTEMPTS', parse: (raw: string) => { const n = count(raw); return n !== undefined && n > 0 ? n : undefined; }, expected: 'a whole number > 0', description: 'failed sign-ins per minute per IP and per login' },
@@ -207,6 +211,7 @@ export const DEFAULTS: Config = {
   directLinkTtlMs: 24 * 3_600_000,
   directLinkRequiresKey: true,
   logLevel: 'info',
+  metricsToken: null,
   uploadVolumeFree: 50 * GiB,
   uploadVolumePremium: null,
   loginAttemptsPerMinute: 10,

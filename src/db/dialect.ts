@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDialectConfig } from 'kysely';
+import type { Pool } from 'pg';
 import type { Database } from './database.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
@@ -11,12 +12,24 @@ export const SQLITE_FILE = 'filehaven.db';
 /** Which engine a database runs on: the repositories lock per engine (repositories/locks-repository.ts). */
 export type Engine = 'sqlite' | 'postgres';
 
+/** A database pool's connections at one moment (pg's Pool: totalCount, idleCount, waitingCount). */
+export interface PoolConnections {
+  /** Connections open, idle or in use. */
+  total: number;
+  /** Open connections no query holds. */
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+}
+
 /** An opened database and its engine. */
 export interface OpenedDatabase {
   db: Kysely<Database>;
   engine: Engine;
   /** The PostgreSQL schema the tables live in (null on SQLite). */
   schema: string | null;
+  /** The pool's connections now (metrics); null on SQLite, which has one connection and no pool. */
+  connections(): PoolConnections | null;
 }
 
 /**
@@ -77,7 +90,7 @@ export function openSqlite(dataDir: string): OpenedDatabase {
       },
     }),
   });
-  return { db, engine: 'sqlite', schema: null };
+  return { db, engine: 'sqlite', schema: null, connections: () => null };
 }
 
 /**
@@ -110,6 +123,7 @@ export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
 export function openPostgres(options: PostgresOptions): OpenedDatabase {
   if (!SCHEMA_PATTERN.test(options.schema)) throw new Error(`not a schema name: ${options.schema}`);
   // pg is loaded with the first connection: a server on SQLite never pays its ~5 MB.
+  let opened: Pool | null = null;
   const pool = async () => {
     const { default: pg } = await import('pg');
     const pool = new pg.Pool({
@@ -125,6 +139,7 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
     // request (500 errorInternal); test/http/backend-outage.test.ts cuts the link.
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
+    opened = pool;
     return pool;
   };
   const db = new Kysely<Database>({
@@ -135,7 +150,9 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
       },
     }),
   });
-  return { db, engine: 'postgres', schema: options.schema };
+  // Before the first query there is no pool yet: no connections.
+  const connections = () => (opened ? { total: opened.totalCount, idle: opened.idleCount, waiting: opened.waitingCount } : { total: 0, idle: 0, waiting: 0 });
+  return { db, engine: 'postgres', schema: options.schema, connections };
 }
 
 /** Whether a Kysely instance talks to PostgreSQL (migrations need serial ids there). */

@@ -34,7 +34,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
 }
 
 /** Migrates the database and wraps it as the MetadataStore the services use. */
-export async function openMetadataStore({ db, engine, schema }: OpenedDatabase): Promise<MetadataStore> {
+export async function openMetadataStore({ db, engine, schema, connections }: OpenedDatabase): Promise<MetadataStore> {
   let newerMigrations: string[];
   try {
     ({ newer: newerMigrations } = await migrateToLatest(db, schema));
@@ -50,6 +50,7 @@ export async function openMetadataStore({ db, engine, schema }: OpenedDatabase):
       await sql`select 1`.execute(db);
     },
     transaction: (work) => db.transaction().execute((trx) => work(repositories(trx, engine))),
+    connections,
     close: () => db.destroy(),
   };
 }

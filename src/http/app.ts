@@ -10,6 +10,7 @@ import type { HttpContext, ServerLifecycle } from './context.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { Links } from './links.js';
 import { serializeRequestForLog } from './log-redaction.js';
+import { registerMetricsRoute } from './metrics-route.js';
 import { registerApiRateLimit } from './plugins/api-rate-limit.js';
 import { answerClientError, registerRawAnswers } from './raw-answers.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
@@ -18,6 +19,7 @@ import { registerBodyParsers } from './plugins/body-parsers.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
 import { registerEveryMethod } from './plugins/method-dispatch.js';
 import { registerProtocolChecks } from './plugins/protocol-checks.js';
+import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerAccountPages } from './web/account-pages.js';
 import { registerCopyToAccount } from './web/download-page.js';
 import { registerFilePages } from './web/file-pages.js';
@@ -84,15 +86,20 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const context: HttpContext = { services: options.services, links, lifecycle };
   registerRawAnswers(app.server, context);
   if (config.maxConnectionsPerIp > 0 && !config.trustProxy) {
-    capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => rawAtomErrorResponse(context, errors.tooManyConnections()));
+    capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => {
+      options.services.metrics.limitRefused('connections-per-ip');
+      return rawAtomErrorResponse(context, errors.tooManyConnections());
+    });
   }
 
   registerEveryMethod(app);
+  registerRequestMetrics(app, context);
   await registerBodyParsers(app);
   await registerSessions(app, context);
   registerErrorHandling(app, context);
   registerProtocolChecks(app, lifecycle);
   registerHealthRoutes(app, context);
+  registerMetricsRoute(app, context);
   registerApiRateLimit(app, context);
   registerApiKeyRoutes(app, context);
   registerFileRoutes(app, context);

@@ -18,20 +18,22 @@ function withTimeout(check: Promise<string | null>, ms: number): Promise<string 
 /**
  * For load balancers and orchestrators (issue 10): `/healthz` answers 200 while the process
  * runs; `/readyz` answers 200 when the database and the blob store answer and the server is
- * not shutting down, else 503 with the reason on one line. Plain text, never cached.
+ * not shutting down, else 503 with the reason on one line. Plain text, never cached. Not
+ * API paths, so the API rate limits never count them; their requests log at warn only,
+ * so probes every few seconds are no noise in the log.
  */
 export function registerHealthRoutes(app: FastifyInstance, context: HttpContext): void {
   const plain = (reply: FastifyReply, status: number, text: string) =>
     reply.code(status).headers({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).send(`${text}\n`);
 
-  app.get('/healthz', (_request, reply) => {
+  app.get('/healthz', { logLevel: 'warn' }, (_request, reply) => {
     plain(reply, 200, 'ok');
   });
 
   // One check at a time: while one is pending (a database that hangs) every probe waits
   // on it rather than starting another that would take a pool connection too.
   let last: { at: number; settled: boolean; problem: Promise<string | null> } | undefined;
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { logLevel: 'warn' }, async (_request, reply) => {
     if (context.lifecycle.draining) return plain(reply, 503, 'not ready: shutting down');
     const now = performance.now();
     if (!last || (last.settled && now - last.at >= READINESS_CACHE_MS)) {

@@ -12,6 +12,8 @@ export interface ApiRateLimiterOptions {
   /** The counters; in-memory by default, any rate-limiter-flexible store to share them; null = unlimited. */
   byKey?: RateLimiterAbstract | null;
   byAddress?: RateLimiterAbstract | null;
+  /** Told of every request refused. */
+  refused: () => void;
 }
 
 /** An API key as a counter key: the key itself never sits in the limiter's store. */
@@ -21,11 +23,13 @@ const keyOf = rememberRecent((apiKey: string) => createHash('sha256').update(api
 export class ApiRateLimiter {
   private readonly byKey: RateLimiterAbstract | null;
   private readonly byAddress: RateLimiterAbstract | null;
+  private readonly refused: () => void;
 
   constructor(options: ApiRateLimiterOptions) {
     const counter = (keyPrefix: string, points = 0) => (points > 0 ? new RateLimiterMemory({ keyPrefix, points, duration: 60 }) : null);
     this.byKey = options.byKey !== undefined ? options.byKey : counter('api-key', options.perKey);
     this.byAddress = options.byAddress !== undefined ? options.byAddress : counter('api-address', options.perIp);
+    this.refused = options.refused;
   }
 
   /**
@@ -36,17 +40,20 @@ export class ApiRateLimiter {
    * address never reaches the key counter, so a flood of made-up keys cannot fill it.
    */
   async hit(ip: string, apiKey: string | undefined): Promise<void> {
-    if (this.byAddress) await refuseWhenFull(this.byAddress.consume(addressKey(ip)));
-    if (this.byKey && apiKey !== undefined) await refuseWhenFull(this.byKey.consume(keyOf(apiKey)));
+    if (this.byAddress) await refuseWhenFull(this.byAddress.consume(addressKey(ip)), this.refused);
+    if (this.byKey && apiKey !== undefined) await refuseWhenFull(this.byKey.consume(keyOf(apiKey)), this.refused);
   }
 }
 
 /** Turns a counter's refusal into errorRateLimited; a store failure is passed on as it is. */
-async function refuseWhenFull(consumed: Promise<RateLimiterRes>): Promise<void> {
+async function refuseWhenFull(consumed: Promise<RateLimiterRes>, refused: () => void): Promise<void> {
   try {
     await consumed;
   } catch (refusal) {
-    if (refusal instanceof RateLimiterRes) throw errors.rateLimited(refusal.msBeforeNext / 1000);
+    if (refusal instanceof RateLimiterRes) {
+      refused();
+      throw errors.rateLimited(refusal.msBeforeNext / 1000);
+    }
     throw refusal;
   }
 }

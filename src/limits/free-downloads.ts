@@ -17,6 +17,8 @@ export interface FreeDownloadsOptions {
   bytesPerSecond: number | null;
   /** Where slots are counted: this process by default, Redis to share them between servers. */
   slots?: DownloadSlots;
+  /** Told of every download refused for want of a slot. */
+  refused: () => void;
 }
 
 /**
@@ -41,7 +43,10 @@ export class FreeDownloads {
     if (this.options.perIp <= 0) return () => {};
     const key = addressKey(ip);
     const release = await this.slots.take(key, this.options.perIp);
-    if (!release) throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
+    if (!release) {
+      this.options.refused();
+      throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
+    }
     this.heldHere.set(key, (this.heldHere.get(key) ?? 0) + 1);
     let held = true;
     return () => {

@@ -2,6 +2,7 @@ import type { Config } from '../config/config.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
+import type { LimitName } from '../observability/metrics.js';
 import { ApiRateLimiter } from './api-rate-limiter.js';
 import { FreeDownloads } from './free-downloads.js';
 import { KnownSignInAddresses } from './known-sign-in-addresses.js';
@@ -38,6 +39,8 @@ export interface LimitsDeps {
   keyedHash: (text: string) => string;
   /** The connection that shares the request-rate counters and download slots (--redis-url); null = in this process. */
   redis: RedisConnection | null;
+  /** Told of every refusal, naming the limit (metrics). */
+  refused: (limit: LimitName) => void;
 }
 
 /**
@@ -73,6 +76,7 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
       freeLimit: config.uploadVolumeFree,
       premiumLimit: config.uploadVolumePremium,
       report: deps.log,
+      refused: () => deps.refused('upload-volume'),
     }),
     signIn: new SignInThrottle({
       attemptsPerMinute: config.loginAttemptsPerMinute,
@@ -80,12 +84,18 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
       byLogin: counter('sign-in-login', config.loginAttemptsPerMinute),
       known: new KnownSignInAddresses({ repository: deps.store.signInAddresses, clock: deps.clock, hash: deps.keyedHash }),
       report: deps.log,
+      refused: () => deps.refused('sign-in'),
     }),
-    api: new ApiRateLimiter({ byKey: optional('api-key', config.apiRatePerKey), byAddress: optional('api-address', config.apiRatePerIp) }),
+    api: new ApiRateLimiter({
+      byKey: optional('api-key', config.apiRatePerKey),
+      byAddress: optional('api-address', config.apiRatePerIp),
+      refused: () => deps.refused('api-rate'),
+    }),
     freeDownloads: new FreeDownloads({
       perIp: config.freeDownloadsPerIp,
       bytesPerSecond: config.freeDownloadSpeed,
       slots: redis ? new RedisSlots(redis, 'download-slots', new MemorySlots()) : new MemorySlots(),
+      refused: () => deps.refused('free-download-slots'),
     }),
   };
 }

@@ -17,6 +17,8 @@ export interface SignInThrottleOptions {
   known: KnownSignInAddresses;
   /** Where failures that do not change the answer are reported. */
   report: (error: unknown, message: string) => void;
+  /** Told of every attempt refused by a full counter. */
+  refused: () => void;
 }
 
 /** A login as a counter key: case and surrounding blanks do not make a new login, length is bounded. */
@@ -41,6 +43,7 @@ export class SignInThrottle {
   private readonly byLogin: RateLimiterAbstract;
   private readonly known: KnownSignInAddresses;
   private readonly report: (error: unknown, message: string) => void;
+  private readonly refused: () => void;
 
   constructor(options: SignInThrottleOptions) {
     const counter = (keyPrefix: string) => new RateLimiterMemory({ keyPrefix, points: options.attemptsPerMinute, duration: 60 });
@@ -48,6 +51,7 @@ export class SignInThrottle {
     this.byLogin = options.byLogin ?? counter('sign-in-login');
     this.known = options.known;
     this.report = options.report;
+    this.refused = options.refused;
   }
 
   /**
@@ -64,11 +68,11 @@ export class SignInThrottle {
     const account = loginKey(login);
     // The address first: a refused address never reaches the login counter, so a flood of
     // made-up logins cannot fill it.
-    await takeAttempt(this.byAddress.consume(address));
+    await takeAttempt(this.byAddress.consume(address), this.refused);
     let countsForLogin = false;
     try {
       countsForLogin = !(await this.known.isKnown(account, ip));
-      if (countsForLogin) await takeAttempt(this.byLogin.consume(account));
+      if (countsForLogin) await takeAttempt(this.byLogin.consume(account), this.refused);
     } catch (error) {
       await this.byAddress.reward(address);
       throw error;
@@ -93,11 +97,14 @@ export class SignInThrottle {
  * passed on as it is: failing closed, rather than letting guesses through. (A Redis
  * store never fails here: it counts in memory while Redis is away, limits.ts.)
  */
-async function takeAttempt(consumed: Promise<RateLimiterRes>): Promise<void> {
+async function takeAttempt(consumed: Promise<RateLimiterRes>, refused: () => void): Promise<void> {
   try {
     await consumed;
   } catch (refusal) {
-    if (refusal instanceof RateLimiterRes) throw errors.signInThrottled(refusal.msBeforeNext / 1000);
+    if (refusal instanceof RateLimiterRes) {
+      refused();
+      throw errors.signInThrottled(refusal.msBeforeNext / 1000);
+    }
     throw refusal;
   }
 }

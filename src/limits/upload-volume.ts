@@ -20,6 +20,8 @@ export interface UploadVolumeDeps {
   premiumLimit: number | null;
   /** Where failures that must not fail an upload are reported. */
   report: (error: unknown, message: string) => void;
+  /** Told of every upload refused (before its first byte or mid-stream). */
+  refused: () => void;
 }
 
 /**
@@ -54,7 +56,10 @@ export class UploadVolume {
         return new UploadAllowance(this, account, ticket);
       }
       const first = await ticket.reserve(1);
-      if (!first.granted) throw errors.uploadLimit(first.retryAfterMs / 1000);
+      if (!first.granted) {
+        this.deps.refused();
+        throw errors.uploadLimit(first.retryAfterMs / 1000);
+      }
     } catch (error) {
       // The refusal (or the failure) is the answer; a failing release only leaves a row to gc.
       await ticket.release().catch((releaseError: unknown) => this.deps.report(releaseError, 'releasing an upload reservation failed'));
@@ -87,6 +92,11 @@ export class UploadVolume {
   report(error: unknown, message: string): void {
     this.deps.report(error, message);
   }
+
+  /** Counts an upload refused mid-stream. */
+  refused(): void {
+    this.deps.refused();
+  }
 }
 
 /** One upload's allowance: meters the file as it streams, then records or releases it. */
@@ -108,12 +118,17 @@ export class UploadAllowance {
   meter(source: Readable): Readable {
     const ticket = this.ticket;
     if (!ticket) return source;
+    const volume = this.volume;
     let seen = 0;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         seen += chunk.length;
         ticket.reserve(seen).then(
-          (answer) => (answer.granted ? callback(null, chunk) : callback(errors.uploadLimit(answer.retryAfterMs / 1000))),
+          (answer) => {
+            if (answer.granted) return callback(null, chunk);
+            volume.refused();
+            callback(errors.uploadLimit(answer.retryAfterMs / 1000));
+          },
           (error: Error) => callback(error),
         );
       },

@@ -1,11 +1,13 @@
+import { performance } from 'node:perf_hooks';
 import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
+import type { Metrics } from '../observability/metrics.js';
 import { FileStatus } from '../domain/types.js';
 import { InputError } from './accounts-service.js';
 import { removeUnnamedBytes, removeUnreferencedBlob } from './blob-lifecycle.js';
-import { runAlone } from './run-alone.js';
+import { runAlone, RunningElsewhereError } from './run-alone.js';
 import type { FilesService } from './files-service.js';
 import type { ReservationsService } from './reservations-service.js';
 
@@ -26,6 +28,8 @@ export interface GcServiceDeps {
   expireAfterDays: number;
   /** Who runs gc here (server and process), as the run lease names it. */
   holder: string;
+  /** Real runs are counted by outcome. */
+  metrics: Pick<Metrics, 'gcRan'>;
 }
 
 /** What one gc run removed (or, in a dry run, would remove). */
@@ -88,7 +92,16 @@ export class GcService {
    */
   async run(options: { dryRun?: boolean } = {}): Promise<GcReport> {
     if (options.dryRun) return this.pass(true);
-    return runAlone({ store: this.deps.store, clock: this.deps.clock, holder: this.deps.holder }, 'gc', () => this.pass(false));
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const report = await runAlone({ store: this.deps.store, clock: this.deps.clock, holder: this.deps.holder }, 'gc', () => this.pass(false));
+      this.deps.metrics.gcRan('done', seconds());
+      return report;
+    } catch (error) {
+      this.deps.metrics.gcRan(error instanceof RunningElsewhereError ? 'skipped' : 'failed', seconds());
+      throw error;
+    }
   }
 
   /** One full pass. A dry run only counts what a real run would remove right now. */

@@ -1,5 +1,6 @@
 import type { MetadataStore, ReservationKind, ReservationRecord, Repositories } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
+import type { Metrics } from '../observability/metrics.js';
 
 /**
  * A running transfer records the bytes it has moved at most this many bytes apart…
@@ -26,6 +27,8 @@ export interface ReservationsDeps {
   instance: string;
   /** Where failures that must not fail a transfer are reported. */
   report: (error: unknown, message: string) => void;
+  /** Traffic taken, given back and refused is counted here, once committed. */
+  metrics: Pick<Metrics, 'trafficReserved' | 'trafficRefunded' | 'limitRefused'>;
   /** How long a lease lasts (LEASE_MS). */
   leaseMs?: number;
   /** How often the holder renews its leases (RENEW_MS). */
@@ -82,10 +85,14 @@ export class ReservationsService {
       if (!(await repos.accounts.reserveTraffic(accountId, bytes))) return null;
       return this.openRow(repos, accountId, 'traffic', bytes);
     });
-    if (id === null) return null;
+    if (id === null) {
+      this.deps.metrics.limitRefused('traffic');
+      return null;
+    }
+    this.deps.metrics.trafficReserved(bytes);
     this.hold(id);
     return new TrafficTransfer(
-      { store: this.deps.store, clock: this.deps.clock, report: this.deps.report, settled: (settle) => this.settled(id, settle) },
+      { store: this.deps.store, clock: this.deps.clock, report: this.deps.report, metrics: this.deps.metrics, settled: (settle) => this.settled(id, settle) },
       id,
       accountId,
       bytes,
@@ -171,6 +178,7 @@ export class ReservationsService {
             return taken ? settleTaken(repos, taken, taken.settled) : null;
           });
           if (refunded === null) continue;
+          this.deps.metrics.trafficRefunded(refunded);
           report.settled += 1;
           report.trafficRefunded += refunded;
         } catch (error) {
@@ -217,6 +225,7 @@ interface TransferDeps {
   store: MetadataStore;
   clock: Clock;
   report: (error: unknown, message: string) => void;
+  metrics: Pick<Metrics, 'trafficRefunded'>;
   /** The transfer is done with its row; `settle` is its settling, for a graceful stop to await. */
   settled: (settle: Promise<unknown>) => void;
 }
@@ -291,11 +300,13 @@ export class TrafficTransfer {
   private async settle(sent: number): Promise<void> {
     // A checkpoint in flight lands first, so `recorded` is what the row holds.
     await this.writing;
-    await this.deps.store.transaction(async (repos) => {
+    const refunded = await this.deps.store.transaction(async (repos) => {
       const taken = await repos.reservations.take(this.id);
-      if (taken) await settleTaken(repos, taken, sent);
+      if (taken) return settleTaken(repos, taken, sent);
       // Settled elsewhere at `recorded`: the bytes moved since are still owed.
-      else await repos.accounts.chargeTraffic(this.accountId, sent - this.recorded);
+      await repos.accounts.chargeTraffic(this.accountId, sent - this.recorded);
+      return 0;
     });
+    this.deps.metrics.trafficRefunded(refunded);
   }
 }

@@ -8,6 +8,7 @@ import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
 import { RedisConnection } from '../limits/redis-connection.js';
+import { Metrics } from '../observability/metrics.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../security/secrets.js';
 import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
@@ -43,6 +44,8 @@ export interface Services {
   moderation: ModerationService;
   /** The audit log of operator actions. */
   audit: AuditService;
+  /** This server's Prometheus metrics (`/metrics`); counted where each event happens. */
+  metrics: Metrics;
   /** Web sign-in sessions and their CSRF tokens. */
   sessions: SessionService;
   /** Self-service accounts on the web site (`--signup open`). */
@@ -81,10 +84,11 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
 
+  const metrics = new Metrics({ connections: () => store.connections(), clock });
   const accounts = new AccountsService({ store, secrets, ids, clock });
   const server = config.serverName ?? hostname();
   const instance = ids.processId();
-  const reservations = new ReservationsService({ store, clock, server, instance, report: log });
+  const reservations = new ReservationsService({ store, clock, server, instance, report: log, metrics });
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
   const folders = new FoldersService({ store, ids, clock });
   const downloads = new DownloadsService({
@@ -111,6 +115,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     tempGraceMs: config.tempGraceMs,
     expireAfterDays: config.expireAfterDays,
     holder: `${server} ${instance}`,
+    metrics,
   });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
@@ -123,8 +128,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     log,
     keyedHash: (text) => secrets.sign(text),
     redis,
+    refused: (limit) => metrics.limitRefused(limit),
   });
-  const uploads = new UploadsService({ files, volume: limits.uploads });
+  const uploads = new UploadsService({ files, volume: limits.uploads, metrics });
   return {
     config,
     store,
@@ -140,6 +146,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     moderation,
     audit,
     gc,
+    metrics,
     sessions,
     signUp,
     readiness: async () => {

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import type { StagedBlob } from '../blob/blob-store.js';
 import type { Account } from '../domain/types.js';
 import type { UploadVolume } from '../limits/upload-volume.js';
+import type { Metrics } from '../observability/metrics.js';
 import type { CreatedFile, FilesService } from '../services/files-service.js';
 
 /**
@@ -29,6 +30,8 @@ export interface PendingUpload {
 export interface UploadsServiceDeps {
   files: FilesService;
   volume: UploadVolume;
+  /** Uploads in flight, their bytes and durations, counted here for every entry point. */
+  metrics: Pick<Metrics, 'uploadStarted'>;
 }
 
 /** The upload use case: stream → limits → hash while staging → admit → publish (STYLE.md: uploads/). */
@@ -43,17 +46,34 @@ export class UploadsService {
   async begin(owner: Account, declaredBytes?: number): Promise<PendingUpload> {
     const allowance = await this.deps.volume.begin(owner, declaredBytes);
     const { files } = this.deps;
+    // Every upload ends in a failed receive, a store (kept or refused) or a cancel.
+    const meter = this.deps.metrics.uploadStarted();
     return {
       async receive(source, signal) {
         try {
-          return await files.receive(allowance.meter(source), signal);
+          const staged = await files.receive(allowance.meter(source), signal);
+          meter.received(staged.size);
+          return staged;
         } catch (error) {
           allowance.end();
+          meter.end('failed');
           throw error;
         }
       },
-      store: (staged, filename) => allowance.whenStored(files.store(owner, staged, filename)),
-      cancel: () => allowance.end(),
+      async store(staged, filename) {
+        try {
+          const created = await allowance.whenStored(files.store(owner, staged, filename));
+          meter.end('stored');
+          return created;
+        } catch (error) {
+          meter.end('failed');
+          throw error;
+        }
+      },
+      cancel: () => {
+        allowance.end();
+        meter.end('failed');
+      },
     };
   }
 

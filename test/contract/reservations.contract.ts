@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore, ReservationRecord } from '../../src/db/repositories/repositories.js';
 import { ReservedUploadQuota, UPLOAD_GROWTH_BYTES, UPLOAD_WINDOW_MS, type Reservation, type UploadTicket } from '../../src/limits/upload-quota.js';
+import { Metrics } from '../../src/observability/metrics.js';
 import { CHECKPOINT_BYTES, CHECKPOINT_MS, LEASE_MS, ReservationsService, type SettleReport } from '../../src/services/reservations-service.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
@@ -48,7 +49,8 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
 
     /** One process of a server: its own instance id, the shared clock. */
     const service = (on: MetadataStore, server: string, instance: string) => {
-      const created = new ReservationsService({ store: on, clock, server, instance, report: (error, message) => reported.push({ error, message }) });
+      const metrics = new Metrics({ connections: () => on.connections(), clock });
+      const created = new ReservationsService({ store: on, clock, server, instance, report: (error, message) => reported.push({ error, message }), metrics });
       services.push(created);
       return created;
     };

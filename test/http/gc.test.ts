@@ -25,8 +25,8 @@ const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).
  * makes bytes look old by moving gc's wall clock forward, not the bytes' times back.
  */
 function gcWithFileClock(t: TestServer, fileClock: Clock, holder = 'test gc'): GcService {
-  const { store, blobs, files, reservations, clock, config } = t.server.services;
-  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays, holder });
+  const { store, blobs, files, reservations, clock, config, metrics } = t.server.services;
+  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays, holder, metrics });
 }
 
 /** When the blob under `key` was last modified, as the store lists it. */

@@ -1,4 +1,5 @@
 import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
+import type { PoolConnections } from '../dialect.js';
 
 /** What a new account row needs. */
 export interface NewAccount {
@@ -399,6 +400,8 @@ export interface MetadataStore extends Repositories {
   readonly newerMigrations: readonly string[];
   /** Resolves when the database answers a trivial query (readiness probes). */
   ping(): Promise<void>;
+  /** The connection pool's state now (metrics); null on SQLite, which has no pool. */
+  connections(): PoolConnections | null;
   /** Closes the connection(s). */
   close(): Promise<void>;
 }

@@ -54,6 +54,7 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
     const { id, token } = request.params as { id: string; token: string };
     const { file, account } = await services.downloads.authorizeDirect(id, token, apiKeyOf(request));
     let transfer: TrafficTransfer | null = null;
+    let metered: ((sent: number) => void) | undefined;
     return sendFile(request, reply, {
       file,
       open: (range) => services.downloads.open(file, range),
@@ -65,9 +66,12 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
         if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) {
           await services.files.recordDownload(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
         }
+        // Last: afterBody, which ends the meter, runs only when beforeBody went through.
+        metered = services.metrics.downloadStarted('direct');
       },
       progress: (sent) => transfer?.progress(sent),
       afterBody: (sent) => {
+        metered?.(sent);
         transfer?.finish(sent).catch((error) => request.log.error(error, 'settling the traffic of a download failed'));
         services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
       },

@@ -17,6 +17,7 @@ export async function sendFreeFile(
 ): Promise<FastifyReply> {
   const { services } = context;
   whenResponseGone(request, reply, await services.limits.freeDownloads.enter(request.ip));
+  let metered: ((sent: number) => void) | undefined;
   return sendFile(request, reply, {
     file,
     open: async (range) => services.limits.freeDownloads.throttle(await services.downloads.open(file, range)),
@@ -24,8 +25,11 @@ export async function sendFreeFile(
     beforeBody: async () => {
       const start = !request.headers.range || request.headers.range.startsWith('bytes=0-');
       if (options.countsAsDownload && start) await services.files.recordDownload(file.id);
+      // Last: afterBody, which ends the meter, runs only when beforeBody went through.
+      metered = services.metrics.downloadStarted('public');
     },
     afterBody: (sent) => {
+      metered?.(sent);
       services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
     },
     headers: options.headers,
