@@ -21,6 +21,8 @@ export interface MetricsDeps {
   connections: () => PoolConnections | null;
   /** The time of the last gc run is taken from it, like every other time the services keep. */
   clock: Clock;
+  /** Whether the shared limits' Redis is connected now; null (or not given) without --redis-url. */
+  redisConnected?: () => boolean | null;
 }
 
 /** One upload in flight, from its allowance to its file row (or its failure). */
@@ -140,6 +142,16 @@ export class Metrics {
         this.set({ state: 'total' }, pool.total);
         this.set({ state: 'idle' }, pool.idle);
         this.set({ state: 'waiting' }, pool.waiting);
+      },
+    });
+    const redisConnected = deps.redisConnected;
+    new Gauge({
+      name: 'filehaven_redis_connected',
+      help: 'Whether the Redis of the shared limits is connected (1) or limits count in this server alone (0); no sample without --redis-url.',
+      registers: [this.registry],
+      collect() {
+        const connected = redisConnected?.() ?? null;
+        if (connected !== null) this.set(connected ? 1 : 0);
       },
     });
     registerProcessMetrics(this.registry);

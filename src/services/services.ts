@@ -84,7 +84,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
 
-  const metrics = new Metrics({ connections: () => store.connections(), clock });
+  const redis = config.redisUrl === null ? null : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn });
+  const metrics = new Metrics({ connections: () => store.connections(), clock, redisConnected: () => (redis ? redis.ready : null) });
   const accounts = new AccountsService({ store, secrets, ids, clock });
   const server = config.serverName ?? hostname();
   const instance = ids.processId();
@@ -119,7 +120,6 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
-  const redis = config.redisUrl === null ? null : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn });
   const limits = createLimits(config, {
     store,
     reservations,

@@ -46,6 +46,7 @@ describe('Redis going away under two servers', { skip, timeout: 120_000 }, () =>
   // outlives the check that filled it by its minute.
   const freshLogin = async () => (await a.account()).login;
   const connected = (server: TestServer) => server.server.services.limits.redis!.ready;
+  const metricsOf = async (server: TestServer) => (await server.fetch('/metrics')).text();
 
   /** Every kind of request is answered as without Redis trouble, on both servers. */
   async function expectServing(): Promise<void> {
@@ -76,8 +77,10 @@ describe('Redis going away under two servers', { skip, timeout: 120_000 }, () =>
 
   test('killed: every request is answered, limits count per server; started again: shared again', async () => {
     await expectShared('10.40.0.1');
+    assert.match(await metricsOf(a), /^filehaven_redis_connected 1$/m);
     await redis.kill();
     await eventually(async () => !connected(a) && !connected(b), 'both servers saw the connection go');
+    assert.match(await metricsOf(a), /^filehaven_redis_connected 0$/m, 'operators see the fallback in /metrics');
     await expectServing();
     await expectPerServer('10.40.0.2');
     await redis.restart();
