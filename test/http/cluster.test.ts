@@ -7,6 +7,7 @@ import { TEST_BACKEND } from '../helpers/backend.js';
 import { assertOk, runCli } from '../helpers/cli.js';
 import { Cluster, nginxSkip, type Restart } from '../helpers/cluster.js';
 import { sha256 } from '../helpers/downloads.js';
+import { freshRedisPrefix, REDIS_TEST_URL, redisSkipReason } from '../helpers/redis.js';
 
 /**
  * Several servers behind a load balancer (issue 10, items 4 and 6): Debian's nginx with
@@ -19,6 +20,11 @@ import { sha256 } from '../helpers/downloads.js';
  */
 const SERVERS = TEST_BACKEND === 'postgres-s3' ? 3 : 2;
 const MiB = 1024 * 1024;
+
+/** The limits at their edges (the last test); the load of the rolling restart stays under all of them. */
+const LOGIN_ATTEMPTS = 5;
+const FREE_DOWNLOADS_PER_IP = 2;
+const FREE_VOLUME = 3 * MiB;
 
 /** Uploading clients and GET /account clients during the rolling restart. */
 const UPLOADERS = 3;
@@ -61,7 +67,7 @@ const text = (outcome: Outcome) => ('error' in outcome ? outcome.error : `${outc
 const entryId = (body: string) => /<entry>\s*<id>([^<]+)<\/id>/.exec(body)?.[1];
 
 /** POST /files of `content` as the part "upload", in `chunk`-byte writes `pauseMs` apart. */
-function upload(name: string, content: Buffer, chunk = content.length, pauseMs = 0): Promise<Outcome> {
+function upload(name: string, content: Buffer, chunk = content.length, pauseMs = 0, as = key): Promise<Outcome> {
   const boundary = `----cluster${randomBytes(8).toString('hex')}`;
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
@@ -70,17 +76,17 @@ function upload(name: string, content: Buffer, chunk = content.length, pauseMs =
   body.push(tail);
   return request(`${cluster.url}/files`, {
     method: 'POST',
-    headers: { Authorization: key, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': head.length + content.length + tail.length },
+    headers: { Authorization: as, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': head.length + content.length + tail.length },
     body,
     pauseMs,
   });
 }
 
-function api(method: string, path: string, form?: Record<string, string>): Promise<Outcome> {
+function api(method: string, path: string, form?: Record<string, string>, as = key): Promise<Outcome> {
   const body = form ? Buffer.from(new URLSearchParams(form).toString()) : undefined;
   return request(`${cluster.url}${path}`, {
     method,
-    headers: { Authorization: key, ...(body ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': body.length } : {}) },
+    headers: { Authorization: as, ...(body ? { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Length': body.length } : {}) },
     ...(body ? { body: [body] } : {}),
   });
 }
@@ -91,11 +97,22 @@ function expect(outcome: Outcome, status: number): string {
   return outcome.body.toString('utf8');
 }
 
-describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() }, () => {
+describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() || (await redisSkipReason()) }, () => {
   before(async () => {
-    // The API rate limits are per server until they move to Redis; the load below would
-    // pass them. The limits at their edges are tested on their own.
-    cluster = await Cluster.start({ servers: SERVERS, args: ['--api-rate-per-key', '0', '--api-rate-per-ip', '0'] });
+    // One Redis for the fleet's shared limits, as the README's environment has it.
+    const redisPrefix = freshRedisPrefix();
+    cluster = await Cluster.start({
+      servers: SERVERS,
+      args: [
+        '--login-attempts', String(LOGIN_ATTEMPTS),
+        '--free-downloads-per-ip', String(FREE_DOWNLOADS_PER_IP),
+        '--upload-volume-free', String(FREE_VOLUME),
+        // Every client comes through nginx from 127.0.0.1; the load must stay under the rates.
+        '--api-rate-per-key', '100000',
+        '--api-rate-per-ip', '100000',
+      ],
+      env: () => ({ FILEHAVEN_REDIS_URL: REDIS_TEST_URL, FILEHAVEN_REDIS_PREFIX: redisPrefix }),
+    });
     assertOk(
       await runCli(['accounts', 'create', '--login', 'ada', '--password', 'correct horse', '--premium-days', '30', '--traffic', '10GiB'], cluster.cliEnv),
     );
@@ -235,5 +252,68 @@ describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() }, () => {
     // And nothing else: a cut upload left no file (the first test's upload and copy aside).
     const stats = JSON.parse(assertOk(await runCli(['stats', '--json'], cluster.cliEnv)));
     assert.equal(stats.files.active.count, acknowledged.length + 2, 'one file per acknowledged upload');
+  });
+
+  test('every limit at its edge through nginx: the fleet allows exactly what one server would', async () => {
+    const signIn = (login: string, password: string) =>
+      request(`${cluster.url}/apikeys`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: [Buffer.from(new URLSearchParams({ login, password }).toString())],
+      });
+    const accountKey = async (login: string, extra: string[]) => {
+      assertOk(await runCli(['accounts', 'create', '--login', login, '--password', 'correct horse', ...extra], cluster.cliEnv));
+      return /<content type="text">([^<]+)</.exec(expect(await signIn(login, 'correct horse'), 201))![1]!;
+    };
+
+    // Upload volume (the database): parallel uploads of a free account, round-robin over
+    // the servers, never pass it; filled up one by one, it ends at floor(limit / size).
+    const bob = await accountKey('bob', []);
+    const uploadAs = (name: string) => upload(name, randomBytes(MiB), MiB, 0, bob);
+    const burst = await Promise.all(Array.from({ length: 6 }, (_, i) => uploadAs(`burst-${i}.bin`)));
+    let stored = burst.filter((o) => !('error' in o) && o.status === 201).length;
+    for (const o of burst) assert.ok(!('error' in o) && (o.status === 201 || o.status === 429), text(o).slice(0, 300));
+    assert.ok(stored >= 1 && stored <= 3, `${stored} uploads of 1 MiB against 3 MiB`);
+    for (let i = 0; stored < 3; i++, stored++) expect(await uploadAs(`fill-${i}.bin`), 201);
+    for (let i = 0; i < SERVERS; i++) assert.match(expect(await uploadAs(`over-${i}.bin`), 429), /errorUploadLimit/);
+
+    // Premium traffic (the database): parallel direct downloads spread by nginx never
+    // spend more than there is; exactly two of 1 MiB fit in 2.5 MiB.
+    const carol = await accountKey('carol', ['--premium-days', '30', '--traffic', String(2.5 * MiB)]);
+    const file = entryId(expect(await upload('carol.bin', randomBytes(MiB), MiB, 0, carol), 201))!;
+    const direct = expect(await api('GET', `/files/${file};DirectLink`, undefined, carol), 200);
+    const href = /<link href="([^"]+)" rel="enclosure"/.exec(direct)![1]!.replace(/&amp;/g, '&');
+    const downloads = await Promise.all(Array.from({ length: 6 }, () => request(href, { headers: { Authorization: carol } })));
+    const served = downloads.filter((o) => !('error' in o) && o.status === 200);
+    for (const o of downloads) assert.ok(!('error' in o) && (o.status === 200 || o.status === 403), text(o).slice(0, 300));
+    assert.equal(served.length, 2, `${served.length} of 6 direct downloads of 1 MiB on 2.5 MiB of traffic`);
+    for (const o of served) assert.equal((o as { body: Buffer }).body.length, MiB);
+
+    // Free-download slots (Redis): two held open through nginx, on two servers, fill the
+    // address's slots; a third is refused whichever server nginx picks.
+    // 32 MiB: more than the socket buffers between a paused client and the server hold.
+    const big = expect(await upload('slots.bin', randomBytes(32 * MiB)), 201);
+    const url = `${/title="download_link" href="([^"]+)"/.exec(big)![1]!}?download=1`;
+    const held: http.ClientRequest[] = [];
+    const hold = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.get(url, { agent: false }, (res) => {
+          res.pause();
+          if (res.statusCode !== 200) res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' ? undefined : reject(error)));
+        held.push(req);
+      });
+    try {
+      assert.deepEqual([await hold(), await hold()], [200, 200]);
+      for (let i = 0; i < SERVERS; i++) assert.equal(await hold(), 429, 'every slot of the address is taken, on every server');
+    } finally {
+      for (const req of held) req.destroy();
+    }
+
+    // Failed sign-ins (Redis): round-robin over the servers, the limit is the fleet's.
+    for (let i = 0; i < LOGIN_ATTEMPTS; i++) assert.match(expect(await signIn('bob', 'wrong'), 401), /errorWrongCredentials/);
+    for (let i = 0; i < SERVERS; i++) assert.match(expect(await signIn('bob', 'correct horse'), 429), /errorWrongCredentials/);
   });
 });
