@@ -380,7 +380,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-function connects(port: number): Promise<boolean> {
+/** Whether something accepts connections on 127.0.0.1:`port` now. */
+export function connects(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.once('connect', () => {
