@@ -200,6 +200,9 @@ export const SETTINGS = [
 
 const GiB = 1024 ** 3;
 
+/** Settings whose value is, or may hold (a URL's password), a secret. */
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['secret', 'databaseUrl', 'redisUrl', 'metricsToken']);
+
 export const DEFAULTS: Config = {
   port: 8080,
   host: '127.0.0.1',
@@ -299,7 +302,11 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
     if (!found) continue;
     const [raw, source] = found as [string, string];
     const value = (setting.parse as (raw: string) => unknown)(raw);
-    if (value === undefined) throw new ConfigError(`invalid ${source} "${raw}": expected ${setting.expected}`);
+    if (value === undefined) {
+      // Settings that carry a secret are never repeated: the message lands in logs.
+      const shown = SECRET_SETTINGS.has(setting.key) ? '(value not shown: it may hold a secret)' : `"${raw}"`;
+      throw new ConfigError(`invalid ${source} ${shown}: expected ${setting.expected}`);
+    }
     config[setting.key] = value;
   }
   return config as unknown as Config;

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { redactUrl } from '../../src/composition.js';
 import { ConfigError, DEFAULTS, loadConfig, resolveUrls, SETTINGS } from '../../src/config/config.js';
 
 /** Asserts that loading throws a ConfigError whose message names `source` and the expectation. */
@@ -161,6 +162,29 @@ describe('storage settings', () => {
     ] as const) {
       assert.throws(() => loadConfig({ [flag]: value }, {}), (error: unknown) => error instanceof ConfigError && expected.test(error.message), `${flag} ${value}`);
     }
+  });
+});
+
+describe('secrets in messages', () => {
+  test('an invalid setting that holds a secret is named, its value never repeated', () => {
+    for (const [flag, value] of [
+      ['secret', 'short-s3cret'],
+      ['metrics-token', 'has spaces s3cret'],
+      ['redis-url', 'valkey://:hunter2pass@redis.internal:6379'],
+      ['database-url', 'mysql://root:hunter2pass@db/x'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [flag]: value }, {}),
+        (error: unknown) => error instanceof ConfigError && error.message.startsWith(`invalid --${flag} (value not shown`) && !/s3cret|hunter2/.test(error.message),
+        flag,
+      );
+    }
+  });
+
+  test('URLs in messages lose their password, in the user part or the query', () => {
+    assert.equal(redactUrl('redis://:hunter2@redis.internal:6379/0'), 'redis://:***@redis.internal:6379/0');
+    assert.equal(redactUrl('redis://redis.internal:6379/0?password=hunter2&db=1'), 'redis://redis.internal:6379/0?password=***&db=***');
+    assert.equal(redactUrl('postgres://fh:hunter2@db:5432/fh'), 'postgres://fh:***@db:5432/fh');
   });
 });
 
