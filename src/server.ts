@@ -42,6 +42,9 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     const port = typeof address === 'object' && address ? address.port : config.port;
     const urls = resolveUrls(config, { host: config.host, port });
     links.configure(urls);
+    if (config.metricsToken === null && !isLoopback(config.host)) {
+      app.log.warn({ host: config.host }, 'GET /metrics answers anyone who reaches this address: set --metrics-token, or keep the port private');
+    }
     if (services.store.newerMigrations.length > 0) {
       app.log.warn({ migrations: services.store.newerMigrations }, 'a newer version has migrated the database further; this server runs on it (migrations are additive)');
     }
@@ -102,4 +105,9 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     await services.close();
     throw error;
   }
+}
+
+/** Whether `host` is reachable from this machine only. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { redactUrl } from '../../src/composition.js';
 import { connects, freePort, localNginxConf, NGINX_CONF, NGINX_PATH } from '../../test/helpers/cluster.js';
 import { defer } from '../lib/cleanup.js';
 import type { BenchContext } from '../lib/context.js';
@@ -86,7 +87,7 @@ export async function cluster(context: BenchContext, seconds: number, uploadSize
     ],
     notes: [
       `${context.rounds} rounds each, one and two servers alternating, medians; wrk rounds of ${seconds} s`,
-      redis ? `shared limits on Redis at ${redis}` : 'no Redis answered at 127.0.0.1:6379 (BENCH_REDIS_URL): each server counts its limits alone',
+      redis ? `shared limits on Redis at ${redactUrl(redis)}` : 'no Redis answered (BENCH_REDIS_URL, default redis://127.0.0.1:6379): each server counts its limits alone',
       'the uploads send the same bytes, so every one after the first is stored as a copy of one blob (hashed and staged in full all the same)',
     ],
   };
@@ -97,24 +98,20 @@ function nginxMissing(): string | null {
   return found.error || found.status !== 0 ? `no nginx at ${NGINX_PATH}: the figures with several servers are left out (Debian: apt-get install nginx-light)` : null;
 }
 
-/** The Redis of the fleet figures: BENCH_REDIS_URL, or the machine's own when it answers; null without one. */
+/** The Redis of the fleet figures: BENCH_REDIS_URL, or the machine's own when it answers (with the URL's credentials); null without one. */
 async function redisUrl(): Promise<string | null> {
   const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const { hostname, port } = new URL(url);
-  const answers = await new Promise<boolean>((resolve) => {
-    const socket = net.connect(Number(port || 6379), hostname);
-    socket.setTimeout(1000, () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (data) => {
-      socket.destroy();
-      resolve(data.toString().startsWith('+PONG'));
-    });
-    socket.once('error', () => resolve(false));
-  });
-  return answers ? url : null;
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.ping();
+    return url;
+  } catch {
+    return null;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** nginx on the recommended site in front of `upstreams`; its URL. Stopped when the section unwinds. */

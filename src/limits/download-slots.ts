@@ -30,65 +30,97 @@ export class MemorySlots implements DownloadSlots {
   }
 }
 
-/** How long a slot lives in Redis without being renewed: what a crashed server's downloads hold at most. */
-export const SLOT_LEASE_MS = 30_000;
+export interface LeaseTimes {
+  /** How long a slot lives in Redis without being renewed: what a dead server's downloads hold at most. */
+  leaseMs: number;
+  /**
+   * The lease a slot is taken with, renewed to `leaseMs` as soon as the take is answered.
+   * A take that timed out here but ran in Redis later holds its slot only this long.
+   */
+  firstLeaseMs: number;
+}
+
+export const SLOT_LEASES: LeaseTimes = { leaseMs: 30_000, firstLeaseMs: 5_000 };
 /** Renewals per lease: a renewal late by one Redis hiccup still comes in time. */
 const RENEWALS_PER_LEASE = 3;
 
 /**
- * Takes a slot: the slots of a key are a sorted set of holders scored by when their lease
- * ends. Run as one script, so two servers can never both take the last slot. Redis's own
- * clock dates the leases, so servers whose clocks differ agree on them.
+ * Drops the expired holders of KEYS[1], a sorted set of holders scored by when their
+ * lease ends, dated by Redis's own clock (servers whose clocks differ agree on them).
  */
-const TAKE = `
+const EXPIRE = `
 local now = redis.call('TIME')
 now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)`;
+
+/** Takes a slot for holder ARGV[2] if fewer than ARGV[1] are held; one script, so two servers never both take the last. */
+const TAKE = `${EXPIRE}
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return 1`;
-
-/** Extends a holder's lease; puts it back if a Redis restart lost it, so it still counts. */
-const RENEW = `
-local now = redis.call('TIME')
-now = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
 return 1`;
 
 /**
+ * Extends holder ARGV[2]'s lease. A holder that is gone (its lease ran out while its
+ * server could not reach Redis, or Redis restarted) comes back only while the address has
+ * a free slot: a renewal never takes the address past its limit (ARGV[1]).
+ */
+const RENEW = `${EXPIRE}
+if not redis.call('ZSCORE', KEYS[1], ARGV[2]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[1]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[2])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1`;
+
+export interface RedisSlotsOptions {
+  redis: RedisConnection;
+  /** Name of the slots in the key (`<prefix><name>:<hash of the key>`). */
+  name: string;
+  /** The slots of this server while Redis cannot be used. */
+  fallback: MemorySlots;
+  /** A keyed hash: Redis never holds a client's address. */
+  hash: (key: string) => string;
+  leases?: LeaseTimes;
+}
+
+/**
  * Slots every server sees (issue 10): held in Redis, each with a lease its server renews
- * while the download runs, so the slots of a server that dies free themselves within
- * SLOT_LEASE_MS. While Redis is unreachable, slots are taken from `fallback`, this
- * server's own (RedisConnection: limits fall back to per-server counting).
+ * while the download runs, so the slots of a server that dies free themselves within the
+ * lease. While Redis cannot be used, slots are taken from the fallback, this server's
+ * own (RedisConnection: limits fall back to per-server counting).
  */
 export class RedisSlots implements DownloadSlots {
-  constructor(
-    private readonly redis: RedisConnection,
-    private readonly name: string,
-    private readonly fallback: MemorySlots,
-  ) {}
+  private readonly leases: LeaseTimes;
+
+  constructor(private readonly options: RedisSlotsOptions) {
+    this.leases = options.leases ?? SLOT_LEASES;
+  }
 
   async take(key: string, limit: number): Promise<(() => void) | null> {
-    if (!this.redis.ready) return this.fallback.takeNow(key, limit);
-    const redisKey = `${this.redis.prefix}${this.name}:${key}`;
+    const { redis, fallback } = this.options;
+    if (!redis.ready) {
+      redis.fellBack(null);
+      return fallback.takeNow(key, limit);
+    }
+    const redisKey = `${redis.prefix}${this.options.name}:${this.options.hash(key)}`;
     const holder = randomUUID();
     let taken: unknown;
     try {
-      taken = await this.redis.client.eval(TAKE, 1, redisKey, limit, holder, SLOT_LEASE_MS);
-    } catch {
-      // Redis failed under this request: count it here (and the connection tells the operator).
-      return this.fallback.takeNow(key, limit);
+      taken = await redis.client.eval(TAKE, 1, redisKey, limit, holder, this.leases.firstLeaseMs);
+    } catch (error) {
+      // Counted here this time. If the take ran in Redis after all, its short first lease frees it.
+      redis.fellBack(error as Error);
+      return fallback.takeNow(key, limit);
     }
     if (taken !== 1) return null;
-    const renewal = setInterval(() => {
-      this.redis.client.eval(RENEW, 1, redisKey, holder, SLOT_LEASE_MS).catch(() => {});
-    }, SLOT_LEASE_MS / RENEWALS_PER_LEASE).unref();
+    const renew = () => {
+      redis.client.eval(RENEW, 1, redisKey, limit, holder, this.leases.leaseMs).catch(() => {});
+    };
+    renew();
+    const renewal = setInterval(renew, this.leases.leaseMs / RENEWALS_PER_LEASE).unref();
     return once(() => {
       clearInterval(renewal);
       // A give-back that fails leaves the slot to its lease.
-      this.redis.client.zrem(redisKey, holder).catch(() => {});
+      redis.client.zrem(redisKey, holder).catch(() => {});
     });
   }
 }

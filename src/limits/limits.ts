@@ -11,7 +11,8 @@ import type { ReservationsService } from '../services/reservations-service.js';
 import { ReservedUploadQuota } from './upload-quota.js';
 import { UploadVolume } from './upload-volume.js';
 import { MemorySlots, RedisSlots } from './download-slots.js';
-import { RateLimiterMemory, RateLimiterRedis, type RateLimiterAbstract } from './rate-limiter-classes.js';
+import { RateLimiterMemory, type RateLimiterAbstract } from './rate-limiter-classes.js';
+import { sharedRateLimiter } from './shared-rate-limiter.js';
 import type { RedisConnection } from './redis-connection.js';
 
 /** The limits of API.md section 8 and the request rates; one set per server, never global. */
@@ -52,19 +53,10 @@ export interface LimitsDeps {
  */
 export function createLimits(config: Config, deps: LimitsDeps): Limits {
   const { redis } = deps;
-  const counter = (name: string, points: number): RateLimiterAbstract => {
-    const own = new RateLimiterMemory({ keyPrefix: name, points, duration: 60 });
-    if (!redis) return own;
-    return new RateLimiterRedis({
-      storeClient: redis.client,
-      keyPrefix: `${redis.prefix}${name}`,
-      points,
-      duration: 60,
-      // Not connected: count here at once rather than wait; a failing command likewise.
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: own,
-    });
-  };
+  // Keys in Redis are keyed hashes, apart from every other use of the secret.
+  const hash = (key: string) => deps.keyedHash(`shared-limit\n${key}`);
+  const counter = (name: string, points: number): RateLimiterAbstract =>
+    redis ? sharedRateLimiter({ redis, name, points, hash }) : new RateLimiterMemory({ keyPrefix: name, points, duration: 60 });
   const optional = (name: string, points: number) => (points > 0 ? counter(name, points) : null);
   return {
     redis,
@@ -94,7 +86,7 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
     freeDownloads: new FreeDownloads({
       perIp: config.freeDownloadsPerIp,
       bytesPerSecond: config.freeDownloadSpeed,
-      slots: redis ? new RedisSlots(redis, 'download-slots', new MemorySlots()) : new MemorySlots(),
+      slots: redis ? new RedisSlots({ redis, name: 'download-slots', fallback: new MemorySlots(), hash }) : new MemorySlots(),
       refused: () => deps.refused('free-download-slots'),
     }),
   };

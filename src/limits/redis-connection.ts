@@ -7,6 +7,11 @@ const COMMAND_TIMEOUT_MS = 1_000;
 const RECONNECT_MAX_MS = 2_000;
 /** How often the connection is checked, so a Redis that stopped answering is noticed without waiting on a request. */
 const HEALTH_CHECK_MS = 2_000;
+/** One error of a kind is told at most this often: a Redis out of memory fails every command. */
+const ERROR_REPORT_MS = 60_000;
+
+/** Why a limit counted in this process: no connection, or Redis answered a command with an error. */
+export type FallbackReason = 'not-connected' | 'error';
 
 export interface RedisConnectionOptions {
   url: string;
@@ -14,6 +19,8 @@ export interface RedisConnectionOptions {
   prefix: string;
   /** Where the connection's comings and goings are told to the operator. */
   warn: (message: string) => void;
+  /** Told of every count a limit made in this process instead of Redis (metrics). */
+  onFallback?: (reason: FallbackReason) => void;
 }
 
 /**
@@ -30,6 +37,8 @@ export class RedisConnection {
   private lost = false;
   private healthTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** When each error message was last told. */
+  private readonly told = new Map<string, number>();
 
   private constructor(
     readonly client: Redis,
@@ -99,6 +108,24 @@ export class RedisConnection {
       this.markLost(error.message);
       this.client.disconnect(true);
     });
+  }
+
+  /**
+   * A limit counted in this process instead of Redis: `error` is what Redis (or the
+   * command's timeout) answered, null when there was no connection to ask, which the
+   * connection has already told. An error on a live connection (a Redis out of memory, a
+   * read-only replica after a failover, a refused ACL) is told too, once a minute per
+   * kind: nothing else would show that the servers count alone.
+   */
+  fellBack(error: Error | null): void {
+    this.options.onFallback?.(error ? 'error' : 'not-connected');
+    if (!error || !this.ready || this.closed) return;
+    const now = Date.now();
+    const message = error.message.slice(0, 200);
+    if (now - (this.told.get(message) ?? -Infinity) < ERROR_REPORT_MS) return;
+    if (this.told.size > 100) this.told.clear();
+    this.told.set(message, now);
+    this.options.warn(`Redis at ${redactUrl(this.options.url)} refused a limit's command (${message}): this server counts that limit alone meanwhile`);
   }
 
   private markLost(reason: string): void {

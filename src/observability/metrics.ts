@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry } from './prom-client-classes.js';
 import type { PoolConnections } from '../db/dialect.js';
 import type { Clock } from '../domain/ids.js';
+import type { FallbackReason } from '../limits/redis-connection.js';
 
 const LIMITS = ['sign-in', 'api-rate', 'upload-volume', 'free-download-slots', 'traffic', 'connections-per-ip'] as const;
 /** The limits whose refusals are counted (`filehaven_limit_refusals_total{limit}`). */
@@ -95,6 +96,12 @@ export class Metrics {
     labelNames: ['direction'] as const,
     registers: [this.registry],
   });
+  private readonly fallbacks = new Counter({
+    name: 'filehaven_limit_fallbacks_total',
+    help: 'Counts of shared limits made in this server alone, by reason: Redis not connected, or a command it failed (out of memory, read-only, timed out).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   private readonly refusals = new Counter({
     name: 'filehaven_limit_refusals_total',
     help: 'Requests (or connections) refused by a limit, by limit.',
@@ -159,6 +166,7 @@ export class Metrics {
     for (const limit of LIMITS) this.refusals.inc({ limit }, 0);
     for (const kind of DOWNLOAD_KINDS) this.downloadBytes.inc({ kind }, 0);
     for (const outcome of GC_OUTCOMES) this.gcRuns.inc({ outcome }, 0);
+    for (const reason of ['not-connected', 'error'] as const) this.fallbacks.inc({ reason }, 0);
     for (const direction of ['upload', 'download']) this.inFlight.set({ direction }, 0);
   }
 
@@ -206,6 +214,11 @@ export class Metrics {
   /** A limit refused a request (or a connection). */
   limitRefused(limit: LimitName): void {
     this.refusals.inc({ limit });
+  }
+
+  /** A shared limit counted in this server alone: Redis was not connected, or failed the command. */
+  limitFellBack(reason: FallbackReason): void {
+    this.fallbacks.inc({ reason });
   }
 
   /** Premium traffic taken for a direct download (committed). */

@@ -84,7 +84,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
 
-  const redis = config.redisUrl === null ? null : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn });
+  const redis = config.redisUrl === null ? null : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn, onFallback: (reason) => metrics.limitFellBack(reason) });
   const metrics = new Metrics({ connections: () => store.connections(), clock, redisConnected: () => (redis ? redis.ready : null) });
   const accounts = new AccountsService({ store, secrets, ids, clock });
   const server = config.serverName ?? hostname();

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
 import { assertAtomError, read } from '../helpers/api-checks.js';
 import { freshBackend, settingsEnv } from '../helpers/backend.js';
 import { eventually, randomPayload } from '../helpers/downloads.js';
@@ -87,6 +88,23 @@ describe('Redis going away under two servers', { skip, timeout: 120_000 }, () =>
     await eventually(async () => connected(a) && connected(b), 'both servers connected again', 400);
     await expectServing();
     await expectShared('10.40.0.3');
+  });
+
+  test('out of memory (commands refused on a live connection): limits count per server, and /metrics counts each fallback', async () => {
+    const fallbacks = async () => Number(/^filehaven_limit_fallbacks_total\{reason="error"\} (\d+)$/m.exec(await metricsOf(a))?.[1]);
+    const before = await fallbacks();
+    const raw = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    await raw.config('SET', 'maxmemory', '1');
+    try {
+      assert.ok(connected(a) && connected(b), 'the connections stay up');
+      await expectServing();
+      await expectPerServer('10.40.2.1');
+    } finally {
+      await raw.config('SET', 'maxmemory', '0');
+      raw.disconnect();
+    }
+    assert.ok((await fallbacks()) > before, 'the fallbacks show in /metrics');
+    await expectShared('10.40.2.2');
   });
 
   test('stops answering (SIGSTOP): every request is still answered, limits count per server until it answers again', async () => {
