@@ -2,6 +2,9 @@ import type { BlobStore } from './blob/blob-store.js';
 import { BlobStoreUnavailableError } from './blob/blob-store.js';
 import { LocalBlobStore } from './blob/local-blob-store.js';
 import { ConfigError, type Config } from './config/config.js';
+import { redactUrl } from './config/redact-url.js';
+
+export { redactUrl };
 import { openPostgres, openSqlite, type OpenedDatabase } from './db/dialect.js';
 import { openMetadataStore } from './db/metadata-store.js';
 import type { MetadataStore } from './db/repositories/repositories.js';
@@ -59,21 +62,6 @@ async function configuredBlobStore(config: Config): Promise<BlobStore> {
     checksums,
   });
   return new S3BlobStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client, partSize: config.s3PartSize, queueSize: config.s3QueueSize });
-}
-
-/**
- * A database or Redis URL fit for a message: the password, if any, replaced, and the
- * query's values too (drivers read `?password=` there as well).
- */
-export function redactUrl(raw: string): string {
-  try {
-    const url = new URL(raw);
-    if (url.password) url.password = '***';
-    for (const name of [...url.searchParams.keys()]) url.searchParams.set(name, '***');
-    return url.toString().replace(/%2A%2A%2A/g, '***');
-  } catch {
-    return '(unparsable URL)';
-  }
 }
 
 /** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */

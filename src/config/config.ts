@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { redactUrl } from './redact-url.js';
 import { parseBytes, parseDuration } from './units.js';
 
 /** The one validated configuration object the server and the CLI run on. */
@@ -200,8 +201,10 @@ export const SETTINGS = [
 
 const GiB = 1024 ** 3;
 
-/** Settings whose value is, or may hold (a URL's password), a secret. */
-const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['secret', 'databaseUrl', 'redisUrl', 'metricsToken']);
+/** Settings whose value is a secret. */
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['secret', 'metricsToken']);
+/** URLs that may hold a password. */
+const URL_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['databaseUrl', 'redisUrl']);
 
 export const DEFAULTS: Config = {
   port: 8080,
@@ -303,8 +306,12 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
     const [raw, source] = found as [string, string];
     const value = (setting.parse as (raw: string) => unknown)(raw);
     if (value === undefined) {
-      // Settings that carry a secret are never repeated: the message lands in logs.
-      const shown = SECRET_SETTINGS.has(setting.key) ? '(value not shown: it may hold a secret)' : `"${raw}"`;
+      // Secrets are never repeated, and URLs only without their passwords: the message lands in logs.
+      const shown = URL_SETTINGS.has(setting.key) && redactUrl(raw) !== '(unparsable URL)'
+        ? `"${redactUrl(raw)}"`
+        : SECRET_SETTINGS.has(setting.key) || URL_SETTINGS.has(setting.key)
+          ? '(value not shown: it may hold a secret)'
+          : `"${raw}"`;
       throw new ConfigError(`invalid ${source} ${shown}: expected ${setting.expected}`);
     }
     config[setting.key] = value;

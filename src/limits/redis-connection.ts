@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { redactUrl } from '../composition.js';
+import { redactUrl } from '../config/redact-url.js';
 
 /** Longest a limit waits on Redis before it counts on its own (the request goes on either way). */
 const COMMAND_TIMEOUT_MS = 1_000;
