@@ -1,0 +1,51 @@
+import type { ApiConnection, CallOptions } from './api-connection.js';
+import type { StoredFile } from './api-types.js';
+import { firstEntry, storedFile } from './entry-mappers.js';
+import { multipartBody } from './multipart-body.js';
+import type { UploadSource } from './upload-source.js';
+
+/** Progress of an upload: bytes of the file read into the request so far, and the size when known. */
+export type UploadProgress = (sent: number, total: number | undefined) => void;
+
+/** What a transport needs besides the bytes. */
+export interface UploadCall extends CallOptions {
+  onProgress?: UploadProgress;
+}
+
+/**
+ * One way of getting a file to the server. Today the only one is SPEC.md's multipart
+ * POST /files. The tus transport (issue 11, later) is the second implementation of this
+ * interface: FilehavenClient.upload() picks the transport, so callers do not change.
+ */
+export interface UploadTransport {
+  /** Sends one file; resolves to the stored file, or throws the server's error. */
+  send(source: UploadSource, call: UploadCall): Promise<StoredFile>;
+}
+
+/**
+ * POST /files with one `upload` part, streamed: the body is read from the source as
+ * the socket takes it, with Content-Length when the size is known. An abort cuts the
+ * request; the server then keeps nothing of it (README "Uploads stream").
+ */
+export class MultipartUploadTransport implements UploadTransport {
+  constructor(private readonly connection: ApiConnection) {}
+
+  async send(source: UploadSource, call: UploadCall): Promise<StoredFile> {
+    let sent = 0;
+    call.onProgress?.(0, source.size);
+    const body = multipartBody(source, (bytes) => {
+      sent += bytes;
+      call.onProgress?.(sent, source.size);
+    });
+    const headers: Record<string, string> = { 'Content-Type': body.contentType };
+    if (body.length !== undefined) headers['Content-Length'] = String(body.length);
+    const feed = await this.connection.call({
+      method: 'POST',
+      path: '/files',
+      body: { data: body.chunks, headers },
+      expect: 'File upload result',
+      signal: call.signal,
+    });
+    return storedFile(firstEntry(feed));
+  }
+}
