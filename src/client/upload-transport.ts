@@ -1,4 +1,5 @@
 import type { ApiConnection, CallOptions } from './api-connection.js';
+import { FilehavenConnectionError } from './client-errors.js';
 import type { StoredFile } from './api-types.js';
 import { firstEntry, storedFile } from './entry-mappers.js';
 import { multipartBody } from './multipart-body.js';
@@ -39,13 +40,36 @@ export class MultipartUploadTransport implements UploadTransport {
     });
     const headers: Record<string, string> = { 'Content-Type': body.contentType };
     if (body.length !== undefined) headers['Content-Length'] = String(body.length);
-    const feed = await this.connection.call({
-      method: 'POST',
-      path: '/files',
-      body: { data: body.chunks, headers },
-      expect: 'File upload result',
-      signal: call.signal,
-    });
-    return storedFile(firstEntry(feed));
+    try {
+      const feed = await this.connection.call({
+        method: 'POST',
+        path: '/files',
+        body: { data: body.chunks, headers },
+        expect: 'File upload result',
+        signal: call.signal,
+      });
+      return storedFile(firstEntry(feed));
+    } catch (error) {
+      if (error instanceof FilehavenConnectionError) throw await this.explainCut(error, call);
+      throw error;
+    }
+  }
+
+  /**
+   * The server refuses an upload it will not take (a wrong key, a declared size over
+   * the limit, no upload volume left) before reading the body, and closes the
+   * connection without reading the rest. A client still sending then gets a reset, and
+   * the refusal it was sent is lost with the connection. A refused key can be told with
+   * one more call; the other refusals cannot, so the error says what they may be.
+   */
+  private async explainCut(error: FilehavenConnectionError, call: UploadCall): Promise<Error> {
+    const keyRefused = await this.connection
+      .call({ method: 'GET', path: '/account', expect: 'Account Info', signal: call.signal })
+      .then(() => null, (probe: unknown) => probe);
+    if (keyRefused) return keyRefused as Error;
+    return new FilehavenConnectionError(
+      `${error.message} while the file was being sent: the server may have refused it (over the size limit or the upload volume) and closed the connection`,
+      { cause: error },
+    );
   }
 }
