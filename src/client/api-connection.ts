@@ -90,7 +90,10 @@ export class ApiConnection {
     }
     const signal = this.signalFor(request);
     // A streamed body needs duplex 'half' (fetch spec); undici sends it with our Content-Length.
-    const init = { method: request.method, headers, body, signal, duplex: 'half' } as RequestInit;
+    // redirect 'error': the API never redirects, and with any other mode fetch clones the
+    // request (Fetch "HTTP-network-or-cache fetch" step 8), teeing a streamed body into a
+    // branch nobody reads, which then holds the whole upload in memory.
+    const init = { method: request.method, headers, body, signal, duplex: 'half', redirect: 'error' } as RequestInit;
     const response = await this.send(url.href, init);
     const feed = await this.readAnswer(response, signal);
     if (feed.title !== request.expect || (feed.entries.length === 0 && !request.listing)) {
