@@ -1,7 +1,7 @@
 // The user commands (filehaven login, upload, download, ls, ...) as a person or a script
 // runs them: the real `filehaven` process against a real server, --json parsed.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -205,6 +205,25 @@ describe('files', () => {
     assert.equal(help.code, 0);
     assert.match(help.stdout, /For users of a filehaven site[\s\S]*filehaven upload FILE\.\.\.[\s\S]*For operators of this server[\s\S]*filehaven serve/);
   });
+});
+
+test('at a terminal, transfers draw a progress bar with speed and ETA on stderr', { skip: spawnSync('script', ['--version']).status !== 0 && 'needs script(1) for a terminal' }, async () => {
+  const file = path.join(work, 'watched.bin');
+  await writeFile(file, randomPayload(3 * 1024 * 1024));
+  // script(1) runs the command on a pseudo-terminal; spawned, never spawnSync: the server answers from this process.
+  const command = [process.execPath, filehavenEntry(), 'upload', file].map((arg) => `'${arg}'`).join(' ');
+  const output = await new Promise<string>((resolve) => {
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      cwd: work,
+      env: cleanEnv({ HOME: work, XDG_CONFIG_HOME: path.join(work, 'tty-config'), FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: ada.key }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let seen = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (seen += chunk));
+    child.on('close', () => resolve(seen));
+  });
+  assert.match(output, /watched\.bin\s+\|[█░]+\| \d+% [\d.]+ \S+\/3\.00 MiB [\d.]+ \S+\/s ETA/);
+  assert.match(output, /[A-Z0-9]{10} {2}http:\/\/\S+\/watched\.bin\r?\n/);
 });
 
 describe('downloads', () => {

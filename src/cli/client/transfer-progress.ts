@@ -34,6 +34,8 @@ export function transferBars(enabled: boolean): TransferBars {
     {
       stream: process.stderr,
       format: '{name} |{bar}| {percentage}% {doneText}/{totalText} {speed}/s ETA {eta_formatted}',
+      // Fits 80 columns: a longer line is cut at the terminal's edge.
+      barsize: 16,
       hideCursor: false,
       clearOnComplete: false,
       stopOnComplete: false,
@@ -46,7 +48,9 @@ export function transferBars(enabled: boolean): TransferBars {
     add(name, total, start = 0) {
       const size = total ?? 0;
       const startedAt = Date.now();
-      const label = shown(name).slice(0, 30).padEnd(30);
+      // The end of a long name tells files apart better than its start.
+      const clean = shown(name);
+      const label = (clean.length > 18 ? `…${clean.slice(-17)}` : clean).padEnd(18);
       const payload = (done: number) => {
         const seconds = (Date.now() - startedAt) / 1000;
         return { name: label, doneText: humanBytes(done), totalText: total === undefined ? '?' : humanBytes(size), speed: humanBytes(seconds > 0 ? Math.round((done - start) / seconds) : 0) };

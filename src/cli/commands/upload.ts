@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { FilehavenApiError, type StoredFile } from '../../client/index.js';
 import { UsageError } from '../args.js';
 import { limitFlag } from '../flags.js';
@@ -42,7 +43,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
         const index = next++;
         const file = paths[index]!;
         const size = (await stat(file)).size;
-        const bar = bars.add(file, size);
+        const bar = bars.add(path.basename(file), size);
         try {
           const stored = await client.upload(file, { onProgress: (sent) => bar.update(sent) });
           results[index] = { file, ...stored };
