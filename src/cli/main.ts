@@ -2,6 +2,7 @@ import { ConfigError } from '../config/config.js';
 import { InputError } from '../services/accounts-service.js';
 import { RunningElsewhereError } from '../services/run-alone.js';
 import { UsageError } from './args.js';
+import { CommandExit } from './client/command-exit.js';
 
 type Command = (args: string[]) => Promise<void>;
 
@@ -12,6 +13,20 @@ type Command = (args: string[]) => Promise<void>;
  * migrate.
  */
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  // For users of a filehaven site: they talk to a server over its API (src/client).
+  login: async () => (await import('./commands/login.js')).loginCommand,
+  logout: async () => (await import('./commands/login.js')).logoutCommand,
+  upload: async () => (await import('./commands/upload.js')).uploadCommand,
+  download: async () => (await import('./commands/download.js')).downloadCommand,
+  ls: async () => (await import('./commands/my-files.js')).lsCommand,
+  info: async () => (await import('./commands/my-files.js')).infoCommand,
+  link: async () => (await import('./commands/my-files.js')).linkCommand,
+  cp: async () => (await import('./commands/my-files.js')).cpCommand,
+  mv: async () => (await import('./commands/my-files.js')).mvCommand,
+  mkdir: async () => (await import('./commands/my-files.js')).mkdirCommand,
+  rm: async () => (await import('./commands/my-files.js')).rmCommand,
+  account: async () => (await import('./commands/my-account.js')).accountCommand,
+  // For operators of this server: they work on its data folder and storage directly.
   serve: async () => (await import('./commands/serve.js')).serveCommand,
   accounts: async () => (await import('./commands/accounts.js')).accountsCommand,
   files: async () => (await import('./commands/moderation.js')).filesCommand,
@@ -27,7 +42,12 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
 
 /** The help text. It loads every command module for its usage line: only help and mistakes need it. */
 async function usage(): Promise<string> {
-  const [serve, accounts, moderation, audit, housekeeping, reservations, backup, migrate] = await Promise.all([
+  const [login, upload, download, myFiles, myAccount, serve, accounts, moderation, audit, housekeeping, reservations, backup, migrate] = await Promise.all([
+    import('./commands/login.js'),
+    import('./commands/upload.js'),
+    import('./commands/download.js'),
+    import('./commands/my-files.js'),
+    import('./commands/my-account.js'),
     import('./commands/serve.js'),
     import('./commands/accounts.js'),
     import('./commands/moderation.js'),
@@ -37,7 +57,19 @@ async function usage(): Promise<string> {
     import('./commands/backup.js'),
     import('./commands/migrate.js'),
   ]);
+  const lines = (text: string) => text.split('\n').join('\n  ');
   return `usage:
+
+For users of a filehaven site (talk to a server over its API; server and key from
+filehaven login, or FILEHAVEN_SERVER and FILEHAVEN_KEY; exit codes 0 done, 1 failed,
+2 usage, 3 not signed in or key refused, 130 interrupted):
+  ${lines(login.LOGIN_USAGE)}
+  ${upload.UPLOAD_USAGE}
+  ${download.DOWNLOAD_USAGE}
+  ${lines(myFiles.MY_FILES_USAGE)}
+  ${myAccount.MY_ACCOUNT_USAGE}
+
+For operators of this server (work on its data folder and storage, not over HTTP):
   ${serve.SERVE_USAGE}
   ${accounts.ACCOUNTS_USAGE.split('\n').join('\n  ')}
   ${moderation.FILES_USAGE.split('\n').join('\n  ')}
@@ -50,10 +82,10 @@ async function usage(): Promise<string> {
   ${backup.RESTORE_USAGE}
   ${migrate.MIGRATE_USAGE.split('\n').join('\n  ')}
 
-Every command takes --data DIR (or FILEHAVEN_DATA) and the other settings of the README.`;
+Every operator command takes --data DIR (or FILEHAVEN_DATA) and the other settings of the README.`;
 }
 
-/** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage). */
+/** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage; the user commands also 3 and 130, command-exit.ts). */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (!command || command === 'help' || command === '--help' || command === '-h') {
@@ -70,6 +102,8 @@ export async function main(argv: string[]): Promise<number> {
     await run(args);
     return 0;
   } catch (error) {
+    // A user command has printed its failure (and its --json document) already.
+    if (error instanceof CommandExit) return error.exitCode;
     if (error instanceof UsageError) {
       console.error(`filehaven ${command}: ${error.message}\n\n${await usage()}`);
       return 2;

@@ -303,7 +303,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     const result = await runCli(['frobnicate']);
     assert.equal(result.code, 2);
     assert.match(result.stderr, /unknown command "frobnicate"/);
-    assert.match(result.stderr, /usage:\n\s+filehaven serve/);
+    assert.match(result.stderr, /usage:\n[\s\S]*\n\s+filehaven serve/);
     assert.equal(result.stdout, '');
   });
 });

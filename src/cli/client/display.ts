@@ -1,0 +1,34 @@
+/** Formatting for the user commands' human output. */
+
+/**
+ * A name from the server as safe terminal text: control characters (an escape sequence
+ * could rewrite the screen or the title bar) become `?`.
+ */
+export function shown(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+}
+
+/** Bytes in binary units, `1.5 MiB`. */
+export function humanBytes(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 2 : 1)} ${units[unit]}`;
+}
+
+/** Rows of cells as aligned columns (the last column is never padded). */
+export function columns(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, index) => (widths[index] = Math.max(widths[index] ?? 0, cell.length)));
+  return rows.map((row) => row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index]!))).join('  ')).join('\n');
+}
+
+/** `label: value` lines, the values aligned. */
+export function fields(rows: Array<[string, string | number]>): string {
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  return rows.map(([label, value]) => `${`${label}:`.padEnd(width)}${value}`).join('\n');
+}

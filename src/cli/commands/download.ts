@@ -1,0 +1,99 @@
+import { createWriteStream } from 'node:fs';
+import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { UsageError } from '../args.js';
+import { onePositional } from '../flags.js';
+import { localFileName } from '../client/local-file-name.js';
+import { humanBytes, shown } from '../client/display.js';
+import { showProgress, transferBars } from '../client/transfer-progress.js';
+import { runUserCommand } from '../client/user-command.js';
+
+export const DOWNLOAD_USAGE = 'filehaven download URL|ID [-o FILE|DIR|-] [--force] [--json]   resumes from FILE.part';
+
+/** What is remembered beside a partial download, so a later run resumes only the same bytes. */
+interface PartState {
+  /** File id the bytes belong to. */
+  id: string;
+  /** ETag of the file, sent back as If-Range. */
+  etag: string | null;
+}
+
+const exists = (file: string) => stat(file).then(() => true, () => false);
+
+async function readPartState(file: string): Promise<PartState | null> {
+  try {
+    const state = JSON.parse(await readFile(file, 'utf8')) as Partial<PartState>;
+    return typeof state.id === 'string' ? { id: state.id, etag: typeof state.etag === 'string' ? state.etag : null } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * `filehaven download`: streams a file to FILE.part, then renames it to FILE once its
+ * size is the file's. A FILE.part left by an interrupted (even killed) run is resumed
+ * with `Range: bytes=<its size>-` and `If-Range: <ETag>` (kept in FILE.part.json), so a
+ * file that changed meanwhile comes back whole instead of spliced. FILE itself is only
+ * ever complete; an existing FILE is left alone unless --force.
+ */
+export async function downloadCommand(args: string[]): Promise<void> {
+  const flags = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' } } as const;
+  await runUserCommand('download', args, flags, async (command) => {
+    const ref = onePositional(command.positionals, 'download', 'URL or file id');
+    if (!/^https?:\/\//i.test(ref) && !/^[A-Za-z0-9]+$/.test(ref)) throw new UsageError(`not a download link or a file id: "${ref}"`);
+    const output = command.values.output as string | undefined;
+    if (output === '-' && command.json) throw new UsageError('-o - writes the file to stdout, where --json would go: use one of them');
+    const client = await command.client();
+    const target = await client.resolveDownload(ref);
+
+    if (output === '-') {
+      // To stdout: no resume, no progress; the bytes are the output.
+      const download = await client.download(target);
+      await pipeline(download.body, process.stdout);
+      return { json: null };
+    }
+
+    let file = output ?? localFileName(target.name, target.id);
+    if (output !== undefined && (output.endsWith('/') || (await stat(output).then((s) => s.isDirectory(), () => false)))) {
+      file = path.join(output, localFileName(target.name, target.id));
+    }
+    if ((await exists(file)) && command.values.force !== true) throw new Error(`${file} exists; use --force to replace it`);
+    const part = `${file}.part`;
+    const stateFile = `${part}.json`;
+    const state = await readPartState(stateFile);
+    const held = (await stat(part).then((s) => s.size, () => 0));
+    // Bytes of another file (or of an unknown one) under the same name are not resumed.
+    const offset = held > 0 && state?.id === target.id ? held : 0;
+
+    const download = await client.download(target, { offset, ...(state?.etag ? { ifRange: state.etag } : {}) });
+    await writeFile(stateFile, JSON.stringify({ id: target.id, etag: download.etag } satisfies PartState));
+    const bars = transferBars(showProgress(command.json));
+    const bar = bars.add(shown(path.basename(file)), download.size, download.offset);
+    let done = download.offset;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        done += chunk.length;
+        bar.update(done);
+        callback(null, chunk);
+      },
+    });
+    try {
+      // Appended at the offset the server answered from (0: the file came back whole).
+      await pipeline(download.body, counter, createWriteStream(part, { flags: download.offset > 0 ? 'r+' : 'w', start: download.offset }), { signal: command.signal });
+    } finally {
+      bar.stop();
+      bars.stop();
+    }
+    const written = (await stat(part)).size;
+    if (written !== download.size) throw new Error(`${part} holds ${written} bytes, the file has ${download.size}; run the command again`);
+    await rename(part, file);
+    await rm(stateFile, { force: true });
+    const resumed = download.offset > 0 ? ` (resumed at ${humanBytes(download.offset)})` : '';
+    return {
+      human: `saved ${shown(file)}: ${humanBytes(download.size)}${resumed}`,
+      json: { id: target.id, name: download.name, file, size: download.size, resumedFrom: download.offset, direct: target.direct },
+    };
+  });
+}

@@ -1,0 +1,66 @@
+import { FilehavenClient } from '../../client/index.js';
+import { UsageError } from '../args.js';
+import { noPositionals } from '../flags.js';
+import { clientConfigPath, removeStoredLogin, writeStoredLogin } from '../client/client-config.js';
+import { Prompt } from '../client/prompt.js';
+import { runUserCommand } from '../client/user-command.js';
+
+export const LOGIN_USAGE = `filehaven login --server URL [--login L] [--key KEY] [--json]   asks for login and password (or takes the key)
+filehaven logout [--json]`;
+
+/**
+ * `filehaven login`: gets the account's key with POST /apikeys (or checks a given one with
+ * GET /account) and stores server and key in the config file (mode 0600). The key is
+ * never printed.
+ */
+export async function loginCommand(args: string[]): Promise<void> {
+  await runUserCommand('login', args, { login: { type: 'string' }, key: { type: 'string' } }, async (command) => {
+    noPositionals(command.positionals, 'login');
+    const server = (command.values.server as string | undefined) ?? (process.env.FILEHAVEN_SERVER || undefined);
+    if (!server) throw new UsageError('--server URL is required (or FILEHAVEN_SERVER)');
+    let client: FilehavenClient;
+    try {
+      client = new FilehavenClient({ server, signal: command.signal });
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const given = (command.values.key as string | undefined) ?? (process.env.FILEHAVEN_KEY || undefined);
+    let key: string;
+    let login = command.values.login as string | undefined;
+    if (given !== undefined) {
+      key = given.trim();
+    } else {
+      const prompt = new Prompt();
+      try {
+        login ??= (await prompt.ask('login: ')).trim();
+        if (!login) throw new UsageError('no login given');
+        const password = await prompt.askHidden('password: ');
+        key = await client.createApiKey(login, password, { signal: command.signal });
+      } finally {
+        prompt.close();
+      }
+    }
+    // A key is stored only once the server has taken it.
+    const account = await new FilehavenClient({ server: client.server, key, signal: command.signal }).account();
+    const file = clientConfigPath();
+    await writeStoredLogin({ server: client.server, key, ...(login ? { login } : {}) }, file);
+    const who = login ? `${login} (account ${account.id})` : `account ${account.id}`;
+    return {
+      human: `signed in to ${client.server} as ${who}; the key is stored in ${file}`,
+      json: { server: client.server, login: login ?? null, account: account.id, config: file },
+    };
+  });
+}
+
+/** `filehaven logout`: forgets the stored key (the key itself stays valid on the server). */
+export async function logoutCommand(args: string[]): Promise<void> {
+  await runUserCommand('logout', args, {}, async (command) => {
+    noPositionals(command.positionals, 'logout');
+    const file = clientConfigPath();
+    const removed = await removeStoredLogin(file);
+    return {
+      human: removed ? `signed out: removed ${file} (the key still works until it is regenerated on the profile page)` : `not signed in (no ${file})`,
+      json: { removed, config: file },
+    };
+  });
+}

@@ -1,0 +1,27 @@
+import { noPositionals } from '../flags.js';
+import { fields, humanBytes, shown } from '../client/display.js';
+import { runUserCommand } from '../client/user-command.js';
+
+export const MY_ACCOUNT_USAGE = 'filehaven account [--json]              your account and premium details';
+
+/** `filehaven account`: GET /account. */
+export async function accountCommand(args: string[]): Promise<void> {
+  await runUserCommand('account', args, {}, async (command) => {
+    noPositionals(command.positionals, 'account');
+    const client = await command.client();
+    const account = await client.account();
+    const premium = account.premium === 'Active' ? `Active until ${account.premiumEnd} UTC` : account.premium;
+    return {
+      human: fields([
+        ['server', client.server],
+        ['account', account.id],
+        ['name', shown(account.name) || '-'],
+        ['email', shown(account.email) || '-'],
+        ['balance', account.balance],
+        ['premium', premium],
+        ['traffic left', `${account.premiumTrafficLeft} bytes (${humanBytes(account.premiumTrafficLeft)})`],
+      ]),
+      json: { server: client.server, ...account },
+    };
+  });
+}

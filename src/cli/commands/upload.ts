@@ -1,0 +1,83 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { FilehavenApiError, type StoredFile } from '../../client/index.js';
+import { UsageError } from '../args.js';
+import { limitFlag } from '../flags.js';
+import { EXIT } from '../client/command-exit.js';
+import { shown } from '../client/display.js';
+import { showProgress, transferBars } from '../client/transfer-progress.js';
+import { errorJson, runUserCommand } from '../client/user-command.js';
+
+export const UPLOAD_USAGE = 'filehaven upload FILE... [--folder ID] [--parallel N] [--json]   prints each download link';
+
+/** One file's outcome, for --json. */
+type UploadResult = ({ file: string } & StoredFile) | { file: string; error: Record<string, unknown> };
+
+/**
+ * `filehaven upload`: each file streamed to POST /files (client.upload), `--parallel` at
+ * a time, a progress bar each at a terminal. With --folder, the folder is checked before
+ * the first byte and the stored files are moved into it with one call at the end.
+ */
+export async function uploadCommand(args: string[]): Promise<void> {
+  await runUserCommand('upload', args, { folder: { type: 'string' }, parallel: { type: 'string' } }, async (command) => {
+    const paths = command.positionals;
+    if (paths.length === 0) throw new UsageError('upload takes at least one FILE');
+    const parallel = limitFlag(command.values, 'parallel', 2, 8);
+    const folder = command.values.folder as string | undefined;
+    // Every file must be readable before anything is sent: a typo fails fast.
+    for (const file of paths) {
+      const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
+        throw new Error(`cannot read ${file}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`);
+      });
+      if (!info.isFile()) throw new Error(`${file} is not a regular file`);
+    }
+    const client = await command.client();
+    if (folder !== undefined) await client.folder(folder, { limit: 1 });
+
+    const bars = transferBars(showProgress(command.json));
+    const results: UploadResult[] = new Array(paths.length);
+    let exitCode: number = EXIT.ok;
+    let next = 0;
+    const worker = async () => {
+      while (next < paths.length && !command.signal.aborted) {
+        const index = next++;
+        const file = paths[index]!;
+        const size = (await stat(file)).size;
+        const bar = bars.add(path.basename(file), size);
+        try {
+          const stored = await client.upload(file, { onProgress: (sent) => bar.update(sent) });
+          results[index] = { file, ...stored };
+        } catch (error) {
+          if (command.signal.aborted) throw error;
+          results[index] = { file, error: errorJson(error) };
+          exitCode = Math.max(exitCode, command.warn(error, file));
+          // A refused key refuses every file: stop here.
+          if (error instanceof FilehavenApiError && error.status === 401) throw error;
+        } finally {
+          bar.stop();
+        }
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(parallel, paths.length) }, worker));
+    } finally {
+      bars.stop();
+    }
+
+    const stored = results.filter((result): result is { file: string } & StoredFile => result !== undefined && 'id' in result);
+    let moved: string | null = null;
+    if (folder !== undefined && stored.length > 0) {
+      try {
+        await client.move(stored.map((file) => file.id), folder);
+        moved = folder;
+      } catch (error) {
+        exitCode = Math.max(exitCode, command.warn(error, `uploaded, but not moved into ${folder}`));
+      }
+    }
+    return {
+      human: stored.map((file) => `${file.id}  ${file.downloadLink}`).join('\n'),
+      json: { files: results, folder: moved },
+      exitCode,
+    };
+  });
+}

@@ -1,0 +1,112 @@
+/** What the SDK's calls return: the API's Atom entries (SPEC.md, API.md 3 and 7) as typed objects. */
+
+/** A file state the API shows (API.md 4): A active, B blocked; deleted files are gone. */
+export type FileStatus = 'A' | 'B';
+
+/** An uploaded or copied file (`File upload result`, `File copy`). */
+export interface StoredFile {
+  /** File id. */
+  id: string;
+  /** File name as stored (the server strips directories and control characters). */
+  name: string;
+  /** Size in bytes. */
+  size: number;
+  /** The public download page (API.md 1, download_link). */
+  downloadLink: string;
+  /** The link that deletes the file: a secret, shown this once. */
+  deleteLink: string;
+}
+
+/** One file of your listing (`File list`). */
+export interface FileSummary {
+  id: string;
+  name: string;
+  size: number;
+  status: FileStatus;
+  /** Folder id, or null at the top. */
+  folderId: string | null;
+  /** Upload time, `YYYY-MM-DD HH:MM:SS` UTC. */
+  created: string;
+  downloadLink: string;
+}
+
+/** A page of a listing; `nextCursor` fetches the next one (null on the last). */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** File details (`File Full info`, premium). */
+export interface FileDetails {
+  id: string;
+  name: string;
+  status: FileStatus;
+  size: number;
+  downloadLink: string;
+}
+
+/** A direct download link (`File info`, premium): signed, expiring, needs the key too. */
+export interface DirectLink {
+  id: string;
+  name: string;
+  size: number;
+  /** The signed URL. */
+  url: string;
+}
+
+/** Premium state (API.md 5). */
+export type PremiumState = 'Active' | 'Expired' | 'None';
+
+/** Account and premium details (`Account Info`). */
+export interface AccountInfo {
+  id: string;
+  name: string;
+  email: string;
+  /** Decimal with two places, as sent (`12.50`). */
+  balance: string;
+  premium: PremiumState;
+  /** `YYYY-MM-DD HH:MM:SS` UTC, or null when unset. */
+  premiumStart: string | null;
+  premiumEnd: string | null;
+  /** Bytes of premium traffic left. */
+  premiumTrafficLeft: number;
+}
+
+/** One of your folders (`Folder list`, `Folder`). */
+export interface FolderSummary {
+  id: string;
+  name: string;
+  /** Parent folder id, or null at the top. */
+  parentId: string | null;
+  /** The public folder page. */
+  folderLink: string;
+  /** Bytes of its active files. */
+  size: number;
+  /** Number of its active files (absent on a folder just created). */
+  files?: number;
+}
+
+/** A folder with one page of its content (`GET /folders/<id>`). */
+export interface FolderListing {
+  folder: FolderSummary;
+  /** Sub-folders: sent with the first page only. */
+  subfolders: Array<{ id: string; name: string; folderLink: string }>;
+  files: Array<{ id: string; name: string; size: number; downloadLink: string }>;
+  nextCursor: string | null;
+}
+
+/** The answer of a move (`Add files to folder`). */
+export interface MoveResult {
+  folderId: string;
+  folderLink: string;
+  /** Bytes of the folder's active files after the move. */
+  folderSize: number;
+  /** Files moved. */
+  moved: number;
+}
+
+/** A deleted file or folder. */
+export interface DeletedItem {
+  id: string;
+  name: string;
+}

@@ -1,0 +1,273 @@
+import { ApiConnection, type CallOptions, type FetchFunction } from './api-connection.js';
+import type { AccountInfo, DeletedItem, DirectLink, FileDetails, FileStatus, FileSummary, FolderListing, FolderSummary, MoveResult, Page, StoredFile } from './api-types.js';
+import { childText } from './atom-reader.js';
+import { FilehavenApiError } from './client-errors.js';
+import { openDownload, targetOfUrl, type DownloadOptions, type DownloadStream, type DownloadTarget } from './download.js';
+import * as entries from './entry-mappers.js';
+import { uploadSource, type UploadInput } from './upload-source.js';
+import { MultipartUploadTransport, type UploadProgress, type UploadTransport } from './upload-transport.js';
+
+export interface ClientOptions {
+  /** The server's {base_url}, e.g. `https://files.example.com`. */
+  server: string;
+  /** The API key (SPEC.md "Authentication"); createApiKey() gets one from login and password. */
+  key?: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: FetchFunction;
+  /** Aborts every call of this client (each call also takes its own). */
+  signal?: AbortSignal;
+}
+
+export interface UploadOptions extends CallOptions {
+  /** File name on the server; default the path's base name (required for a Blob or a stream). */
+  name?: string;
+  /** Size of a stream, so the request declares its length; files and Blobs know theirs. */
+  size?: number;
+  /** Move the file into this folder of yours once stored. */
+  folder?: string;
+  /** Called as bytes are sent. */
+  onProgress?: UploadProgress;
+}
+
+/** How a download by id fetches its bytes. */
+export type DownloadVia = 'auto' | 'direct' | 'public';
+
+/** `upload()` with a folder: the move failed after the file was stored. */
+export class UploadNotMovedError extends FilehavenApiError {
+  override name = 'UploadNotMovedError';
+  constructor(
+    cause: FilehavenApiError,
+    /** The file, stored at the top of the account. */
+    readonly file: StoredFile,
+  ) {
+    super(cause.code, cause.status, `uploaded as ${file.id}, but not moved into the folder: ${cause.message}`, cause.retryAfter);
+  }
+}
+
+const FILE_REF = /^[A-Za-z0-9_-]+$/;
+
+/** An id as one path segment; anything else is refused before it reaches a URL. */
+function ref(id: string, what = 'file id'): string {
+  if (!FILE_REF.test(id)) throw new TypeError(`not a ${what}: "${id}"`);
+  return id;
+}
+
+/**
+ * The filehaven API for programs: one method per endpoint of SPEC.md and of the
+ * extensions (api-catalogue.ts), Atom answers as typed objects, every failure a
+ * FilehavenApiError with the SPEC code, uploads and downloads streamed, every call
+ * abortable.
+ */
+export class FilehavenClient {
+  private readonly connection: ApiConnection;
+  private readonly transport: UploadTransport;
+
+  constructor(options: ClientOptions) {
+    const server = options.server.trim().replace(/\/+$/, '');
+    let parsed: URL;
+    try {
+      parsed = new URL(server);
+    } catch {
+      throw new TypeError(`not a server URL: "${options.server}"`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`not an http(s) URL: "${options.server}"`);
+    this.connection = new ApiConnection(server, options.key, options.fetch ?? ((input, init) => fetch(input, init)), options.signal);
+    this.transport = new MultipartUploadTransport(this.connection);
+  }
+
+  /** {base_url}, without a trailing slash. */
+  get server(): string {
+    return this.connection.server;
+  }
+
+  /** {web_url} as the server announced it in its last answer; empty before the first. */
+  get webUrl(): string {
+    return this.connection.webUrl;
+  }
+
+  /** POST /apikeys: the account's API key from its login and password (errorWrongCredentials). */
+  async createApiKey(login: string, password: string, options: CallOptions = {}): Promise<string> {
+    const feed = await this.connection.call({
+      method: 'POST',
+      path: '/apikeys',
+      form: new URLSearchParams({ login, password }),
+      expect: 'ApiKey',
+      auth: false,
+      ...options,
+    });
+    const key = childText(entries.firstEntry(feed), 'content')?.trim();
+    if (!key) throw new FilehavenApiError('errorUnexpectedResponse', 201, 'the answer holds no API key');
+    return key;
+  }
+
+  /** GET /account: account and premium details. */
+  async account(options: CallOptions = {}): Promise<AccountInfo> {
+    const feed = await this.connection.call({ method: 'GET', path: '/account', expect: 'Account Info', ...options });
+    return entries.accountInfo(entries.firstEntry(feed));
+  }
+
+  /** GET /files (extension): one page of your files, newest first. */
+  async listFiles(options: CallOptions & { status?: FileStatus[]; folder?: string | 'root'; limit?: number; cursor?: string } = {}): Promise<Page<FileSummary>> {
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: '/files',
+      query: {
+        status: options.status?.join(','),
+        folder: options.folder,
+        limit: options.limit === undefined ? undefined : String(options.limit),
+        cursor: options.cursor,
+      },
+      expect: 'File list',
+      signal: options.signal,
+      listing: true,
+    });
+    return { items: feed.entries.map(entries.fileSummary), nextCursor: entries.nextCursor(feed) };
+  }
+
+  /** Every file of the listing, page after page. */
+  async *allFiles(options: CallOptions & { status?: FileStatus[]; folder?: string | 'root' } = {}): AsyncIterable<FileSummary> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listFiles({ ...options, limit: 500, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** GET /files/<id> (premium): file details. */
+  async fileDetails(id: string, options: CallOptions = {}): Promise<FileDetails> {
+    const feed = await this.connection.call({ method: 'GET', path: `/files/${ref(id)}`, expect: 'File Full info', ...options });
+    return entries.fileDetails(entries.firstEntry(feed));
+  }
+
+  /** GET /files/<id>;DirectLink (premium): a signed, expiring direct link. */
+  async directLink(id: string, options: CallOptions = {}): Promise<DirectLink> {
+    const feed = await this.connection.call({ method: 'GET', path: `/files/${ref(id)};DirectLink`, expect: 'File info', ...options });
+    return entries.directLink(entries.firstEntry(feed));
+  }
+
+  /**
+   * POST /files: uploads a file path, Blob or stream, streamed. With `folder`, the
+   * folder is checked first and the file moved there after (two more calls; a move that
+   * then fails throws UploadNotMovedError, which carries the stored file).
+   */
+  async upload(input: UploadInput, options: UploadOptions = {}): Promise<StoredFile> {
+    const source = await uploadSource(input, options);
+    if (options.folder !== undefined) await this.folder(options.folder, { limit: 1, signal: options.signal });
+    const file = await this.transport.send(source, { signal: options.signal, onProgress: options.onProgress });
+    if (options.folder === undefined) return file;
+    try {
+      await this.move([file.id], options.folder, { signal: options.signal });
+    } catch (error) {
+      if (error instanceof FilehavenApiError) throw new UploadNotMovedError(error, file);
+      throw error;
+    }
+    return file;
+  }
+
+  /** POST /files/copy/<id>: a copy of any active file in your account. */
+  async copy(id: string, options: CallOptions = {}): Promise<StoredFile> {
+    const feed = await this.connection.call({ method: 'POST', path: `/files/copy/${ref(id)}`, expect: 'File copy', ...options });
+    return entries.storedFile(entries.firstEntry(feed));
+  }
+
+  /** DELETE /files/<id> (extension): deletes one of your files. */
+  async deleteFile(id: string, options: CallOptions = {}): Promise<DeletedItem> {
+    const feed = await this.connection.call({ method: 'DELETE', path: `/files/${ref(id)}`, expect: 'File delete', ...options });
+    const entry = entries.firstEntry(feed);
+    return { id: childText(entry, 'id') ?? id, name: childText(entry, 'title') ?? '' };
+  }
+
+  /** PUT /folders/<id>;files: moves your files into one of your folders, all or nothing. */
+  async move(ids: string[], folder: string, options: CallOptions = {}): Promise<MoveResult> {
+    if (ids.length === 0) throw new TypeError('move(): no file ids');
+    const form = new URLSearchParams();
+    ids.forEach((id, index) => form.set(`files[${index}]`, ref(id)));
+    const feed = await this.connection.call({ method: 'PUT', path: `/folders/${ref(folder, 'folder id')};files`, form, expect: 'Add files to folder', ...options });
+    return entries.moveResult(entries.firstEntry(feed));
+  }
+
+  /** POST /folders (extension): creates a folder, at the top or in `parent`. */
+  async createFolder(name: string, parent?: string, options: CallOptions = {}): Promise<FolderSummary> {
+    const form = new URLSearchParams({ name });
+    if (parent !== undefined) form.set('parent', ref(parent, 'folder id'));
+    const feed = await this.connection.call({ method: 'POST', path: '/folders', form, expect: 'Folder', ...options });
+    return entries.folderSummary(entries.firstEntry(feed));
+  }
+
+  /** GET /folders (extension): one page of your folders under `parent` (default: all). */
+  async listFolders(options: CallOptions & { parent?: string | 'root'; limit?: number; cursor?: string } = {}): Promise<Page<FolderSummary>> {
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: '/folders',
+      query: { parent: options.parent, limit: options.limit === undefined ? undefined : String(options.limit), cursor: options.cursor },
+      expect: 'Folder list',
+      signal: options.signal,
+      listing: true,
+    });
+    return { items: feed.entries.map(entries.folderSummary), nextCursor: entries.nextCursor(feed) };
+  }
+
+  /** GET /folders/<id> (extension): a folder with one page of its files (sub-folders on the first page). */
+  async folder(id: string, options: CallOptions & { limit?: number; cursor?: string } = {}): Promise<FolderListing> {
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: `/folders/${ref(id, 'folder id')}`,
+      query: { limit: options.limit === undefined ? undefined : String(options.limit), cursor: options.cursor },
+      expect: 'Folder',
+      signal: options.signal,
+    });
+    return entries.folderListing(feed);
+  }
+
+  /** DELETE /folders/<id> (extension): removes an empty folder of yours (errorFolderNotEmpty otherwise). */
+  async deleteFolder(id: string, options: CallOptions = {}): Promise<DeletedItem> {
+    const feed = await this.connection.call({ method: 'DELETE', path: `/folders/${ref(id, 'folder id')}`, expect: 'Folder delete', ...options });
+    const entry = entries.firstEntry(feed);
+    return { id: childText(entry, 'id') ?? id, name: childText(entry, 'title') ?? '' };
+  }
+
+  /**
+   * Where a download's bytes come from, before any is fetched. A URL is a download link
+   * (its raw bytes, `?download=1`) or a direct link. An id is fetched through a direct
+   * link when the account has active premium (`via: 'auto'`, uncapped, counted against
+   * its traffic), else through the public raw download (anyone may download an active
+   * file, at the free speed). Public targets are asked with HEAD for name and size.
+   */
+  async resolveDownload(idOrUrl: string, options: CallOptions & { via?: DownloadVia } = {}): Promise<DownloadTarget> {
+    let target: DownloadTarget;
+    if (/^https?:\/\//i.test(idOrUrl)) {
+      const found = targetOfUrl(new URL(idOrUrl));
+      if (!found) throw new TypeError(`not a filehaven download link: ${idOrUrl}`);
+      target = found;
+    } else {
+      const via = options.via ?? 'auto';
+      const premium = via === 'direct' || (via === 'auto' && (await this.account(options)).premium === 'Active');
+      if (premium) {
+        const link = await this.directLink(idOrUrl, options);
+        return { url: link.url, id: link.id, name: link.name, size: link.size, direct: true };
+      }
+      if (!this.webUrl) await this.account(options);
+      // The server finds the file by id; the name segment of a download link is for people.
+      target = { url: `${this.webUrl}/${ref(idOrUrl)}/${idOrUrl}?download=1`, id: idOrUrl, name: idOrUrl, size: undefined, direct: false };
+    }
+    if (target.direct) return target;
+    const head = await this.download(target, { signal: options.signal, method: 'HEAD' });
+    return { ...target, name: head.name, size: head.size };
+  }
+
+  /**
+   * Downloads a file (id, download link, direct link, or a resolved target) as a
+   * stream. `offset` resumes with Range; `ifRange` (the ETag of the bytes held) makes a
+   * changed file come back whole: check the answer's `offset`.
+   */
+  async download(target: string | DownloadTarget, options: DownloadOptions & { via?: DownloadVia } = {}): Promise<DownloadStream> {
+    const resolved = typeof target === 'string' ? await this.resolveDownload(target, options) : target;
+    // The key goes to the server's own origins only, never to a host a pasted link names.
+    if (resolved.direct && !this.webUrl) await this.account(options);
+    const origin = new URL(resolved.url).origin;
+    const keyAllowed = origin === new URL(this.server).origin || (this.webUrl !== '' && origin === new URL(this.webUrl).origin);
+    if (resolved.direct && !keyAllowed) throw new TypeError(`the direct link is not on ${this.server}: its API key is not sent there`);
+    return openDownload(this.connection, resolved, options, keyAllowed);
+  }
+}

@@ -1,0 +1,75 @@
+import type { ApiConnection, CallOptions } from './api-connection.js';
+import { FilehavenConnectionError } from './client-errors.js';
+import type { StoredFile } from './api-types.js';
+import { firstEntry, storedFile } from './entry-mappers.js';
+import { multipartBody } from './multipart-body.js';
+import type { UploadSource } from './upload-source.js';
+
+/** Progress of an upload: bytes of the file read into the request so far, and the size when known. */
+export type UploadProgress = (sent: number, total: number | undefined) => void;
+
+/** What a transport needs besides the bytes. */
+export interface UploadCall extends CallOptions {
+  onProgress?: UploadProgress;
+}
+
+/**
+ * One way of getting a file to the server. Today the only one is SPEC.md's multipart
+ * POST /files. The tus transport (issue 11, later) is the second implementation of this
+ * interface: FilehavenClient.upload() picks the transport, so callers do not change.
+ */
+export interface UploadTransport {
+  /** Sends one file; resolves to the stored file, or throws the server's error. */
+  send(source: UploadSource, call: UploadCall): Promise<StoredFile>;
+}
+
+/**
+ * POST /files with one `upload` part, streamed: the body is read from the source as
+ * the socket takes it, with Content-Length when the size is known. An abort cuts the
+ * request; the server then keeps nothing of it (README "Uploads stream").
+ */
+export class MultipartUploadTransport implements UploadTransport {
+  constructor(private readonly connection: ApiConnection) {}
+
+  async send(source: UploadSource, call: UploadCall): Promise<StoredFile> {
+    let sent = 0;
+    call.onProgress?.(0, source.size);
+    const body = multipartBody(source, (bytes) => {
+      sent += bytes;
+      call.onProgress?.(sent, source.size);
+    });
+    const headers: Record<string, string> = { 'Content-Type': body.contentType };
+    if (body.length !== undefined) headers['Content-Length'] = String(body.length);
+    try {
+      const feed = await this.connection.call({
+        method: 'POST',
+        path: '/files',
+        body: { data: body.chunks, headers },
+        expect: 'File upload result',
+        signal: call.signal,
+      });
+      return storedFile(firstEntry(feed));
+    } catch (error) {
+      if (error instanceof FilehavenConnectionError) throw await this.explainCut(error, call);
+      throw error;
+    }
+  }
+
+  /**
+   * The server refuses an upload it will not take (a wrong key, a declared size over
+   * the limit, no upload volume left) before reading the body, and closes the
+   * connection without reading the rest. A client still sending then gets a reset, and
+   * the refusal it was sent is lost with the connection. A refused key can be told with
+   * one more call; the other refusals cannot, so the error says what they may be.
+   */
+  private async explainCut(error: FilehavenConnectionError, call: UploadCall): Promise<Error> {
+    const keyRefused = await this.connection
+      .call({ method: 'GET', path: '/account', expect: 'Account Info', signal: call.signal })
+      .then(() => null, (probe: unknown) => probe);
+    if (keyRefused) return keyRefused as Error;
+    return new FilehavenConnectionError(
+      `${error.message} while the file was being sent: the server may have refused it (over the size limit or the upload volume) and closed the connection`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,313 @@
+// The SDK (filehaven/client, src/client) against a real server: every call, the SPEC
+// codes of its errors, streamed uploads, resumable downloads, aborts that leave nothing.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import { FilehavenApiError, FilehavenClient, FilehavenConnectionError, UploadNotMovedError } from '../../src/client/index.js';
+import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
+import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+
+let t: TestServer;
+let free: TestAccount;
+let premium: TestAccount;
+before(async () => {
+  t = await startTestServer();
+  free = await t.account({ name: 'Ada & <Co> "quoted"', email: 'ada@example.org' });
+  premium = await t.account({ premiumDays: 30, trafficBytes: 50 * 1024 * 1024 });
+});
+after(() => t.close());
+
+const clientOf = (account: TestAccount) => new FilehavenClient({ server: t.url, key: account.key });
+
+async function readAll(body: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of body) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A stream of `size` random-ish bytes in 64 KiB chunks, pausing between them so an abort lands mid-body. */
+async function* slowBytes(size: number, pauseMs = 5): AsyncIterable<Uint8Array> {
+  const chunk = randomPayload(64 * 1024);
+  for (let sent = 0; sent < size; sent += chunk.length) {
+    yield chunk.subarray(0, Math.min(chunk.length, size - sent));
+    await sleep(pauseMs);
+  }
+}
+
+/** Rejects with the error `call` throws; fails when it resolves. */
+async function failure(call: Promise<unknown>): Promise<FilehavenApiError> {
+  const error = await call.then(
+    () => assert.fail('expected a failure'),
+    (caught: unknown) => caught,
+  );
+  assert.ok(error instanceof FilehavenApiError, `not a FilehavenApiError: ${String(error)}`);
+  return error;
+}
+
+/** Waits until nothing of a cut upload is left (the server cleans up as the request ends). */
+async function noLeftovers(): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    const leftovers = await t.storage.leftovers();
+    if (leftovers.length === 0) return;
+    if (tries > 200) assert.deepEqual(leftovers, [], 'staged uploads or unnamed blobs left behind');
+    await sleep(50);
+  }
+}
+
+describe('keys and account', () => {
+  test('createApiKey returns the account key; a wrong password is errorWrongCredentials (401)', async () => {
+    const anonymous = new FilehavenClient({ server: `${t.url}/` });
+    assert.equal(await anonymous.createApiKey(free.login, free.password), free.key);
+    const error = await failure(anonymous.createApiKey(free.login, 'wrong'));
+    assert.equal(error.code, 'errorWrongCredentials');
+    assert.equal(error.status, 401);
+    assert.equal(error.message, 'Invalid login or password');
+    assert.equal(error.isAuthError, true);
+  });
+
+  test('account() reads every field, entities decoded; the feed tells the web URL', async () => {
+    const client = clientOf(free);
+    const account = await client.account();
+    assert.equal(account.id, String(free.account.id));
+    assert.equal(account.name, 'Ada & <Co> "quoted"');
+    assert.equal(account.email, 'ada@example.org');
+    assert.equal(account.balance, '0.00');
+    assert.equal(account.premium, 'None');
+    assert.equal(account.premiumStart, null);
+    assert.equal(client.webUrl, t.url);
+    const rich = await clientOf(premium).account();
+    assert.equal(rich.premium, 'Active');
+    assert.equal(rich.premiumTrafficLeft, 50 * 1024 * 1024);
+    assert.match(rich.premiumEnd ?? '', /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+  });
+
+  test('a wrong key is errorPermissionDenied (401, Wrong apikey); no key fails before any request', async () => {
+    const error = await failure(new FilehavenClient({ server: t.url, key: 'nope' }).account());
+    assert.deepEqual([error.code, error.status, error.message], ['errorPermissionDenied', 401, 'Wrong apikey']);
+    const none = await failure(new FilehavenClient({ server: t.url }).account());
+    assert.equal(none.code, 'errorPermissionDenied');
+  });
+
+  test('an unreachable server is a FilehavenConnectionError naming it', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const error = await new FilehavenClient({ server: `http://127.0.0.1:${port}`, key: 'k' }).account().catch((caught: unknown) => caught);
+    assert.ok(error instanceof FilehavenConnectionError);
+    assert.match(error.message, new RegExp(`cannot reach http://127.0.0.1:${port}: ECONNREFUSED`));
+  });
+
+  test('a server that is not filehaven is errorUnexpectedResponse, never a parse crash', async () => {
+    // The web's home page answers HTML: a base URL pointing at something else.
+    const client = new FilehavenClient({ server: `${t.url}/static`, key: free.key });
+    const error = await failure(client.account());
+    assert.equal(error.code, 'errorNotFound');
+    assert.throws(() => new FilehavenClient({ server: 'ftp://example.org' }), TypeError);
+  });
+});
+
+describe('uploads', () => {
+  test('a file path, a Blob and a stream upload, names round-trip, the bytes are the stored digest', async () => {
+    const client = clientOf(free);
+    const content = randomPayload(300 * 1024);
+    const { writeFile, mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const dir = await mkdtemp(path.join(tmpdir(), 'filehaven-sdk-'));
+    try {
+      const file = path.join(dir, 'report 2026 & <x>.bin');
+      await writeFile(file, content);
+      const progress: number[] = [];
+      const fromPath = await client.upload(file, { onProgress: (sent, total) => (assert.equal(total, content.length), progress.push(sent)) });
+      assert.equal(fromPath.name, 'report 2026 & <x>.bin');
+      assert.equal(fromPath.size, content.length);
+      assert.equal(progress.at(-1), content.length);
+      assert.equal((await t.server.services.store.files.byId(fromPath.id))?.sha256, sha256(content));
+      assert.match(fromPath.deleteLink, new RegExp(`/${fromPath.id}/delete/[0-9a-f]+$`));
+
+      const quoted = await client.upload(new Blob([content]), { name: `it's "q" ; é.txt` });
+      assert.equal(quoted.name, `it's "q" ; é.txt`);
+      const streamed = await client.upload(Readable.from([content.subarray(0, 1000), content.subarray(1000)]), { name: 's.bin', size: content.length });
+      assert.equal((await t.server.services.store.files.byId(streamed.id))?.sha256, sha256(content));
+      const unsized = await client.upload(Readable.from([content]), { name: 'chunked.bin' });
+      assert.equal(unsized.size, content.length);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('upload errors carry their codes: errorEmptyFile, errorFileSize before the body, errorUploadLimit with retryAfter', async () => {
+    const client = clientOf(free);
+    assert.equal((await failure(client.upload(new Blob([]), { name: 'empty' }))).code, 'errorEmptyFile');
+    const small = await startTestServer({ maxFileSize: 1024 * 1024, uploadVolumeFree: 3 * 1024 * 1024 });
+    try {
+      const account = await small.account();
+      const limited = new FilehavenClient({ server: small.url, key: account.key });
+      // Declared far past the limit: refused on its Content-Length, the body never read.
+      // (A producer slower than the socket can lose this answer: see explainCut.)
+      const tooBig = await failure(limited.upload(new Blob([randomPayload(8 * 1024 * 1024)]), { name: 'big' }));
+      assert.deepEqual([tooBig.code, tooBig.status], ['errorFileSize', 413]);
+      await limited.upload(new Blob([randomPayload(1000 * 1024)]), { name: 'a' });
+      await limited.upload(new Blob([randomPayload(1000 * 1024)]), { name: 'b' });
+      await limited.upload(new Blob([randomPayload(1000 * 1024)]), { name: 'c' });
+      const over = await failure(limited.upload(new Blob([randomPayload(1000 * 1024)]), { name: 'd' }));
+      assert.deepEqual([over.code, over.status], ['errorUploadLimit', 429]);
+      assert.ok(over.retryAfter !== undefined && over.retryAfter > 0, 'retryAfter from Retry-After');
+    } finally {
+      await small.close();
+    }
+  });
+
+  test('a refused key is errorPermissionDenied even when the refusal cuts a slow upload short', async () => {
+    const wrong = new FilehavenClient({ server: t.url, key: 'not-a-key' });
+    const error = await failure(wrong.upload(slowBytes(8 * 1024 * 1024, 2), { name: 'slow.bin', size: 8 * 1024 * 1024 }));
+    assert.deepEqual([error.code, error.status], ['errorPermissionDenied', 401]);
+  });
+
+  test('an upload aborted mid-body rejects with the reason and leaves no file and no staged bytes', async () => {
+    const client = clientOf(free);
+    const before = (await client.listFiles()).items.length;
+    const controller = new AbortController();
+    const reason = new Error('stop now');
+    const upload = client.upload(slowBytes(32 * 1024 * 1024), {
+      name: 'aborted.bin',
+      size: 32 * 1024 * 1024,
+      signal: controller.signal,
+      onProgress: (sent) => sent > 2 * 1024 * 1024 && controller.abort(reason),
+    });
+    await assert.rejects(upload, (error) => error === reason);
+    await noLeftovers();
+    assert.equal((await client.listFiles()).items.length, before);
+  });
+
+  test("the client's own signal aborts its calls too", async () => {
+    const controller = new AbortController();
+    const client = new FilehavenClient({ server: t.url, key: free.key, signal: controller.signal });
+    controller.abort(new Error('client closed'));
+    await assert.rejects(client.account(), /client closed/);
+  });
+
+  test('upload with a folder moves the file there; an unknown folder fails before any byte is sent', async () => {
+    const client = clientOf(free);
+    const folder = await client.createFolder('inbox');
+    const file = await client.upload(new Blob(['in a folder']), { name: 'f.txt', folder: folder.id });
+    assert.equal((await t.server.services.store.files.byId(file.id))?.folderId, folder.id);
+    const count = (await client.listFiles()).items.length;
+    const error = await failure(client.upload(new Blob(['x']), { name: 'g.txt', folder: 'ZZZZZZZZZZ' }));
+    assert.equal(error.code, 'errorFolderNotFound');
+    assert.equal((await client.listFiles()).items.length, count, 'nothing uploaded');
+    assert.ok(UploadNotMovedError.prototype instanceof FilehavenApiError);
+  });
+});
+
+describe('files and folders', () => {
+  test('list, details, direct link, copy, move, folders, delete', async () => {
+    const owner = clientOf(premium);
+    const a = await owner.upload(new Blob(['alpha']), { name: 'a & b.txt' });
+    const b = await owner.upload(new Blob(['bravo!']), { name: 'b.txt' });
+
+    const page = await owner.listFiles({ limit: 1 });
+    assert.deepEqual(page.items.map((file) => file.id), [b.id]);
+    assert.ok(page.nextCursor);
+    const next = await owner.listFiles({ limit: 1, cursor: page.nextCursor });
+    assert.deepEqual(next.items.map((file) => [file.id, file.name, file.size, file.status, file.folderId]), [[a.id, 'a & b.txt', 5, 'A', null]]);
+    const all: string[] = [];
+    for await (const file of owner.allFiles()) all.push(file.id);
+    assert.deepEqual(all, [b.id, a.id]);
+
+    assert.deepEqual(await owner.fileDetails(a.id), { id: a.id, name: 'a & b.txt', status: 'A', size: 5, downloadLink: a.downloadLink });
+    const direct = await owner.directLink(a.id);
+    assert.equal(direct.size, 5);
+    assert.match(direct.url, new RegExp(`^${t.url}/direct/${a.id}/`));
+
+    const copy = await clientOf(free).copy(a.id);
+    assert.notEqual(copy.id, a.id);
+    assert.equal(copy.size, 5);
+
+    const parent = await owner.createFolder('Reports & co');
+    assert.deepEqual([parent.name, parent.parentId, parent.size], ['Reports & co', null, 0]);
+    const child = await owner.createFolder('2026', parent.id);
+    assert.equal(child.parentId, parent.id);
+    const moved = await owner.move([a.id, b.id], parent.id);
+    assert.deepEqual([moved.folderId, moved.moved, moved.folderSize], [parent.id, 2, 11]);
+    const listing = await owner.folder(parent.id);
+    assert.deepEqual(listing.subfolders.map((f) => f.name), ['2026']);
+    assert.deepEqual(listing.files.map((f) => f.id).sort(), [a.id, b.id].sort());
+    assert.equal(listing.folder.files, 2);
+    assert.deepEqual((await owner.listFiles({ folder: parent.id })).items.length, 2);
+    assert.deepEqual((await owner.listFolders({ parent: 'root' })).items.map((f) => f.id), [parent.id]);
+    assert.equal((await failure(owner.deleteFolder(parent.id))).code, 'errorFolderNotEmpty');
+    assert.deepEqual(await owner.deleteFolder(child.id), { id: child.id, name: '2026' });
+
+    assert.deepEqual(await owner.deleteFile(a.id), { id: a.id, name: 'a & b.txt' });
+    assert.equal((await failure(owner.fileDetails(a.id))).code, 'errorFileNotFound');
+    assert.deepEqual((await owner.listFiles({ status: ['B'] })).items, []);
+  });
+
+  test('errors carry the SPEC codes and statuses', async () => {
+    const client = clientOf(free);
+    const own = await client.upload(new Blob(['mine']), { name: 'mine.txt' });
+    const notPremium = await failure(client.fileDetails(own.id));
+    assert.deepEqual([notPremium.code, notPremium.status], ['errorPermissionDenied', 403]);
+    assert.equal((await failure(client.directLink(own.id))).code, 'errorPermissionDenied');
+    assert.deepEqual([(await failure(clientOf(premium).fileDetails('ZZZZZZZZZZ'))).code], ['errorFileNotFound']);
+    assert.equal((await failure(client.copy('ZZZZZZZZZZ'))).status, 404);
+    assert.equal((await failure(client.move([own.id], 'ZZZZZZZZZZ'))).code, 'errorFolderNotFound');
+    const folder = await client.createFolder('f');
+    const someoneElses = await clientOf(premium).upload(new Blob(['theirs']), { name: 't.txt' });
+    const refused = await failure(client.move([own.id, someoneElses.id], folder.id));
+    assert.deepEqual([refused.code, refused.status], ['errorFolderFilesAddFailed', 422]);
+    assert.equal((await failure(client.listFiles({ cursor: 'garbage!' }))).code, 'errorBadRequest');
+    await assert.rejects(client.fileDetails('../account'), TypeError);
+  });
+});
+
+describe('downloads', () => {
+  test('by id: direct link for premium (counted), public link otherwise; resume with Range and If-Range', async () => {
+    const content = randomPayload(200 * 1024);
+    const owner = clientOf(free);
+    const file = await owner.upload(new Blob([content]), { name: 'data.bin' });
+
+    const viaPublic = await owner.resolveDownload(file.id);
+    assert.deepEqual([viaPublic.direct, viaPublic.name, viaPublic.size], [false, 'data.bin', content.length]);
+    const whole = await owner.download(viaPublic);
+    assert.equal(sha256(await readAll(whole.body)), sha256(content));
+    assert.equal(whole.etag, `"${sha256(content)}"`);
+
+    const resumed = await owner.download(viaPublic, { offset: 1000, ifRange: whole.etag! });
+    assert.deepEqual([resumed.offset, resumed.size], [1000, content.length]);
+    assert.deepEqual(await readAll(resumed.body), content.subarray(1000));
+    const changed = await owner.download(viaPublic, { offset: 1000, ifRange: '"another"' });
+    assert.equal(changed.offset, 0, 'a validator that does not hold sends the whole file');
+    assert.equal((await readAll(changed.body)).length, content.length);
+    const complete = await owner.download(viaPublic, { offset: content.length });
+    assert.deepEqual([complete.offset, (await readAll(complete.body)).length], [content.length, 0]);
+
+    const reader = clientOf(premium);
+    const before = await trafficLeft(t, premium.key);
+    const direct = await reader.download(file.id);
+    assert.equal(sha256(await readAll(direct.body)), sha256(content));
+    assert.equal(await trafficLeft(t, premium.key), before - content.length);
+
+    // Links as people paste them: the download page, the direct link.
+    const byLink = await clientOf(free).download(file.downloadLink);
+    assert.equal((await readAll(byLink.body)).length, content.length);
+    const link = await reader.directLink(file.id);
+    assert.equal((await readAll((await reader.download(link.url)).body)).length, content.length);
+  });
+
+  test('download errors: unknown and deleted files, a direct link on another host gets no key', async () => {
+    const client = clientOf(free);
+    const gone = await client.upload(new Blob(['bye']), { name: 'gone.txt' });
+    await client.deleteFile(gone.id);
+    const error = await failure(client.download(gone.id));
+    assert.deepEqual([error.code, error.status], ['errorFileNotFound', 404]);
+    await assert.rejects(clientOf(premium).download('https://elsewhere.example/direct/ABC/token/x'), /not on/);
+    await assert.rejects(client.download('https://example.org/nothing-here'), /not a filehaven download link/);
+  });
+});
