@@ -56,11 +56,12 @@ export class MultipartUploadTransport implements UploadTransport {
   }
 
   /**
-   * The server refuses an upload it will not take (a wrong key, a declared size over
-   * the limit, no upload volume left) before reading the body, and closes the
-   * connection without reading the rest. A client still sending then gets a reset, and
-   * the refusal it was sent is lost with the connection. A refused key can be told with
-   * one more call; the other refusals cannot, so the error says what they may be.
+   * A server refuses an upload it will not take (a wrong key, a declared size over the
+   * limit, no upload volume left) before reading the body. filehaven then reads and drops
+   * the rest for up to 30 s so the refusal arrives (src/http/lingering-close.ts), but a
+   * proxy, an older server or a longer upload can still cut the connection first, and the
+   * refusal is lost with it. A refused key can be told with one more call; the other
+   * refusals cannot, so the error says what they may be.
    */
   private async explainCut(error: FilehavenConnectionError, call: UploadCall): Promise<Error> {
     const keyRefused = await this.connection

@@ -14,6 +14,7 @@ import { registerMetricsRoute } from './metrics-route.js';
 import { registerApiRateLimit } from './plugins/api-rate-limit.js';
 import { answerClientError, registerRawAnswers } from './raw-answers.js';
 import { capConnectionsPerAddress } from './connection-cap.js';
+import { lingerOnRefusedBodies } from './lingering-close.js';
 import { rawAtomErrorResponse, sendAtomError } from './plugins/atom-reply.js';
 import { registerBodyParsers } from './plugins/body-parsers.js';
 import { registerErrorHandling } from './plugins/error-handler.js';
@@ -85,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const lifecycle: ServerLifecycle = { draining: false };
   const context: HttpContext = { services: options.services, links, lifecycle };
   registerRawAnswers(app.server, context);
+  lingerOnRefusedBodies(app.server);
   if (config.maxConnectionsPerIp > 0 && !config.trustProxy) {
     capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => {
       options.services.metrics.limitRefused('connections-per-ip');

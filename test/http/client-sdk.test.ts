@@ -149,7 +149,6 @@ describe('uploads', () => {
       const account = await small.account();
       const limited = new FilehavenClient({ server: small.url, key: account.key });
       // Declared far past the limit: refused on its Content-Length, the body never read.
-      // (A producer slower than the socket can lose this answer: see explainCut.)
       const tooBig = await failure(limited.upload(new Blob([randomPayload(8 * 1024 * 1024)]), { name: 'big' }));
       assert.deepEqual([tooBig.code, tooBig.status], ['errorFileSize', 413]);
       await limited.upload(new Blob([randomPayload(1000 * 1024)]), { name: 'a' });
