@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { cleanEnv, filehavenEntry, type CliResult } from '../helpers/cli.js';
+import { cleanEnv, filehavenEntry, outcomeOf, type CliResult } from '../helpers/cli.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
@@ -46,16 +46,10 @@ function start(args: string[], options: RunOptions = {}) {
 }
 
 function run(args: string[], options: RunOptions = {}): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = start(args, options);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(options.stdin ?? '');
-  });
+  const child = start(args, options);
+  const outcome = outcomeOf(child);
+  child.stdin.end(options.stdin ?? '');
+  return outcome;
 }
 
 /** Runs with a key in the environment (as scripts do); asserts success with nothing on stderr; returns the JSON. */
