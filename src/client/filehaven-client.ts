@@ -236,18 +236,21 @@ export class FilehavenClient {
    */
   async resolveDownload(idOrUrl: string, options: CallOptions & { via?: DownloadVia } = {}): Promise<DownloadTarget> {
     let target: DownloadTarget;
+    // Only the signal goes on to the calls made here: the download's own options (its
+    // method, its range) are not theirs.
+    const call = { signal: options.signal };
     if (/^https?:\/\//i.test(idOrUrl)) {
       const found = targetOfUrl(new URL(idOrUrl));
       if (!found) throw new TypeError(`not a filehaven download link: ${idOrUrl}`);
       target = found;
     } else {
       const via = options.via ?? 'auto';
-      const premium = via === 'direct' || (via === 'auto' && (await this.account(options)).premium === 'Active');
+      const premium = via === 'direct' || (via === 'auto' && (await this.account(call)).premium === 'Active');
       if (premium) {
-        const link = await this.directLink(idOrUrl, options);
+        const link = await this.directLink(idOrUrl, call);
         return { url: link.url, id: link.id, name: link.name, size: link.size, direct: true };
       }
-      if (!this.webUrl) await this.account(options);
+      if (!this.webUrl) await this.account(call);
       // The server finds the file by id; the name segment of a download link is for people.
       target = { url: `${this.webUrl}/${ref(idOrUrl)}/${idOrUrl}?download=1`, id: idOrUrl, name: idOrUrl, size: undefined, direct: false };
     }

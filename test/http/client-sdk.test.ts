@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 // The SDK (filehaven/client, src/client) against a real server: every call, the SPEC
 // codes of its errors, streamed uploads, resumable downloads, aborts that leave nothing.
 import assert from 'node:assert/strict';
@@ -103,10 +105,21 @@ describe('keys and account', () => {
   });
 
   test('a server that is not filehaven is errorUnexpectedResponse, never a parse crash', async () => {
-    // The web's home page answers HTML: a base URL pointing at something else.
-    const client = new FilehavenClient({ server: `${t.url}/static`, key: free.key });
-    const error = await failure(client.account());
-    assert.equal(error.code, 'errorNotFound');
+    // Something else at the address: an HTML page, and a body that is not XML at all.
+    for (const [type, body] of [['text/html', '<!doctype html><title>Welcome</title><p>nginx'], ['application/atom+xml', '<feed><entry>cut']] as const) {
+      const other = http.createServer((_request, response) => response.writeHead(200, { 'Content-Type': type }).end(body));
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      try {
+        const client = new FilehavenClient({ server: `http://127.0.0.1:${(other.address() as AddressInfo).port}`, key: free.key });
+        const error = await failure(client.account());
+        assert.equal(error.code, 'errorUnexpectedResponse', `${type}: ${error.message}`);
+      } finally {
+        await new Promise((resolve) => other.close(resolve));
+      }
+    }
+    // And an answer of filehaven's that is not what was asked: an Atom error where a page was.
+    const misplaced = await failure(new FilehavenClient({ server: `${t.url}/static`, key: free.key }).account());
+    assert.equal(misplaced.code, 'errorNotFound');
     assert.throws(() => new FilehavenClient({ server: 'ftp://example.org' }), TypeError);
   });
 });

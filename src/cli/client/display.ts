@@ -8,6 +8,15 @@ export function shown(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
 }
 
+/**
+ * Lines of text for the terminal: every control character but the line breaks and tabs
+ * the commands write themselves becomes `?`, so nothing a server sends (an id, a link, an
+ * error message) can carry an escape sequence to the screen.
+ */
+export function terminalText(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '?');
+}
+
 /** Bytes in binary units, `1.5 MiB`. */
 export function humanBytes(bytes: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];

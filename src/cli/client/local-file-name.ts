@@ -9,5 +9,23 @@ export function localFileName(name: string, fallback: string): string {
     .replace(/[/\\]/g, '_')
     .replace(/^\.+/, '')
     .trim();
-  return cleaned === '' ? fallback : cleaned.slice(0, 255);
+  return cleaned === '' ? fallback : fitBytes(cleaned, MAX_NAME_BYTES);
+}
+
+/**
+ * Longest name kept, in UTF-8 bytes: file systems allow 255, and `download` adds
+ * `.part.json` (10 bytes) beside the file while it runs.
+ */
+const MAX_NAME_BYTES = 245;
+
+/** The longest start of `text` that fits in `max` UTF-8 bytes, never cutting a character in two. */
+function fitBytes(text: string, max: number): string {
+  let bytes = 0;
+  let end = 0;
+  for (const character of text) {
+    bytes += Buffer.byteLength(character);
+    if (bytes > max) break;
+    end += character.length;
+  }
+  return text.slice(0, end);
 }

@@ -55,7 +55,12 @@ function readHidden(question: string): Promise<string> {
     const onData = (chunk: Buffer) => {
       for (const char of chunk.toString('utf8')) {
         if (char === '\r' || char === '\n') return done();
-        if (char === '\u0003') return done(new Error('interrupted'));
+        // Ctrl-C in raw mode is a byte, not a signal: raise it, so the command ends as any
+        // interrupted one does (exit 130).
+        if (char === '\u0003') {
+          (process.emit as (event: string, signal: string) => boolean)('SIGINT', 'SIGINT');
+          return done(new Error('interrupted'));
+        }
         if (char === '\u0004' && answer === '') return done(new Error('no password given'));
         if (char === '\u007f' || char === '\b') answer = answer.slice(0, -1);
         else if (char >= ' ') answer += char;

@@ -3,6 +3,7 @@ import { FilehavenApiError, FilehavenClient, FilehavenConnectionError } from '..
 import { UsageError } from '../args.js';
 import { clientConfigPath, readStoredLogin } from './client-config.js';
 import { CommandExit, EXIT } from './command-exit.js';
+import { terminalText } from './display.js';
 
 /*
  * What every user command shares: strict flags (`--server`, `--json`), the client built
@@ -125,14 +126,14 @@ export async function runUserCommand(name: string, args: string[], options: Opti
       }
     },
     warn(error, what) {
-      console.error(`filehaven ${name}: ${what ? `${what}: ` : ''}${describe(error)}`);
+      console.error(terminalText(`filehaven ${name}: ${what ? `${what}: ` : ''}${describe(error)}`));
       return exitCodeOf(error);
     },
   };
   try {
     const outcome = await body(command);
     if (json) console.log(JSON.stringify(outcome.json));
-    else if (outcome.human !== undefined && outcome.human !== '') console.log(outcome.human);
+    else if (outcome.human !== undefined && outcome.human !== '') console.log(terminalText(outcome.human));
     if (outcome.exitCode) throw new CommandExit(outcome.exitCode);
   } catch (error) {
     if (error instanceof UsageError || error instanceof CommandExit) throw error;

@@ -68,6 +68,12 @@ export async function downloadCommand(args: string[]): Promise<void> {
     const offset = held > 0 && state?.id === target.id ? held : 0;
 
     const download = await client.download(target, { offset, ...(state?.etag ? { ifRange: state.etag } : {}) });
+    // Listened to before anything else is awaited: an 'error' nobody hears ends the process.
+    // A body that fails meanwhile is destroyed, and the pipeline below reports it.
+    download.body.on('error', () => {});
+    // A file that comes back whole empties .part before the state names its new version:
+    // a kill in between never leaves old bytes beside the new ETag.
+    if (download.offset === 0) await writeFile(part, '');
     await writeFile(stateFile, JSON.stringify({ id: target.id, etag: download.etag } satisfies PartState));
     const bars = transferBars(showProgress(command.json));
     const bar = bars.add(shown(path.basename(file)), download.size, download.offset);

@@ -5,7 +5,7 @@ import { clientConfigPath, removeStoredLogin, writeStoredLogin } from '../client
 import { Prompt } from '../client/prompt.js';
 import { runUserCommand } from '../client/user-command.js';
 
-export const LOGIN_USAGE = `filehaven login --server URL [--login L] [--key KEY] [--json]   asks for login and password (or takes the key)
+export const LOGIN_USAGE = `filehaven login --server URL [--login L] [--key -|KEY] [--json]   asks for login and password (or takes the key; - reads it from stdin)
 filehaven logout [--json]`;
 
 /**
@@ -24,7 +24,10 @@ export async function loginCommand(args: string[]): Promise<void> {
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
-    const given = (command.values.key as string | undefined) ?? (process.env.FILEHAVEN_KEY || undefined);
+    // Only a key given here: FILEHAVEN_KEY may belong to another server, and would be sent to
+    // this one unasked. `--key -` reads it from stdin, out of the process list and history.
+    const flag = command.values.key as string | undefined;
+    const given = flag === '-' ? await readStdin() : flag;
     let key: string;
     let login = command.values.login as string | undefined;
     if (given !== undefined) {
@@ -63,4 +66,13 @@ export async function logoutCommand(args: string[]): Promise<void> {
       json: { removed, config: file },
     };
   });
+}
+
+/** Everything on stdin, for `--key -`. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8').trim();
+  if (!text) throw new UsageError('--key -: no key on stdin');
+  return text;
 }

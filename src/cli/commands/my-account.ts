@@ -10,7 +10,7 @@ export async function accountCommand(args: string[]): Promise<void> {
     noPositionals(command.positionals, 'account');
     const client = await command.client();
     const account = await client.account();
-    const premium = account.premium === 'Active' ? `Active until ${account.premiumEnd} UTC` : account.premium;
+    const premium = account.premium === 'Active' && account.premiumEnd ? `Active until ${account.premiumEnd} UTC` : account.premium;
     return {
       human: fields([
         ['server', client.server],

@@ -24,6 +24,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
     if (paths.length === 0) throw new UsageError('upload takes at least one FILE');
     const parallel = limitFlag(command.values, 'parallel', 2, 8);
     const folder = command.values.folder as string | undefined;
+    if (folder !== undefined && !/^[A-Za-z0-9]+$/.test(folder)) throw new UsageError(`--folder expects a folder id, got "${folder}"`);
     // Every file must be readable before anything is sent: a typo fails fast.
     for (const file of paths) {
       const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
@@ -37,24 +38,28 @@ export async function uploadCommand(args: string[]): Promise<void> {
     const bars = transferBars(showProgress(command.json));
     const results: UploadResult[] = new Array(paths.length);
     let exitCode: number = EXIT.ok;
+    // A refused key refuses every file, and an interruption ends the run: no file is
+    // started after either, and the links of the files stored before are still printed
+    // (a delete link is shown only once).
+    let stopped = false;
     let next = 0;
     const worker = async () => {
-      while (next < paths.length && !command.signal.aborted) {
+      while (next < paths.length && !stopped && !command.signal.aborted) {
         const index = next++;
         const file = paths[index]!;
-        const size = (await stat(file)).size;
-        const bar = bars.add(path.basename(file), size);
+        let bar: ReturnType<typeof bars.add> | undefined;
         try {
-          const stored = await client.upload(file, { onProgress: (sent) => bar.update(sent) });
+          const size = (await stat(file)).size;
+          bar = bars.add(path.basename(file), size);
+          const stored = await client.upload(file, { onProgress: (sent) => bar!.update(sent) });
           results[index] = { file, ...stored };
         } catch (error) {
-          if (command.signal.aborted) throw error;
+          if (command.signal.aborted) return;
           results[index] = { file, error: errorJson(error) };
           exitCode = Math.max(exitCode, command.warn(error, file));
-          // A refused key refuses every file: stop here.
-          if (error instanceof FilehavenApiError && error.status === 401) throw error;
+          if (error instanceof FilehavenApiError && error.status === 401) stopped = true;
         } finally {
-          bar.stop();
+          bar?.stop();
         }
       }
     };
@@ -62,6 +67,10 @@ export async function uploadCommand(args: string[]): Promise<void> {
       await Promise.all(Array.from({ length: Math.min(parallel, paths.length) }, worker));
     } finally {
       bars.stop();
+    }
+    if (command.signal.aborted) {
+      command.warn(command.signal.reason);
+      exitCode = EXIT.interrupted;
     }
 
     const stored = results.filter((result): result is { file: string } & StoredFile => result !== undefined && 'id' in result);
