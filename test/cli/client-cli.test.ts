@@ -250,6 +250,15 @@ describe('downloads', () => {
     const stdout = await run(['download', id, '-o', '-'], { env: { FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: ada.key } });
     assert.equal(stdout.code, 0);
     assert.equal(stdout.stdout.length > 0, true);
+
+    // A public link needs nobody signed in: no config, no server, no key.
+    const stranger = path.join(work, 'stranger');
+    const anonymous = await run(['download', downloadLink, '-o', path.join(work, 'anonymous.bin'), '--json'], { home: stranger });
+    assert.equal(anonymous.code, 0, anonymous.stderr);
+    assert.equal(JSON.parse(anonymous.stdout).direct, false);
+    assert.equal(await fileHash(path.join(work, 'anonymous.bin')), sha256(content));
+    // By id, it still needs a server to ask.
+    assert.equal((await run(['download', id, '--json'], { home: stranger })).code, 3);
   });
 
   test('a FILE.part of this file is resumed with Range; one whose ETag no longer holds starts over', async () => {

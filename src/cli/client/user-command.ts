@@ -42,7 +42,7 @@ export interface UserCommand {
   /** Aborted by Ctrl-C or SIGTERM. */
   signal: AbortSignal;
   /** The signed-in client (FILEHAVEN_SERVER/FILEHAVEN_KEY beat the config file; --server beats both). */
-  client(options?: { key?: boolean }): Promise<FilehavenClient>;
+  client(options?: { key?: boolean; fallbackServer?: string }): Promise<FilehavenClient>;
   /** Reports one failure among several (a file of an upload) on stderr, as `fail` would. */
   warn(error: unknown, what?: string): number;
 }
@@ -58,9 +58,9 @@ export function sameServer(a: string, b: string): boolean {
 }
 
 /** Where the server and key come from: --server, then FILEHAVEN_SERVER/FILEHAVEN_KEY, then the config file. */
-export async function resolveLogin(flagServer: string | undefined, needKey: boolean): Promise<{ server: string; key: string | undefined }> {
+export async function resolveLogin(flagServer: string | undefined, needKey: boolean, fallbackServer?: string): Promise<{ server: string; key: string | undefined }> {
   const stored = await readStoredLogin();
-  const server = flagServer ?? (process.env.FILEHAVEN_SERVER || undefined) ?? stored?.server;
+  const server = flagServer ?? (process.env.FILEHAVEN_SERVER || undefined) ?? stored?.server ?? fallbackServer;
   if (!server) throw new NotSignedInError(`not signed in: run filehaven login --server URL (or set FILEHAVEN_SERVER and FILEHAVEN_KEY)`);
   // The stored key belongs to the stored server: it is never sent to another one.
   const key = (process.env.FILEHAVEN_KEY || undefined) ?? (stored && sameServer(stored.server, server) ? stored.key : undefined);
@@ -118,7 +118,7 @@ export async function runUserCommand(name: string, args: string[], options: Opti
     signal: controller.signal,
     async client(clientOptions = {}) {
       const server = typeof values.server === 'string' ? values.server : undefined;
-      const login = await resolveLogin(server, clientOptions.key ?? true);
+      const login = await resolveLogin(server, clientOptions.key ?? true, clientOptions.fallbackServer);
       try {
         return new FilehavenClient({ ...login, signal: controller.signal });
       } catch (error) {

@@ -45,7 +45,10 @@ export async function downloadCommand(args: string[]): Promise<void> {
     if (!/^https?:\/\//i.test(ref) && !/^[A-Za-z0-9]+$/.test(ref)) throw new UsageError(`not a download link or a file id: "${ref}"`);
     const output = command.values.output as string | undefined;
     if (output === '-' && command.json) throw new UsageError('-o - writes the file to stdout, where --json would go: use one of them');
-    const client = await command.client();
+    // A public download link needs no account: without a stored server, its own site is
+    // the server, and no key goes with it unless one is stored for that site.
+    const link = /^https?:\/\//i.test(ref) ? new URL(ref) : null;
+    const client = link ? await command.client({ key: false, fallbackServer: link.origin }) : await command.client();
     const target = await client.resolveDownload(ref);
 
     if (output === '-') {
