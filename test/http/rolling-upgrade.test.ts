@@ -4,7 +4,10 @@ import { after, before, describe, test } from 'node:test';
 import { openDatabase } from '../../src/composition.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import { MIGRATIONS, migrateToLatest } from '../../src/db/migrator.js';
+import { DEFAULTS } from '../../src/config/config.js';
+import { TEST_BACKEND } from '../helpers/backend.js';
 import { randomPayload, sha256 } from '../helpers/downloads.js';
+import { createTestSchema, POSTGRES_TEST_URL } from '../helpers/postgres-test-schema.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // A fleet upgrades one server at a time (issue 10): the first new server migrates the
@@ -106,3 +109,30 @@ test('a database that ran migrations this version does not know but lacks one it
     await t.close();
   }
 });
+
+// An old server starting at the very moment a new one migrates: whichever runs first, the
+// old one must come up on the result (its look for newer migrations can miss them, and
+// Kysely's migrator then refuses with "corrupted migrations": it looks again). On SQLite
+// two starts in one process would share one thread (limits-shared.test.ts says why).
+test(
+  'an old and a new server migrating one empty database at the same moment both come up',
+  { skip: TEST_BACKEND === 'sqlite-local' && 'two migrators in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3' },
+  async () => {
+    for (let round = 0; round < 8; round++) {
+      const { schema, drop } = await createTestSchema();
+      const config = { ...DEFAULTS, databaseUrl: POSTGRES_TEST_URL, databaseSchema: schema };
+      const [old, next] = [openDatabase(config), openDatabase(config)];
+      try {
+        const [oldOutcome, nextOutcome] = await Promise.all([migrateToLatest(old.db, old.schema), migrateToLatest(next.db, next.schema, NEWER_VERSION)]);
+        assert.deepEqual(nextOutcome, { newer: [] });
+        // The old one ran first (nothing newer yet) or after (it names the newer ones).
+        assert.ok(oldOutcome.newer.length === 0 || JSON.stringify(oldOutcome.newer) === JSON.stringify(Object.keys(FUTURE)), JSON.stringify(oldOutcome));
+        const ran = await sql<{ name: string }>`select name from ${sql.table(`${schema}.filehaven_migrations`)}`.execute(next.db);
+        assert.deepEqual(ran.rows.map((row) => row.name).sort(), Object.keys(NEWER_VERSION).sort());
+      } finally {
+        await Promise.all([old.db.destroy(), next.db.destroy()]);
+        await drop();
+      }
+    }
+  },
+);
