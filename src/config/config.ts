@@ -119,22 +119,16 @@ const url = (raw: string) => {
     return undefined;
   }
 };
-const postgresUrl = (raw: string) => {
+/** A parser of URLs with one of `protocols` (`postgres:`), kept as given. */
+const urlWith = (...protocols: string[]) => (raw: string) => {
   try {
-    const parsed = new URL(raw);
-    return parsed.protocol === 'postgres:' || parsed.protocol === 'postgresql:' ? raw : undefined;
+    return protocols.includes(new URL(raw).protocol) ? raw : undefined;
   } catch {
     return undefined;
   }
 };
-const redisUrl = (raw: string) => {
-  try {
-    const parsed = new URL(raw);
-    return parsed.protocol === 'redis:' || parsed.protocol === 'rediss:' ? raw : undefined;
-  } catch {
-    return undefined;
-  }
-};
+const postgresUrl = urlWith('postgres:', 'postgresql:');
+const redisUrl = urlWith('redis:', 'rediss:');
 const MiB = 1024 ** 2;
 const port = (raw: string) => (/^\d+$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined);
 const count = (raw: string) => (/^\d+$/.test(raw.trim()) && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined);
