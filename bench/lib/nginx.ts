@@ -1,10 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defer } from './cleanup.js';
+import { freePort } from '../../test/helpers/cluster.js';
 import { call } from './http-client.js';
 
 /**
@@ -27,16 +27,6 @@ export function nginxMissing(): string | null {
   const modules = spawnSync('nginx', ['-V'], { encoding: 'utf8' }).stderr ?? '';
   if (!modules.includes('http_dav_module')) return 'this nginx lacks the http_dav_module (WebDAV PUT): install nginx-light or nginx-full';
   return null;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as net.AddressInfo).port;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** Starts nginx on a generated configuration in `dir`; stopped when the section unwinds. */

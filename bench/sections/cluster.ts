@@ -3,9 +3,9 @@ import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { redactUrl } from '../../src/composition.js';
 import { connects, freePort, localNginxConf, NGINX_CONF, NGINX_PATH } from '../../test/helpers/cluster.js';
+import { redisProblem } from '../../test/helpers/redis.js';
 import { defer } from '../lib/cleanup.js';
 import type { BenchContext } from '../lib/context.js';
 import { curlUpload, writeBody } from '../lib/curl.js';
@@ -101,17 +101,7 @@ function nginxMissing(): string | null {
 /** The Redis of the fleet figures: BENCH_REDIS_URL, or the machine's own when it answers (with the URL's credentials); null without one. */
 async function redisUrl(): Promise<string | null> {
   const url = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const client = new Redis(url, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-    return url;
-  } catch {
-    return null;
-  } finally {
-    client.disconnect();
-  }
+  return (await redisProblem(url, 1000)) === null ? url : null;
 }
 
 /** nginx on the recommended site in front of `upstreams`; its URL. Stopped when the section unwinds. */

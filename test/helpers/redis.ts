@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
+import { freePort } from './cluster.js';
 
 /** The Redis the tests share: FILEHAVEN_TEST_REDIS_URL, or the machine's local server. */
 export const REDIS_TEST_URL = process.env.FILEHAVEN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -16,22 +16,25 @@ let reachable: Promise<string | null> | undefined;
  * a failure, not a skip: CI must run them.
  */
 export async function redisSkipReason(): Promise<string | false> {
-  reachable ??= (async () => {
-    const client = new Redis(REDIS_TEST_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      await client.ping();
-      return null;
-    } catch (error) {
-      return (error as Error).message;
-    } finally {
-      client.disconnect();
-    }
-  })();
+  reachable ??= redisProblem(REDIS_TEST_URL);
   const problem = await reachable;
   if (problem === null) return false;
   return skipOrFail(`Redis tests skipped: no server at ${REDIS_TEST_URL} (${problem}); set FILEHAVEN_TEST_REDIS_URL`);
+}
+
+/** Why the Redis at `url` (with its credentials) does not answer a PING, or null when it does. */
+export async function redisProblem(url: string, connectTimeoutMs = 2000): Promise<string | null> {
+  const client = new Redis(url, { lazyConnect: true, connectTimeout: connectTimeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.ping();
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Why a test cannot start a Redis of its own (no redis-server on the PATH), or false. */
@@ -70,22 +73,11 @@ export class PrivateRedis {
     if (this.child) throw new Error('already running');
     const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     this.child = child;
-    const client = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    client.on('error', () => {});
-    try {
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await client.connect();
-          await client.ping();
-          return;
-        } catch (error) {
-          if (attempt >= 100 || child.exitCode !== null) throw new Error(`redis-server on port ${this.port} did not start: ${(error as Error).message}`);
-          client.disconnect();
-          await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      }
-    } finally {
-      client.disconnect();
+    for (let attempt = 0; ; attempt++) {
+      const problem = await redisProblem(this.url);
+      if (problem === null) return;
+      if (attempt >= 100 || child.exitCode !== null) throw new Error(`redis-server on port ${this.port} did not start: ${problem}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
@@ -109,15 +101,4 @@ export class PrivateRedis {
   resume(): void {
     this.child?.kill('SIGCONT');
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
