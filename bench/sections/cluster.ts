@@ -1,10 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { redactUrl } from '../../src/composition.js';
-import { connects, freePort, localNginxConf, NGINX_CONF, NGINX_PATH } from '../../test/helpers/cluster.js';
+import { freePort, localNginxConf, NGINX_CONF, NGINX_PATH, runNginx, writeNginxFrame } from '../../test/helpers/cluster.js';
 import { redisProblem } from '../../test/helpers/redis.js';
 import { defer } from '../lib/cleanup.js';
 import type { BenchContext } from '../lib/context.js';
@@ -104,41 +102,17 @@ async function redisUrl(): Promise<string | null> {
   return (await redisProblem(url, 1000)) === null ? url : null;
 }
 
-/** nginx on the recommended site in front of `upstreams`; its URL. Stopped when the section unwinds. */
+/** nginx on the recommended site in front of `upstreams`, framed as the cluster test frames it; its URL. Stopped when the section unwinds. */
 async function startNginxSite(work: string, name: string, upstreams: string[]): Promise<string> {
   const dir = await mkdtemp(path.join(work, `nginx-${name}-`));
-  for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, temp));
   const listen = await freePort();
   const servers = upstreams.map((url) => ({ port: Number(new URL(url).port), down: false }));
   await writeFile(path.join(dir, 'filehaven.conf'), localNginxConf(await readFile(NGINX_CONF, 'utf8'), listen, servers));
-  // One worker, like the bench's nginx reference; no access log (a disk write per request).
-  await writeFile(
-    path.join(dir, 'nginx.conf'),
-    `${process.getuid?.() === 0 ? 'user root root;\n' : ''}worker_processes 1;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  include ${dir}/filehaven.conf;
-}
-`,
-  );
-  const child = spawn(NGINX_PATH, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log'), '-g', 'daemon off;'], { stdio: 'ignore' });
-  const exited = once(child, 'exit');
+  await writeNginxFrame(dir, { accessLog: false });
+  const { child, exited } = await runNginx(dir, listen);
   defer(`stop nginx (${name})`, async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
   });
-  for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`nginx (${name}) exited at start: see ${dir}/error.log`);
-    if (await connects(listen)) return `http://127.0.0.1:${listen}`;
-    if (attempt > 100) throw new Error(`nginx (${name}) is not listening after 10 s`);
-    await sleep(100);
-  }
+  return `http://127.0.0.1:${listen}`;
 }

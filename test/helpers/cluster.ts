@@ -325,10 +325,20 @@ async function startNginx(dir: string, listen: number, servers: Array<{ port: nu
     throw new Error(`no nginx at ${NGINX_PATH}, and CI=true does not skip the cluster tests: .ci/run installs it (apt-get install -y nginx)`);
   }
   await writeSiteConf(dir, listen, servers);
+  await writeNginxFrame(dir, { accessLog: true });
+  const { child, exited } = await runNginx(dir, listen);
+  return { child, exited, dir, listen, failTimeoutMs: failTimeoutMs(await readFile(NGINX_CONF, 'utf8')) };
+}
+
+/**
+ * The frame a distribution's nginx.conf gives the site file `dir`/filehaven.conf (Debian's
+ * includes conf.d/*.conf in its http block); everything a process of its own needs lives in
+ * `dir`. The error log keeps notices: a reload is seen there. The access log (one line per
+ * request: what the cluster test reads) is left out where a disk write per request would
+ * weigh on a measurement.
+ */
+export async function writeNginxFrame(dir: string, options: { accessLog: boolean }): Promise<void> {
   for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(path.join(dir, temp));
-  // The frame a distribution's nginx.conf gives the site file (Debian's includes conf.d/*.conf
-  // in its http block); everything a process of its own needs lives in `dir`. The error log
-  // keeps notices: a reload is seen there.
   await writeFile(
     path.join(dir, 'nginx.conf'),
     [
@@ -337,8 +347,12 @@ async function startNginx(dir: string, listen: number, servers: Array<{ port: nu
       `error_log ${dir}/error.log info;`,
       'events { worker_connections 512; }',
       'http {',
-      `  log_format cluster '$request_method $request_uri $status up=$upstream_addr ups=$upstream_status t=$msec rt=$request_time';`,
-      `  access_log ${dir}/access.log cluster;`,
+      ...(options.accessLog
+        ? [
+            `  log_format cluster '$request_method $request_uri $status up=$upstream_addr ups=$upstream_status t=$msec rt=$request_time';`,
+            `  access_log ${dir}/access.log cluster;`,
+          ]
+        : ['  access_log off;']),
       `  client_body_temp_path ${dir}/body;`,
       `  proxy_temp_path ${dir}/proxy;`,
       `  fastcgi_temp_path ${dir}/fastcgi;`,
@@ -349,6 +363,10 @@ async function startNginx(dir: string, listen: number, servers: Array<{ port: nu
       '',
     ].join('\n'),
   );
+}
+
+/** Checks (nginx -t) and starts nginx on the frame in `dir`; resolves once it listens on `listen`. */
+export async function runNginx(dir: string, listen: number): Promise<{ child: ChildProcess; exited: Promise<void> }> {
   const check = spawnSync(NGINX_PATH, [...nginxFlags(dir), '-t'], { encoding: 'utf8' });
   if (check.status !== 0) throw new Error(`nginx -t refused the generated configuration:\n${check.stderr}`);
   const child = spawn(NGINX_PATH, [...nginxFlags(dir), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -365,7 +383,7 @@ async function startNginx(dir: string, listen: number, servers: Array<{ port: nu
     10_000,
     'nginx listening',
   );
-  return { child, exited, dir, listen, failTimeoutMs: failTimeoutMs(await readFile(NGINX_CONF, 'utf8')) };
+  return { child, exited };
 }
 
 /** A port free right now on 127.0.0.1 (the kernel's pick, released for the caller). */
@@ -381,7 +399,7 @@ export function freePort(): Promise<number> {
 }
 
 /** Whether something accepts connections on 127.0.0.1:`port` now. */
-export function connects(port: number): Promise<boolean> {
+function connects(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.once('connect', () => {
