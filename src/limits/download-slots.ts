@@ -12,20 +12,25 @@ export interface DownloadSlots {
 
 /** Slots counted in this process: exact for one server, per server for several. */
 export class MemorySlots implements DownloadSlots {
-  private readonly held = new Map<string, number>();
+  private readonly counts = new Map<string, number>();
 
   async take(key: string, limit: number): Promise<(() => void) | null> {
     return this.takeNow(key, limit);
   }
 
+  /** Slots of `key` held now. */
+  held(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
   takeNow(key: string, limit: number): (() => void) | null {
-    const inUse = this.held.get(key) ?? 0;
+    const inUse = this.held(key);
     if (inUse >= limit) return null;
-    this.held.set(key, inUse + 1);
+    this.counts.set(key, inUse + 1);
     return once(() => {
-      const left = (this.held.get(key) ?? 1) - 1;
-      if (left > 0) this.held.set(key, left);
-      else this.held.delete(key);
+      const left = this.held(key) - 1;
+      if (left > 0) this.counts.set(key, left);
+      else this.counts.delete(key);
     });
   }
 }

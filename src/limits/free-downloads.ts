@@ -27,8 +27,8 @@ export interface FreeDownloadsOptions {
  */
 export class FreeDownloads {
   private readonly slots: DownloadSlots;
-  /** Slots this server holds, wherever they are counted. */
-  private readonly heldHere = new Map<string, number>();
+  /** Slots this server holds, wherever they are counted (no limit of its own). */
+  private readonly heldHere = new MemorySlots();
 
   constructor(private readonly options: FreeDownloadsOptions) {
     this.slots = options.slots ?? new MemorySlots();
@@ -47,21 +47,17 @@ export class FreeDownloads {
       this.options.refused();
       throw errors.tooManyDownloads(SLOT_RETRY_SECONDS);
     }
-    this.heldHere.set(key, (this.heldHere.get(key) ?? 0) + 1);
-    let held = true;
+    // Both give-backs do nothing after their first call, so neither does this one.
+    const here = this.heldHere.takeNow(key, Infinity)!;
     return () => {
-      if (!held) return;
-      held = false;
       release();
-      const left = (this.heldHere.get(key) ?? 1) - 1;
-      if (left > 0) this.heldHere.set(key, left);
-      else this.heldHere.delete(key);
+      here();
     };
   }
 
   /** Downloads of an address this server is sending (for tests and stats). */
   inProgress(ip: string): number {
-    return this.heldHere.get(addressKey(ip)) ?? 0;
+    return this.heldHere.held(addressKey(ip));
   }
 
   /**
