@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { freePort } from './cluster.js';
+import { skipOrFail } from './postgres-test-schema.js';
 
 /** The Redis the tests share: FILEHAVEN_TEST_REDIS_URL, or the machine's local server. */
 export const REDIS_TEST_URL = process.env.FILEHAVEN_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -42,11 +43,6 @@ export function privateRedisSkipReason(): string | false {
   const found = spawnSync('redis-server', ['--version'], { encoding: 'utf8' });
   if (found.status === 0) return false;
   return skipOrFail('Redis outage tests skipped: no redis-server on the PATH (Debian package redis-server)');
-}
-
-function skipOrFail(reason: string): string {
-  if (process.env.CI === 'true') throw new Error(`${reason}. CI=true: these tests must run`);
-  return reason;
 }
 
 /**
