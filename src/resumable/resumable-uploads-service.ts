@@ -220,6 +220,12 @@ export class ResumableUploadsService {
     }
   }
 
+  /** The upload's row when it has become a file; null otherwise. */
+  async storedUpload(id: string): Promise<ResumableUploadRecord | null> {
+    const record = await this.deps.store.resumableUploads.byId(id);
+    return record && record.fileId !== null ? record : null;
+  }
+
   /** Uploads in progress (for stats). */
   inProgress(): Promise<number> {
     return this.deps.store.resumableUploads.countInProgress();
