@@ -15,7 +15,8 @@ export class ResumableDataStore extends DataStore {
     private readonly uploads: ResumableUploadsService,
   ) {
     super();
-    this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration'];
+    // checksum: verified by the route before the bytes reach the store (http/api/upload-checksum.ts).
+    this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum'];
   }
 
   override create(upload: Upload): Promise<Upload> {

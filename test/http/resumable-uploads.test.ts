@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { TEST_BACKEND } from '../helpers/backend.js';
@@ -62,7 +62,8 @@ describe('protocol', () => {
     const response = await t.fetch('/uploads', { method: 'OPTIONS' });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('tus-version'), '1.0.0');
-    assert.deepEqual(response.headers.get('tus-extension')?.split(','), ['creation', 'creation-with-upload', 'termination', 'expiration']);
+    assert.deepEqual(response.headers.get('tus-extension')?.split(','), ['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum']);
+    assert.deepEqual(response.headers.get('tus-checksum-algorithm')?.split(','), ['md5', 'sha1', 'sha256']);
     assert.equal(response.headers.get('tus-max-size'), String(MAX_FILE));
   });
 
@@ -212,6 +213,30 @@ describe('bad input', () => {
     assert.equal((await deleteUpload(t, bob.key, created.id)).status, 403);
     assert.equal(await offsetOf(t, ada.key, created.id), 30);
     assert.equal((await deleteUpload(t, ada.key, created.id)).status, 204);
+  });
+
+  test('checksums: a matching chunk is stored; a mismatch (460), an unknown algorithm or a malformed digest store nothing', GUARD, async () => {
+    const content = randomBytes(3 * MiB);
+    const created = await createUpload(t, ada.key, { length: content.length, metadata: { filename: 'checked.bin' } });
+    const digest = (algorithm: string, bytes: Buffer) => `${algorithm} ${createHash(algorithm).update(bytes).digest('base64')}`;
+    const first = content.subarray(0, MiB);
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, first, { 'Upload-Checksum': digest('sha1', first) })).response.status, 204);
+    const second = content.subarray(MiB, 2 * MiB);
+    const corrupted = Buffer.from(second);
+    corrupted[12345] = corrupted[12345]! ^ 0xff;
+    const mismatch = await patchUpload(t, ada.key, created.id, MiB, corrupted, { 'Upload-Checksum': digest('sha256', second) });
+    expectError(mismatch.response.status, mismatch.body, 460, 'errorUploadFaild');
+    assert.equal(await offsetOf(t, ada.key, created.id), MiB, 'nothing of the mismatched chunk is stored');
+    const unknown = await patchUpload(t, ada.key, created.id, MiB, second, { 'Upload-Checksum': `crc32 ${Buffer.from('abcd').toString('base64')}` });
+    expectError(unknown.response.status, unknown.body, 400, 'errorUploadFaild');
+    const malformed = await patchUpload(t, ada.key, created.id, MiB, second, { 'Upload-Checksum': 'sha1' });
+    expectError(malformed.response.status, malformed.body, 400, 'errorUploadFaild');
+    assert.equal(await offsetOf(t, ada.key, created.id), MiB);
+    assert.equal((await patchUpload(t, ada.key, created.id, MiB, second, { 'Upload-Checksum': digest('md5', second) })).response.status, 204);
+    const rest = await patchUpload(t, ada.key, created.id, 2 * MiB, content.subarray(2 * MiB));
+    assert.equal(rest.response.status, 200, rest.body);
+    assert.equal(sha256(await downloaded(rest.response.headers.get('filehaven-file-id')!)), sha256(content));
+    await expectNothingLeft();
   });
 
   test('a body past the declared length is 413 and stores nothing of it', GUARD, async () => {

@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 import { Server } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NodeRequest } from 'srvx/node';
@@ -13,6 +14,7 @@ import { apiKeyOf, requireAccount } from '../plugins/api-auth.js';
 import { sendAtom, sendAtomError } from '../plugins/atom-reply.js';
 import { SESSION_COOKIE } from '../web/session-plugin.js';
 import { createdFileEntry } from './file-entries.js';
+import { CHECKSUM_ALGORITHMS, verifyChecksum, type VerifiedBody } from './upload-checksum.js';
 
 /** Where resumable uploads live, under {base_url}. */
 export const UPLOADS_PATH = '/uploads';
@@ -26,6 +28,8 @@ export const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Down
 /** What one request's hooks share: the caller, and what became of the upload. */
 interface UploadRequest {
   account: Account;
+  /** Signed in through the site (a session, not an API key): the upload's URL is on {web_url}, the page's origin. */
+  viaSite: boolean;
   /** The error to answer with, in the Atom shape, instead of tus's plain text. */
   error?: ApiError;
   /** Set when this request finished the upload. */
@@ -37,7 +41,7 @@ const COLLECTION_METHODS = ['POST', 'OPTIONS'];
 
 /**
  * tus 1.0 at {base_url}/uploads (core, creation, creation-with-upload, termination,
- * expiration) with @tus/server, for API clients (the `Authorization` API key) and the
+ * expiration, checksum) with @tus/server, for API clients (the `Authorization` API key) and the
  * site's uploader (the session cookie plus its CSRF token in `Filehaven-Csrf`). This
  * module only adapts: who calls, whose upload it is, and answers in the API's shape
  * (Atom errors with the SPEC codes; the finishing request answers 200 with the `File
@@ -60,8 +64,9 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
     datastore: dataStore,
     locker,
     maxSize: services.config.maxFileSize,
-    // Locations are absolute under {base_url}, whatever Host or proxy headers say.
-    generateUrl: (_request, { id }) => `${links.baseUrl}${UPLOADS_PATH}/${id}`,
+    // Locations are absolute under {base_url} (under {web_url} for the site's uploader, whose
+    // page may only talk to its own origin), whatever Host or proxy headers say.
+    generateUrl: (request, { id }) => `${requests.get(request)?.viaSite ? links.webUrl : links.baseUrl}${UPLOADS_PATH}/${id}`,
     namingFunction: () => service.newId(),
     getFileIdFromRequest: (_request, last) => (last !== undefined && UPLOAD_ID.test(last) ? last : undefined),
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
@@ -94,16 +99,29 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
       if (!allowed.includes(request.method)) throw errors.methodNotAllowed(allowed);
       if (id !== undefined && !UPLOAD_ID.test(id)) throw errors.uploadNotFound();
       // OPTIONS is tus's discovery (and CORS preflight): open to anyone.
-      const account = request.method === 'OPTIONS' ? null : await callerOf(context, request);
+      const caller = request.method === 'OPTIONS' ? null : await callerOf(context, request);
+      const account = caller?.account ?? null;
+      let verified: VerifiedBody | null = null;
       if (account && id !== undefined) {
         const record = await service.owned(account, id);
         if (record.fileId !== null) return await answerStored(context, request, reply, account, id, record.length);
-        if (request.method === 'PATCH') await service.beforeWrite(account, record);
+        if (request.method === 'PATCH') {
+          await service.beforeWrite(account, record);
+          const checksum = request.headers['upload-checksum'];
+          const offset = Number(request.headers['upload-offset']);
+          if (typeof checksum === 'string') verified = await verifyChecksum(request.raw, checksum, record.length - (Number.isSafeInteger(offset) && offset >= 0 ? offset : 0));
+        }
       }
-      const webRequest = new NodeRequest({ req: request.raw, res: reply.raw });
-      const state: UploadRequest = { account: account ?? ({} as Account) };
-      requests.set(webRequest, state);
-      const response = await tus.handleWeb(webRequest);
+      let response: Response;
+      const state: UploadRequest = { account: account ?? ({} as Account), viaSite: caller?.viaSite ?? false };
+      try {
+        const webRequest = verified ? spooledRequest(request, verified) : new NodeRequest({ req: request.raw, res: reply.raw });
+        requests.set(webRequest, state);
+        response = await tus.handleWeb(webRequest);
+      } finally {
+        await verified?.discard();
+      }
+      if (request.method === 'OPTIONS') reply.header('Tus-Checksum-Algorithm', CHECKSUM_ALGORITHMS.join(','));
       copyHeaders(response, reply);
       const body = await response.text();
       if (state.error || response.status >= 400) {
@@ -130,16 +148,32 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
   app.route({ method: [...new Set([...COLLECTION_METHODS, ...ITEM_METHODS, 'GET', 'PUT', 'POST'])], url: `${UPLOADS_PATH}/:id`, config, handler: handle(false) });
 }
 
+/** A PATCH whose body was verified against its checksum, as tus reads it: from the spooled file. */
+function spooledRequest(request: FastifyRequest, body: VerifiedBody): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || name === 'content-length' || name === 'transfer-encoding' || name === 'upload-checksum') continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  headers.set('content-length', String(body.size));
+  return new Request(`http://${request.headers.host ?? 'localhost'}${request.url}`, {
+    method: request.method,
+    headers,
+    body: Readable.toWeb(body.open()) as ReadableStream,
+    duplex: 'half',
+  } as RequestInit);
+}
+
 /** The caller: an API key, or a signed-in browser whose request carries its session's CSRF token. */
-async function callerOf(context: HttpContext, request: FastifyRequest): Promise<Account> {
-  if (apiKeyOf(request) !== undefined) return requireAccount(context, request);
+async function callerOf(context: HttpContext, request: FastifyRequest): Promise<{ account: Account; viaSite: boolean }> {
+  if (apiKeyOf(request) !== undefined) return { account: await requireAccount(context, request), viaSite: false };
   const token = request.cookies?.[SESSION_COOKIE];
   const session = token ? await context.services.sessions.resume(token) : null;
   if (!session) throw errors.wrongApiKey();
   if (!context.services.sessions.checkCsrf(session, request.headers[CSRF_HEADER.toLowerCase()])) {
     throw errors.permissionDenied(`A request from the site must carry the page's CSRF token in ${CSRF_HEADER}`);
   }
-  return session.account;
+  return { account: session.account, viaSite: true };
 }
 
 /** An upload that already became a file: HEAD and PATCH tell which, DELETE only forgets the upload. */
