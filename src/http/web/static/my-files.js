@@ -230,7 +230,8 @@ function detailTicker(ui, total) {
   return {
     update(bytes) {
       sent = bytes;
-      meter.add(bytes);
+      if (sent >= total) render();
+      else meter.add(bytes);
       timer ??= setInterval(render, 1000);
     },
     stop() {
