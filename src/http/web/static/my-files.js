@@ -344,12 +344,12 @@ async function forgetUpload(upload) {
   for (const entry of previous) if (entry.uploadUrl === upload.url) await storage.removeUpload(entry.urlStorageKey);
 }
 
-/** This browser's unfinished uploads for the folder being viewed, newest first. */
+/** This browser's unfinished uploads for the folder being viewed (none of this page's own running ones), newest first. */
 async function previousUploadsHere(upload) {
   const folder = hiddenField('folder');
   const previous = await upload.findPreviousUploads().catch(() => []);
   return previous
-    .filter((entry) => entry.uploadUrl && (entry.metadata?.folder ?? '') === folder)
+    .filter((entry) => entry.uploadUrl && !active.has(entry.uploadUrl) && (entry.metadata?.folder ?? '') === folder)
     .sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime));
 }
 
