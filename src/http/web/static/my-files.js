@@ -489,10 +489,11 @@ function tusUpload(file, ui) {
  */
 async function listUnfinished() {
   if (!tusClient) return;
-  document.getElementById('unfinished-uploads')?.remove();
   const entries = (await tusClient.defaultOptions.urlStorage.findAllUploads().catch(() => []))
     .filter((entry) => entry.urlStorageKey.startsWith(`tus::${fingerprintPrefix}`) && entry.uploadUrl)
     .filter((entry) => !active.has(entry.uploadUrl));
+  // Replaced only now, after the wait: two calls close together leave one list.
+  document.getElementById('unfinished-uploads')?.remove();
   if (entries.length === 0) return;
   const box = element('div', { class: 'unfinished', id: 'unfinished-uploads' });
   box.append(element('p', { class: 'hint' }, 'Unfinished uploads from this browser. Choose the same file again to continue it:'));
