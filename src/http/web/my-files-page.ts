@@ -5,12 +5,13 @@ import { FileStatus, type FileRecord, type Folder } from '../../domain/types.js'
 import { ListingService, MAX_PAGE_SIZE, type FolderSummary } from '../../services/listing-service.js';
 import type { ActiveSession } from '../../services/session-service.js';
 import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
+import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
 import { humanDate, humanSize } from './format.js';
 import { PAGE_CSP, sendPage } from './layout.js';
 import { registerMyFilesActions } from './my-files-actions.js';
-import { myFilesUrl, MY_DELETE_PATH, MY_FILES_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_UPLOAD_PATH, NOTES, TUS_ENDPOINT, type NoteKey } from './my-files-paths.js';
+import { myFilesUrl, MY_DELETE_PATH, MY_FILES_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_UPLOAD_PATH, NOTES, type NoteKey } from './my-files-paths.js';
 import { registerMyFilesUpload } from './my-files-upload.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerTusClientScript, TUS_CLIENT_PATH } from './tus-client-script.js';
@@ -110,7 +111,7 @@ ${current ? breadcrumb(chain) : ''}
 <h1>${current ? html`<bdi>${current.name}</bdi>` : 'My files'}</h1>
 ${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
 ${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
-<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${TUS_ENDPOINT}" data-account="${String(account.id)}">
+<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${UPLOADS_PATH}" data-account="${String(account.id)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
 ${current ? html`<input type="hidden" name="folder" value="${current.id}">` : ''}
 <div class="drop" id="drop-zone">

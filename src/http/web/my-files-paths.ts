@@ -8,8 +8,6 @@ export const MY_MOVE_PATH = `${MY_FILES_PATH}/move`;
 export const MY_DELETE_PATH = `${MY_FILES_PATH}/delete`;
 /** Where the create-folder form posts. */
 export const MY_FOLDERS_PATH = `${MY_FILES_PATH}/folders`;
-/** The tus 1.0 endpoint the page's script creates resumable uploads at (files over 4 MiB). */
-export const TUS_ENDPOINT = '/uploads';
 
 /** The notes a form's redirect may ask the page to show; fixed texts, never user input. */
 export const NOTES = {

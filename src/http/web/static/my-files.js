@@ -305,7 +305,7 @@ const active = new Set();
  */
 const fingerprintPrefix = `filehaven:${form?.dataset.account ?? ''}:`;
 const fingerprint = (file, options) => tusClient.defaultOptions.fingerprint(file, options).then((print) => `${fingerprintPrefix}${print}`);
-/** The header every tus request carries: the session's CSRF token, the one the forms carry. */
+/** The header every tus request carries (CSRF_HEADER of uploads-routes.ts): the session's CSRF token, the one the forms carry. */
 const tusHeaders = () => ({ 'Filehaven-Csrf': hiddenField('csrf') });
 
 /** The message of an Atom error body (API.md 2), or null when the body is something else. */
@@ -397,7 +397,7 @@ function tusUpload(file, ui) {
         if (request.getMethod() !== 'HEAD' || response.getStatus() !== 200) return;
         const offset = Number.parseInt(response.getHeader('Upload-Offset') ?? '', 10);
         const length = Number.parseInt(response.getHeader('Upload-Length') ?? '', 10);
-        if (!Number.isFinite(offset) || !(length > 0) || offset >= length) return;
+        if (!(offset > 0) || !(length > offset)) return;
         const percent = Math.floor((offset / length) * 100);
         ui.hold(percent, `Resuming from ${percent}%…`);
       },
