@@ -13,8 +13,9 @@ import { startTestServer, type TestAccount, type TestServer } from '../helpers/s
 // goes through tus (POST /uploads, then PATCH) and shows its links; a small one still goes
 // through the form's POST; a throttled upload cut by a reload continues from where it
 // stopped when the same file is chosen again (one creation only, the same SHA-256), and
-// one whose connection the server loses picks up by itself; a cancelled one is terminated
-// on the server; a refused one shows the server's message.
+// one whose connection the server loses, or whose request fails, picks up by itself; one
+// that had finished unseen shows its link without sending anything; a cancelled one is
+// terminated on the server; a refused one shows the server's message.
 
 const TIMEOUT = { timeout: 120_000 };
 const MiB = 1024 * 1024;
@@ -261,6 +262,61 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     assert.ok(requests.some((r) => r.startsWith('HEAD ')), requests.join('\n'));
     const download = await row.locator('.links dd a').first().getAttribute('href');
     assert.equal((await t.server.services.store.files.byId(idOf(download!)))?.sha256, sha256(file.bytes));
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
+  test('choosing a file whose upload had finished before the reload shows its link without sending it again', TIMEOUT, async () => {
+    const { context, page, user, requests } = await signedInPage();
+    const problems = watchErrors(page);
+    // An upload finished (here through the API, with the account's key) whose answer the
+    // page never saw: the browser still remembers it, under tus-js-client's fingerprint.
+    const size = 5 * MiB;
+    const name = 'finished earlier.bin';
+    const created = await t.fetch('/uploads', {
+      method: 'POST',
+      headers: { Authorization: user.key, 'Tus-Resumable': '1.0.0', 'Upload-Length': String(size), 'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}` },
+    });
+    assert.equal(created.status, 201);
+    const uploadUrl = created.headers.get('location')!;
+    const finished = await t.fetch(new URL(uploadUrl).pathname, {
+      method: 'PATCH',
+      headers: { Authorization: user.key, 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      body: new Uint8Array(size),
+    });
+    assert.equal(finished.status, 200);
+    const fileId = finished.headers.get('filehaven-file-id');
+    const lastModified = Date.parse('2026-01-02T03:04:05Z');
+    await page.goto(`${t.url}/my/files`);
+    await page.evaluate(
+      ({ account, name, size, lastModified, uploadUrl }) => {
+        const fingerprint = `filehaven:${account}:tus-br-${name}-application/octet-stream-${size}-${lastModified}-/uploads`;
+        localStorage.setItem(`tus::${fingerprint}::1`, JSON.stringify({ size, metadata: { filename: name }, creationTime: new Date().toString(), uploadUrl }));
+      },
+      { account: user.account.id, name, size, lastModified, uploadUrl },
+    );
+    await page.reload();
+    await page.locator('#unfinished-uploads').getByText(name).waitFor();
+    requests.length = 0;
+    // The same file, dropped on the page.
+    const transfer = await page.evaluateHandle(
+      ({ name, size, lastModified }) => {
+        const data = new DataTransfer();
+        data.items.add(new File([new Uint8Array(size)], name, { type: 'application/octet-stream', lastModified }));
+        return data;
+      },
+      { name, size, lastModified },
+    );
+    await page.dispatchEvent('#drop-zone', 'drop', { dataTransfer: transfer });
+    const row = page.locator('#upload-list li.upload').first();
+    await row.locator('.upload-status', { hasText: 'Uploaded' }).waitFor();
+    assert.deepEqual(requests.filter((r) => !r.startsWith('HEAD ')), [], 'nothing created or sent again');
+    assert.equal(await row.locator('.links dd a').first().getAttribute('href'), `${t.url}/${fileId}/finished%20earlier.bin`);
+    // The delete link was the finishing answer's, and is not known any more.
+    assert.equal(await row.locator('a.delete-link').count(), 0);
+    await row.getByText('Shown only when the upload finished.', { exact: false }).waitFor();
+    assert.deepEqual(await rememberedUploads(page), []);
+    assert.equal(await page.locator('#unfinished-uploads').count(), 0);
     assert.deepEqual(problems, []);
     await context.close();
   });
