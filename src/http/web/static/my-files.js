@@ -362,6 +362,8 @@ function tusUpload(file, ui) {
     let cancelled = false;
     let waitTimer = null;
     let autoRetries = 0;
+    /** Set when the server placed the upload on another origin, which this page's CSP does not reach. */
+    let offSite = false;
     const finish = (ok) => {
       ticker.stop();
       clearTimeout(waitTimer);
@@ -383,6 +385,7 @@ function tusUpload(file, ui) {
       // after its Retry-After; and a browser that believes it is offline still tries, as
       // a wrong belief would otherwise end the upload at once.
       onShouldRetry(error, attempt) {
+        if (offSite) return false;
         const { status } = describeTusError(error);
         const retry = status === 0 || status >= 500 || status === 409 || status === 423;
         if (retry && status !== 409) ui.say(status === 0 ? `Connection lost. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…` : `The server is busy. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…`);
@@ -393,6 +396,10 @@ function tusUpload(file, ui) {
         listUnfinished();
       },
       onAfterResponse(request, response) {
+        if (request.getMethod() === 'POST' && response.getStatus() === 201) {
+          const at = response.getHeader('Location');
+          offSite = Boolean(at) && new URL(at, location.href).origin !== location.origin;
+        }
         // The HEAD that starts every resume (after a reload, or a retry) says how much the server has.
         if (request.getMethod() !== 'HEAD' || response.getStatus() !== 200) return;
         const offset = Number.parseInt(response.getHeader('Upload-Offset') ?? '', 10);
@@ -413,6 +420,13 @@ function tusUpload(file, ui) {
       },
       onError(error) {
         ticker.stop();
+        if (offSite) {
+          forgetUpload(upload).finally(() => {
+            ui.failed('The server gave this upload an address on another site, which this page may not reach. Please tell the site’s operator (its public and web addresses differ).');
+            finish(false);
+          });
+          return;
+        }
         const problem = describeTusError(error);
         if (problem.status === 404 || problem.status === 410) {
           // The partial upload is gone from the server (expired, cancelled elsewhere).
