@@ -851,5 +851,56 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(await store.runLeases.take('other', 'alpha', t0 + 60_000, t0), true, 'leases of other jobs are their own');
       });
     });
+
+    describe('resumable uploads and their locks (one writer per upload across servers)', () => {
+      test('an upload lock is one request\'s until released or run out; a race has one winner; a holder sees a release request', async () => {
+        const peer = await harness.openPeer();
+        const t0 = 2_000_000;
+        const id = 'a'.repeat(32);
+        assert.equal(await store.uploadLocks.take(id, 'srv1 p1 x', t0 + 10_000, t0), true);
+        assert.equal(await peer.uploadLocks.take(id, 'srv2 p1 y', t0 + 10_000, t0 + 1), false, 'a live lock is not taken');
+        assert.deepEqual(await store.uploadLocks.renew(id, 'srv1 p1 x', t0 + 20_000), { held: true, releaseRequested: false });
+        await peer.uploadLocks.requestRelease(id);
+        assert.deepEqual(await store.uploadLocks.renew(id, 'srv1 p1 x', t0 + 20_000), { held: true, releaseRequested: true }, 'the holder sees the request');
+        await peer.uploadLocks.release(id, 'srv2 p1 y');
+        assert.equal(await peer.uploadLocks.take(id, 'srv2 p1 y', t0 + 30_000, t0 + 2), false, 'only the holder releases');
+        // Run out: the next taker has it, fresh, and the old holder no longer renews.
+        assert.equal(await peer.uploadLocks.take(id, 'srv2 p1 y', t0 + 60_000, t0 + 20_001), true);
+        assert.deepEqual(await peer.uploadLocks.renew(id, 'srv2 p1 y', t0 + 60_000), { held: true, releaseRequested: false });
+        assert.deepEqual(await store.uploadLocks.renew(id, 'srv1 p1 x', t0 + 60_000), { held: false, releaseRequested: false });
+        await peer.uploadLocks.release(id, 'srv2 p1 y');
+        // Ten takers at once on two stores: one wins.
+        const race = 'b'.repeat(32);
+        const won = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? peer : store).uploadLocks.take(race, `srv${i} p x`, t0 + 60_000, t0)));
+        assert.equal(won.filter(Boolean).length, 1, `winners: ${won}`);
+        // A restarted server frees its earlier processes' locks, not its own nor another server's.
+        const [old, mine, other, similar] = ['c', 'd', 'e', 'f'].map((c) => c.repeat(32));
+        await store.uploadLocks.take(old!, 'srv_1 old 1', t0 + 60_000, t0);
+        await store.uploadLocks.take(mine!, 'srv_1 new 1', t0 + 60_000, t0);
+        await store.uploadLocks.take(other!, 'srv_10 old 1', t0 + 60_000, t0);
+        await store.uploadLocks.take(similar!, 'srvX1 old 1', t0 + 60_000, t0);
+        assert.equal(await store.uploadLocks.releaseServer('srv_1 ', 'srv_1 new '), 1);
+        assert.equal(await peer.uploadLocks.take(old!, 'srv2 p z', t0 + 60_000, t0 + 1), true);
+        for (const kept of [mine!, other!, similar!]) assert.equal(await peer.uploadLocks.take(kept, 'srv2 p z', t0 + 60_000, t0 + 1), false, kept);
+      });
+
+      test('an upload row is stored once and taken once, whatever races', async () => {
+        const peer = await harness.openPeer();
+        const owner = await store.accounts.create({ login: 'resumer', passwordHash: 'h', name: '', email: '', premiumStart: null, premiumEnd: null, trafficLeft: 0, isOperator: false, createdAt: 1 });
+        const row = { id: '1'.repeat(32), accountId: owner.id, filename: 'r.bin', folderId: null, length: 10, reservationId: null, createdAt: 5, expiresAt: 100 };
+        await store.resumableUploads.create(row);
+        await store.resumableUploads.saveCheckpoints(row.id, '[{"at":4,"state":"x"}]');
+        assert.deepEqual(await peer.resumableUploads.byId(row.id), { ...row, digestCheckpoints: '[{"at":4,"state":"x"}]', fileId: null });
+        const marks = await Promise.all([store.resumableUploads.markStored(row.id, 'FILEAAAAAA'), peer.resumableUploads.markStored(row.id, 'FILEBBBBBB')]);
+        assert.equal(marks.filter(Boolean).length, 1, `one file per upload: ${marks}`);
+        await store.resumableUploads.saveCheckpoints(row.id, '[{"at":9,"state":"y"}]');
+        assert.equal((await store.resumableUploads.byId(row.id))?.digestCheckpoints, '[]', 'a stored upload keeps no digest state');
+        assert.deepEqual((await store.resumableUploads.expired(100, 10)).map((r) => r.id), []);
+        assert.deepEqual((await store.resumableUploads.expired(101, 10)).map((r) => r.id), [row.id]);
+        const taken = await Promise.all([store.resumableUploads.take(row.id), peer.resumableUploads.take(row.id)]);
+        assert.equal(taken.filter((r) => r !== null).length, 1);
+        assert.equal(await store.resumableUploads.byId(row.id), null);
+      });
+    });
   });
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore, ReservationRecord } from '../../src/db/repositories/repositories.js';
-import { ReservedUploadQuota, UPLOAD_GROWTH_BYTES, UPLOAD_WINDOW_MS, type Reservation, type UploadTicket } from '../../src/limits/upload-quota.js';
+import { ReservedUploadQuota, settleDetached, UPLOAD_GROWTH_BYTES, UPLOAD_WINDOW_MS, type Reservation, type UploadTicket } from '../../src/limits/upload-quota.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { CHECKPOINT_BYTES, CHECKPOINT_MS, LEASE_MS, ReservationsService, type SettleReport } from '../../src/services/reservations-service.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
@@ -407,6 +407,39 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
         await b.release();
         assert.deepEqual(await rows(), []);
         assert.deepEqual(await logged(acc), [{ bytes: 40, at: now - 1_000 }], 'release stores nothing');
+      });
+
+      test('resumable uploads: detached reservations on two servers at once never pass the limit, and settle once', async () => {
+        const { qa, qb } = await twoServers();
+        const acc = await account(0);
+        now = 10 * W;
+        await store.uploadLog.record(acc, 10, now - 1_000);
+        const lease = (id: string) => ({ server: 'resumable upload', instance: id, until: now + W });
+        const written: number[] = [];
+        // Ten uploads of 25 bytes against 100 with 10 stored: three fit, whichever server asks.
+        const answers = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? qb : qa).reserveDetached(acc, 100, 25, lease(`upload-${i}`), async (_repos, reservationId) => {
+              written.push(reservationId);
+            }),
+          ),
+        );
+        assert.equal(answers.filter((answer) => answer.granted).length, 3, JSON.stringify(answers));
+        assert.equal(written.length, 3, 'what a refusal would write is never written');
+        assert.equal(await inFlight(acc), 75);
+        // A limit lowered meanwhile: the account is over it now.
+        assert.equal((await qa.recheck(acc, 85)).granted, true);
+        assert.equal((await qb.recheck(acc, 84)).granted, false);
+        // Two settles of one row (a finish and gc, on two servers): the bytes are logged once per call that stores, the row goes once.
+        const [stored, gone] = await Promise.all([
+          store.transaction((repos) => settleDetached(repos, written[0]!, { accountId: acc, bytes: 25, at: now })),
+          store.transaction((repos) => settleDetached(repos, written[0]!, null)),
+        ]);
+        assert.equal([stored, gone].filter(Boolean).length, 1, 'one of them took the row');
+        assert.equal(await inFlight(acc), 50);
+        assert.deepEqual((await logged(acc)).map((row) => row.bytes), [10, 25]);
+        for (const id of written.slice(1)) await store.transaction((repos) => settleDetached(repos, id, null));
+        assert.equal(await inFlight(acc), 0);
       });
 
       test('commit writes one upload_log row with the stored bytes and ends the reservation', async () => {
