@@ -104,14 +104,19 @@ describe('my files (no JavaScript)', () => {
     const { b, csrf } = await signedIn();
     const body = page(await b.get(MY), 200);
     assert.ok(body.includes(`<a href="${MY}">My files</a>`), 'header link');
-    assert.ok(body.includes('<form class="upload-form" id="upload-form" method="post" action="/my/files/upload" enctype="multipart/form-data">'), body);
+    assert.match(body, /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data" data-tus-endpoint="\/uploads" data-account="\d+">/);
     assert.ok(body.indexOf(`name="csrf" value="${csrf}"`) < body.indexOf('<input id="upload-files" type="file" name="upload" multiple required>'), body);
-    assert.ok(body.includes('<script src="/static/my-files.js" defer></script>'));
+    // tus-js-client first (the script uses it for files over 4 MiB), both from the site itself.
+    const tusScript = /<script src="(\/static\/tus-js-client-[^"]+\.min\.js)" defer><\/script>\n<script src="\/static\/my-files.js" defer><\/script>/.exec(body)?.[1];
+    assert.ok(tusScript, body);
     assert.match(body, /No files yet/);
     assert.match(page(await b.get('/accounts/profile/misc'), 200), /<a href="\/my\/files">My files<\/a>/);
     const script = await t.fetch('/static/my-files.js');
     assert.equal(script.status, 200);
     assert.equal(script.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    const tus = await t.fetch(tusScript);
+    assert.equal(tus.status, 200);
+    assert.match(await tus.text(), /tus/);
   });
 
   test('a second, different csrf field later in the form changes nothing: the first value counts for every file', async () => {

@@ -5,6 +5,7 @@ import { FileStatus, type FileRecord, type Folder } from '../../domain/types.js'
 import { ListingService, MAX_PAGE_SIZE, type FolderSummary } from '../../services/listing-service.js';
 import type { ActiveSession } from '../../services/session-service.js';
 import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
+import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
 import { humanDate, humanSize } from './format.js';
@@ -13,10 +14,11 @@ import { registerMyFilesActions } from './my-files-actions.js';
 import { myFilesUrl, MY_DELETE_PATH, MY_FILES_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_UPLOAD_PATH, NOTES, type NoteKey } from './my-files-paths.js';
 import { registerMyFilesUpload } from './my-files-upload.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
+import { registerTusClientScript, TUS_CLIENT_PATH } from './tus-client-script.js';
 
 const script = readFileSync(new URL('./static/my-files.js', import.meta.url), 'utf8');
 
-/** The page's policy: every page's, plus requests to the site itself (the script's uploads and refresh). */
+/** The page's policy: every page's, plus requests to the site itself (the script's uploads, tus's too, and refresh). */
 export const MY_FILES_CSP = `${PAGE_CSP}; connect-src 'self'`;
 
 /** Files per page of the list. */
@@ -37,7 +39,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * "My files" of a signed-in account (/my/files, /my/files?folder=<id>): the upload form,
  * the folders, the files newest first page by page with their links, a move form and a
  * delete button each. Every form works without JavaScript; /static/my-files.js adds drag
- * and drop, one request per file with a progress bar, and copy buttons.
+ * and drop, one upload per file with a progress bar (files over 4 MiB resumable, through
+ * tus-js-client and /uploads), and copy buttons.
  */
 export function registerMyFiles(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
@@ -48,6 +51,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
       .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
       .send(script),
   );
+  registerTusClientScript(app);
 
   /** The chain of folders from the top down to `folder`, for the breadcrumb. */
   const trail = async (folder: Folder, known: Map<string, Folder>): Promise<Folder[]> => {
@@ -107,7 +111,7 @@ ${current ? breadcrumb(chain) : ''}
 <h1>${current ? html`<bdi>${current.name}</bdi>` : 'My files'}</h1>
 ${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
 ${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
-<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data">
+<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${UPLOADS_PATH}" data-account="${String(account.id)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
 ${current ? html`<input type="hidden" name="folder" value="${current.id}">` : ''}
 <div class="drop" id="drop-zone">
@@ -134,6 +138,7 @@ ${current ? html`<input type="hidden" name="parent" value="${current.id}">` : ''
 ${page.items.length > 0 ? html`<ul class="file-list">${page.items.map((file) => fileItem(file, view))}</ul>` : html`<p class="hint">${after ? 'No more files.' : current ? 'No files in this folder yet.' : 'No files yet: upload some above.'}</p>`}
 ${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<a href="${myFilesUrl(current?.id)}">Newest files</a>` : html`<span></span>`}${nextUrl ? html`<a href="${nextUrl}">Older files</a>` : ''}</nav>` : ''}
 </section>
+<script src="${TUS_CLIENT_PATH}" defer></script>
 <script src="/static/my-files.js" defer></script>`,
     );
   });

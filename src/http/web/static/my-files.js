@@ -1,10 +1,24 @@
-// My files, progressive enhancement: drag and drop, one request per file with a progress
-// bar each, a list that refreshes when the uploads are done, and copy buttons. Without
-// this script every form still works (the upload form posts all files at once).
+// My files, progressive enhancement: drag and drop, one upload per file with a progress
+// bar, speed and time left each, a cancel button, a list that refreshes when the uploads
+// are done, and copy buttons. Files over 4 MiB are resumable uploads (tus 1.0 at the
+// endpoint the form names, through tus-js-client, served by the site before this script):
+// a dropped connection picks up where it stopped by itself, and after a reload choosing
+// the same file again continues it. Smaller files, or every file when tus-js-client is
+// missing, are one POST to the form's action. Without this script every form still works
+// (the upload form posts all files at once). User data only ever reaches the page as
+// textContent or attribute values, never as markup.
 
 const form = document.getElementById('upload-form');
 const list = document.getElementById('upload-list');
 const MAX_PARALLEL = 3;
+/** Files larger than this are resumable uploads; smaller ones are not worth the extra requests. */
+const RESUMABLE_ABOVE = 4 * 1024 * 1024;
+/** Waits between tus-js-client's retries of a failed request; the count resets on progress. */
+const RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000];
+/** The window the speed (and so the time left) is averaged over. */
+const SPEED_WINDOW_MS = 5000;
+/** A 429 whose Retry-After is at most this long is retried by itself; longer ones wait for the user. */
+const AUTO_RETRY_AFTER_MAX_S = 60;
 
 /** Units as the server prints them (format.ts): 1023 B, 1.0 KiB, 48.2 MiB. */
 function humanSize(bytes) {
@@ -17,6 +31,16 @@ function humanSize(bytes) {
     unit++;
   } while (value >= 1024 && unit < units.length - 1);
   return `${value.toFixed(1)} ${units[unit]}`;
+}
+
+/** 45 s, 3 min 20 s, 2 h 5 min. */
+function humanDuration(seconds) {
+  const s = Math.max(1, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 10) return `${minutes} min ${s % 60} s`;
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 function element(tag, attributes = {}, text = '') {
@@ -66,55 +90,186 @@ async function refreshLists() {
   enableCopyButtons(document);
 }
 
-/** The row of one upload: name, size, progress bar, status line. */
+/** The value of one of the form's hidden fields (the CSRF token, the folder), or ''. */
+function hiddenField(name) {
+  return form.querySelector(`input[type="hidden"][name="${name}"]`)?.value ?? '';
+}
+
+// ---------------------------------------------------------------------------------------
+// One row per upload
+
+/**
+ * The row of one upload: name and size, progress bar, a status line (announced: states and
+ * every tenth of the way), a detail line (speed, time left; not announced, it changes every
+ * second), and the row's buttons.
+ */
 function uploadRow(file) {
   const row = element('li', { class: 'upload' });
   const head = element('div', { class: 'upload-head' });
   head.append(element('span', { class: 'file-name' }, file.name), element('span', { class: 'file-meta' }, humanSize(file.size)));
   const bar = element('progress', { class: 'bar', max: '100', value: '0', 'aria-label': `Upload of ${file.name}` });
   const status = element('p', { class: 'upload-status' }, 'Waiting…');
-  row.append(head, bar, status);
+  const detail = element('p', { class: 'upload-detail', 'aria-live': 'off' });
+  const actions = element('div', { class: 'upload-actions' });
+  const cancel = element('button', { class: 'button small secondary', type: 'button', 'aria-label': `Cancel upload of ${file.name}` }, 'Cancel');
+  const retry = element('button', { class: 'button small', type: 'button', 'aria-label': `Retry upload of ${file.name}` }, 'Retry');
+  retry.hidden = true;
+  actions.append(cancel, retry);
+  row.append(head, bar, status, detail, actions);
   list.append(row);
-  return { row, bar, status };
+  let announced = -1;
+  const ui = {
+    row,
+    bar,
+    status,
+    detail,
+    cancel,
+    retry,
+    /** Sets the status line; `error` marks it as a failure. */
+    say(text, error = false) {
+      status.textContent = text;
+      status.classList.toggle('error', error);
+    },
+    /**
+     * Moves the bar. The last percent is the server's: it is reached once the file is
+     * stored. The status line follows in steps of ten, so a screen reader is not flooded.
+     */
+    progress(sent, total) {
+      const percent = total > 0 ? Math.min(99, Math.floor((sent / total) * 100)) : 0;
+      bar.value = percent;
+      if (sent >= total) {
+        ui.say('Saving…');
+      } else if (Math.floor(percent / 10) !== announced) {
+        announced = Math.floor(percent / 10);
+        ui.say(`Uploading… ${percent}%`);
+      }
+    },
+    /** Shows a message (such as "Resuming from 40%…") until the next tenth of the way. */
+    hold(percent, text) {
+      bar.value = percent;
+      announced = Math.floor(percent / 10);
+      ui.say(text);
+    },
+    failed(message) {
+      row.classList.add('failed');
+      ui.say(message, true);
+      detail.textContent = '';
+      cancel.hidden = true;
+    },
+    done(stored) {
+      bar.value = 100;
+      row.classList.remove('failed');
+      row.classList.add('done');
+      ui.say('Uploaded');
+      detail.textContent = '';
+      cancel.hidden = true;
+      retry.hidden = true;
+      if (stored) showLinks(row, stored);
+    },
+  };
+  return ui;
 }
 
-/** Shows the links of a stored file in its row. */
+/** Shows the links of a stored file in its row; a file finished before a reload has no delete link to show. */
 function showLinks(row, stored) {
   const links = element('dl', { class: 'links' });
   const download = element('dd');
   download.append(element('a', { href: stored.download }, stored.download), ' ');
   download.append(element('button', { class: 'button small secondary', type: 'button', 'data-copy-text': stored.download }, 'Copy'));
+  links.append(element('dt', {}, 'Download link'), download);
   const remove = element('dd');
-  remove.append(element('a', { class: 'delete-link', href: stored.delete }, stored.delete));
-  links.append(element('dt', {}, 'Download link'), download, element('dt', {}, 'Delete link'), remove);
+  if (stored.delete) remove.append(element('a', { class: 'delete-link', href: stored.delete }, stored.delete));
+  else remove.textContent = 'Shown only when the upload finished. Delete the file from the list below instead.';
+  links.append(element('dt', {}, 'Delete link'), remove);
   row.append(links);
   enableCopyButtons(row);
 }
 
-/** Uploads one file with its own request, updating its bar; resolves when it is over. */
-function upload(file, ui) {
+/**
+ * Speed over the last SPEED_WINDOW_MS, fed with the bytes sent so far: samples older than
+ * the window fall out, but one is kept from before it, so the average spans the window.
+ */
+function speedMeter() {
+  let samples = [];
+  return {
+    add(bytes, at = performance.now()) {
+      // A retry starts again from the server's offset: the old samples say nothing now.
+      if (samples.length > 0 && bytes < samples[samples.length - 1].bytes) samples = [];
+      samples.push({ at, bytes });
+      while (samples.length > 2 && at - samples[1].at >= SPEED_WINDOW_MS) samples.shift();
+    },
+    /** Bytes per second, or null until a second has been seen. */
+    perSecond() {
+      if (samples.length < 2) return null;
+      const first = samples[0];
+      const last = samples[samples.length - 1];
+      const seconds = (last.at - first.at) / 1000;
+      return seconds >= 1 ? (last.bytes - first.bytes) / seconds : null;
+    },
+    reset() {
+      samples = [];
+    },
+  };
+}
+
+/** Updates the detail line once a second while bytes are sent: sent of total, speed, time left. */
+function detailTicker(ui, total) {
+  const meter = speedMeter();
+  let sent = 0;
+  let timer = null;
+  const render = () => {
+    meter.add(sent);
+    const speed = meter.perSecond();
+    const parts = [`${humanSize(sent)} of ${humanSize(total)}`];
+    if (speed !== null && sent < total) {
+      parts.push(speed > 0 ? `${humanSize(Math.round(speed))}/s` : 'stalled');
+      if (speed > 0) parts.push(`about ${humanDuration((total - sent) / speed)} left`);
+    }
+    ui.detail.textContent = parts.join(' · ');
+  };
+  return {
+    update(bytes) {
+      sent = bytes;
+      if (sent >= total) render();
+      else meter.add(bytes);
+      timer ??= setInterval(render, 1000);
+    },
+    stop() {
+      clearInterval(timer);
+      timer = null;
+      meter.reset();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------
+// Small files: one multipart POST, answered in JSON
+
+/** Uploads one file with its own request, updating its row; resolves when it is over. */
+function postUpload(file, ui) {
   return new Promise((resolve) => {
     const body = new FormData();
     // The token and the folder come before the file: the server reads them first.
     for (const field of form.querySelectorAll('input[type="hidden"]')) body.append(field.name, field.value);
     body.append('upload', file, file.name);
     const request = new XMLHttpRequest();
+    const ticker = detailTicker(ui, file.size);
     request.open('POST', form.action);
     request.setRequestHeader('Accept', 'application/json');
-    ui.status.textContent = 'Uploading…';
+    ui.say('Uploading…');
+    ui.cancel.onclick = () => request.abort();
     request.upload.addEventListener('progress', (event) => {
       if (!event.lengthComputable) return;
-      // The last percent is the server's: it is reached once the file is stored.
-      ui.bar.value = Math.min(99, Math.floor((event.loaded / event.total) * 100));
-      if (event.loaded === event.total) ui.status.textContent = 'Saving…';
+      ui.progress(event.loaded, event.total);
+      ticker.update(Math.min(file.size, event.loaded));
     });
     const fail = (message) => {
-      ui.row.classList.add('failed');
-      ui.status.textContent = message;
-      ui.status.classList.add('error');
+      ticker.stop();
+      ui.failed(message);
       resolve(false);
     };
     request.addEventListener('load', () => {
+      ticker.stop();
       let answer = null;
       try {
         answer = JSON.parse(request.responseText);
@@ -123,10 +278,7 @@ function upload(file, ui) {
       }
       const stored = answer?.files?.[0];
       if (request.status === 201 && stored && !stored.error) {
-        ui.bar.value = 100;
-        ui.row.classList.add('done');
-        ui.status.textContent = 'Uploaded';
-        showLinks(ui.row, stored);
+        ui.done(stored);
         resolve(true);
       } else {
         fail(stored?.error ?? answer?.error ?? `Upload failed (HTTP ${request.status}).`);
@@ -138,12 +290,276 @@ function upload(file, ui) {
   });
 }
 
-/** Uploads files a few at a time, then refreshes the lists. */
+// ---------------------------------------------------------------------------------------
+// Large files: tus 1.0 through tus-js-client
+
+const tusEndpoint = form?.dataset.tusEndpoint;
+/** tus-js-client's browser build (a global, `tus`), when it loaded and this browser can run it. */
+const tusClient = tusEndpoint && window.tus?.isSupported ? window.tus : null;
+/** Upload URLs of this page's uploads in progress: not listed as unfinished. */
+const active = new Set();
+/**
+ * Where this account's uploads are remembered in localStorage (by tus-js-client's own
+ * fingerprint: name, type, size, date and endpoint). The account is part of the key, so
+ * on a shared browser nobody is offered, or shown, another account's unfinished uploads.
+ */
+const fingerprintPrefix = `filehaven:${form?.dataset.account ?? ''}:`;
+const fingerprint = (file, options) => tusClient.defaultOptions.fingerprint(file, options).then((print) => `${fingerprintPrefix}${print}`);
+/** The header every tus request carries (CSRF_HEADER of uploads-routes.ts): the session's CSRF token, the one the forms carry. */
+const tusHeaders = () => ({ 'Filehaven-Csrf': hiddenField('csrf') });
+
+/** The message of an Atom error body (API.md 2), or null when the body is something else. */
+function atomMessage(body) {
+  if (!body) return null;
+  const doc = new DOMParser().parseFromString(body, 'application/xml');
+  if (doc.getElementsByTagName('parsererror').length > 0) return null;
+  const entry = doc.getElementsByTagNameNS('*', 'entry')[0];
+  const text = entry?.getElementsByTagNameNS('*', 'content')[0]?.textContent?.trim();
+  return text || null;
+}
+
+/** What went wrong with a tus request, in words for the user, and whether trying again may help. */
+function describeTusError(error) {
+  const response = error.originalResponse ?? null;
+  const status = response ? response.getStatus() : 0;
+  if (status === 0) {
+    return { status, retryable: true, message: navigator.onLine === false ? 'You are offline. The upload continues when you press Retry once you are back online.' : 'The connection to the server was lost. Press Retry to continue where it stopped.' };
+  }
+  const message = atomMessage(response.getBody()) ?? `The server answered HTTP ${status}.`;
+  const retryAfter = Number.parseInt(response.getHeader('Retry-After') ?? '', 10);
+  return {
+    status,
+    message,
+    retryAfter: Number.isFinite(retryAfter) ? retryAfter : null,
+    // Gone or refused (signed out, expired form, too large, not allowed) will not change by
+    // itself; a busy or failing server, a conflict or a lock may.
+    retryable: status === 429 || status === 409 || status === 423 || status >= 500,
+  };
+}
+
+/** Forgets this browser's record of an upload, so the same file starts afresh next time. */
+async function forgetUpload(upload) {
+  const storage = tusClient.defaultOptions.urlStorage;
+  const previous = await upload.findPreviousUploads().catch(() => []);
+  for (const entry of previous) if (entry.uploadUrl === upload.url) await storage.removeUpload(entry.urlStorageKey);
+}
+
+/** This browser's unfinished uploads for the folder being viewed (none of this page's own running ones), newest first. */
+async function previousUploadsHere(upload) {
+  const folder = hiddenField('folder');
+  const previous = await upload.findPreviousUploads().catch(() => []);
+  return previous
+    .filter((entry) => entry.uploadUrl && !active.has(entry.uploadUrl) && (entry.metadata?.folder ?? '') === folder)
+    .sort((a, b) => Date.parse(b.creationTime) - Date.parse(a.creationTime));
+}
+
+/** Uploads one file through tus, updating its row; resolves when it is stored, failed or cancelled. */
+function tusUpload(file, ui) {
+  return new Promise((resolve) => {
+    const folder = hiddenField('folder');
+    const ticker = detailTicker(ui, file.size);
+    let settled = false;
+    let cancelled = false;
+    let waitTimer = null;
+    let autoRetries = 0;
+    /** Set when the server placed the upload on another origin, which this page's CSP does not reach. */
+    let offSite = false;
+    const finish = (ok) => {
+      ticker.stop();
+      clearTimeout(waitTimer);
+      active.delete(upload.url);
+      // An upload the user retried after its worker moved on refreshes the lists itself.
+      if (settled && ok) refreshLists().catch(() => {});
+      settled = true;
+      resolve(ok);
+      listUnfinished();
+    };
+    const upload = new tusClient.Upload(file, {
+      endpoint: tusEndpoint,
+      headers: tusHeaders(),
+      metadata: folder ? { filename: file.name, folder } : { filename: file.name },
+      fingerprint,
+      retryDelays: RETRY_DELAYS,
+      removeFingerprintOnSuccess: true,
+      // tus-js-client retries network failures, 5xx, 409 and 423. A 429 is ours to retry,
+      // after its Retry-After; and a browser that believes it is offline still tries, as
+      // a wrong belief would otherwise end the upload at once.
+      onShouldRetry(error, attempt) {
+        if (offSite) return false;
+        const { status } = describeTusError(error);
+        const retry = status === 0 || status >= 500 || status === 409 || status === 423;
+        if (retry && status !== 409) ui.say(status === 0 ? `Connection lost. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…` : `The server is busy. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…`);
+        return retry;
+      },
+      onUploadUrlAvailable() {
+        active.add(upload.url);
+        listUnfinished();
+      },
+      onAfterResponse(request, response) {
+        if (request.getMethod() === 'POST' && response.getStatus() === 201) {
+          const at = response.getHeader('Location');
+          offSite = Boolean(at) && new URL(at, location.href).origin !== location.origin;
+        }
+        // The HEAD that starts every resume (after a reload, or a retry) says how much the server has.
+        if (request.getMethod() !== 'HEAD' || response.getStatus() !== 200) return;
+        const offset = Number.parseInt(response.getHeader('Upload-Offset') ?? '', 10);
+        const length = Number.parseInt(response.getHeader('Upload-Length') ?? '', 10);
+        if (!(offset > 0) || !(length > offset)) return;
+        const percent = Math.floor((offset / length) * 100);
+        ui.hold(percent, `Resuming from ${percent}%…`);
+      },
+      onProgress(sent, total) {
+        ui.progress(sent, total);
+        ticker.update(sent);
+      },
+      onSuccess({ lastResponse }) {
+        const download = lastResponse.getHeader('Filehaven-Download-Link');
+        const remove = lastResponse.getHeader('Filehaven-Delete-Link');
+        ui.done(download ? { download, delete: remove ?? null } : null);
+        finish(true);
+      },
+      onError(error) {
+        ticker.stop();
+        if (offSite) {
+          forgetUpload(upload).finally(() => {
+            ui.failed('The server gave this upload an address on another site, which this page may not reach. Please tell the site’s operator (its public and web addresses differ).');
+            finish(false);
+          });
+          return;
+        }
+        const problem = describeTusError(error);
+        if (problem.status === 404 || problem.status === 410) {
+          // The partial upload is gone from the server (expired, cancelled elsewhere).
+          forgetUpload(upload).finally(() => {
+            ui.failed(`${problem.message} Choose the file again to start over.`);
+            finish(false);
+          });
+          return;
+        }
+        if (problem.status === 429 && problem.retryAfter !== null && problem.retryAfter <= AUTO_RETRY_AFTER_MAX_S && autoRetries < RETRY_DELAYS.length) {
+          autoRetries++;
+          ui.say(`${problem.message} Trying again in ${humanDuration(problem.retryAfter)}…`, true);
+          waitTimer = setTimeout(() => upload.start(), problem.retryAfter * 1000);
+          return;
+        }
+        ui.failed(problem.message);
+        if (!problem.retryable) {
+          // Signed out or an expired form: after signing in, the same file continues.
+          // Anything else (too large, refused) would fail the same way: forget it here.
+          if (problem.status === 401 || problem.status === 403) finish(false);
+          else forgetUpload(upload).finally(() => finish(false));
+          return;
+        }
+        // Not over yet: the row offers Retry (and Cancel), and the worker moves on.
+        ui.row.classList.add('paused');
+        ui.cancel.hidden = false;
+        ui.retry.hidden = false;
+        // Offline: back online is a Retry by itself.
+        if (problem.status === 0 && navigator.onLine === false) window.addEventListener('online', () => !ui.retry.hidden && ui.retry.click(), { once: true });
+        if (!settled) {
+          settled = true;
+          resolve(false);
+        }
+      },
+    });
+    ui.retry.onclick = () => {
+      ui.retry.hidden = true;
+      ui.row.classList.remove('failed', 'paused');
+      ui.say('Reconnecting…');
+      upload.start();
+    };
+    ui.cancel.onclick = () => {
+      cancelled = true;
+      clearTimeout(waitTimer);
+      ui.cancel.disabled = true;
+      ui.retry.hidden = true;
+      ui.say('Cancelling…');
+      // abort(true) also ends the upload on the server (tus termination) and forgets it here.
+      upload
+        .abort(true)
+        .then(
+          () => ui.failed('Upload cancelled.'),
+          () => forgetUpload(upload).then(() => ui.failed('Upload cancelled. The server discards the part it received later.')),
+        )
+        .finally(() => finish(false));
+    };
+
+    ui.say('Starting…');
+    previousUploadsHere(upload).then((previous) => {
+      if (cancelled) return;
+      if (previous.length > 0) {
+        ui.say('Resuming…');
+        upload.resumeFromPreviousUpload(previous[0]);
+      }
+      upload.start();
+    });
+  });
+}
+
+/**
+ * This account's unfinished uploads remembered by this browser, under the upload list: a
+ * browser may not reopen a file by itself, so the user is told to choose it again, or to
+ * discard it (which ends it on the server too).
+ */
+async function listUnfinished() {
+  if (!tusClient) return;
+  const entries = (await tusClient.defaultOptions.urlStorage.findAllUploads().catch(() => []))
+    .filter((entry) => entry.urlStorageKey.startsWith(`tus::${fingerprintPrefix}`) && entry.uploadUrl)
+    .filter((entry) => !active.has(entry.uploadUrl));
+  // Replaced only now, after the wait: two calls close together leave one list.
+  document.getElementById('unfinished-uploads')?.remove();
+  if (entries.length === 0) return;
+  const box = element('div', { class: 'unfinished', id: 'unfinished-uploads' });
+  box.append(element('p', { class: 'hint' }, 'Unfinished uploads from this browser. Choose the same file again to continue it:'));
+  const items = element('ul', { class: 'uploads' });
+  for (const entry of entries) {
+    const name = entry.metadata?.filename ?? 'unnamed file';
+    const item = element('li');
+    item.append(element('span', { class: 'file-name' }, name), ' ', element('span', { class: 'file-meta' }, entry.size ? humanSize(entry.size) : ''), ' ');
+    const discard = element('button', { class: 'button small secondary', type: 'button', 'aria-label': `Discard the unfinished upload of ${name}` }, 'Discard');
+    discard.addEventListener('click', async () => {
+      discard.disabled = true;
+      try {
+        await tusClient.Upload.terminate(entry.uploadUrl, { headers: tusHeaders(), retryDelays: [0, 1000] });
+      } catch (error) {
+        const { status, message } = describeTusError(error);
+        // Already gone on the server: forgetting it here is all that is left to do.
+        if (status !== 404 && status !== 410) {
+          discard.disabled = false;
+          item.append(element('span', { class: 'upload-status error' }, ` ${message}`));
+          return;
+        }
+      }
+      await tusClient.defaultOptions.urlStorage.removeUpload(entry.urlStorageKey);
+      listUnfinished();
+    });
+    item.append(discard);
+    items.append(item);
+  }
+  box.append(items);
+  list.after(box);
+}
+
+// ---------------------------------------------------------------------------------------
+// The queue
+
+/** Uploads files a few at a time, each by the way its size calls for, then refreshes the lists. */
 async function uploadAll(files) {
   if (files.length === 0) return;
-  const queue = files.map((file) => ({ file, ui: uploadRow(file) }));
+  const queue = files.map((file) => ({ file, ui: uploadRow(file), cancelled: false }));
+  for (const job of queue) {
+    job.ui.cancel.onclick = () => {
+      job.cancelled = true;
+      job.ui.failed('Upload cancelled.');
+    };
+  }
+  const run = async (job) => {
+    if (job.cancelled) return;
+    if (tusClient && job.file.size > RESUMABLE_ABOVE) await tusUpload(job.file, job.ui);
+    else await postUpload(job.file, job.ui);
+  };
   const workers = Array.from({ length: Math.min(MAX_PARALLEL, queue.length) }, async () => {
-    for (let next = queue.shift(); next; next = queue.shift()) await upload(next.file, next.ui);
+    for (let next = queue.shift(); next; next = queue.shift()) await run(next);
   });
   await Promise.all(workers);
   await refreshLists().catch(() => {});
@@ -155,7 +571,9 @@ if (form && list) {
   const hint = document.getElementById('drop-hint');
   document.getElementById('upload-button').hidden = true;
   input.required = false;
-  hint.textContent = 'Choose files or drop them here: each one starts uploading at once.';
+  hint.textContent = tusClient
+    ? 'Choose files or drop them here: each one starts uploading at once. Large files continue after a lost connection or a reload.'
+    : 'Choose files or drop them here: each one starts uploading at once.';
   zone.classList.add('ready');
 
   input.addEventListener('change', () => {
@@ -183,6 +601,7 @@ if (form && list) {
     zone.classList.remove('over');
     uploadAll([...event.dataTransfer.files]);
   });
+  listUnfinished();
 }
 
 enableCopyButtons(document);
