@@ -169,7 +169,11 @@ export class FilehavenClient {
     return transport.send(source, { signal: options.signal, onProgress: options.onProgress, folder: options.folder });
   }
 
-  /** The transport for one upload: tus needs a source of known size that can be read again. */
+  /**
+   * The transport for one upload: tus needs a source of known size that can be read
+   * again. `auto` also leaves an empty file to POST /files: nothing to resume, and one
+   * request for the server's errorEmptyFile.
+   */
   private async transportFor(source: UploadSource, choice: UploadTransportChoice, signal: AbortSignal | undefined): Promise<UploadTransport> {
     const resumable = source.size !== undefined && source.readRange !== undefined;
     if (choice === 'post') return this.multipart;
@@ -177,7 +181,7 @@ export class FilehavenClient {
       if (!resumable) throw new TypeError('upload(): tus needs a file path or a Blob (a stream is read only once)');
       return this.tus;
     }
-    if (!resumable) return this.multipart;
+    if (!resumable || source.size === 0) return this.multipart;
     return (await this.offersTus(signal)) ? this.tus : this.multipart;
   }
 
