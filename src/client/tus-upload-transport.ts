@@ -105,6 +105,8 @@ export class TusUploadTransport implements UploadTransport {
         reject(signal!.reason);
       };
       const settle = () => signal?.removeEventListener('abort', onAbort);
+      // Aborted while the entries were read: the event has been and gone.
+      if (signal?.aborted) return void reject(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       // The newest entry: two can exist only when two processes raced on one file.
       const latest = previous.at(-1);

@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { cleanEnv, filehavenEntry, outcomeOf, type CliResult } from '../helpers/cli.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+import { pacedRelay } from '../helpers/tcp-cut.js';
 
 let t: TestServer;
 let ada: TestAccount;
@@ -336,4 +337,100 @@ test('a large upload streams: the process does not grow with the file; the serve
   const large = await peak(big);
   assert.ok(large.rss - baseline.rss < 40 * 1024 * 1024, `peak RSS grew by ${((large.rss - baseline.rss) / 1048576).toFixed(1)} MiB for a 96 MiB file`);
   assert.equal((await t.server.services.store.files.byId(large.id))?.sha256, hash.digest('hex'));
+});
+
+describe('resumable uploads (tus)', () => {
+  /** Writes `size` random bytes to `file` a MiB at a time; returns their SHA-256. */
+  async function randomFile(file: string, size: number): Promise<string> {
+    const handle = await (await import('node:fs/promises')).open(file, 'w');
+    const hash = createHash('sha256');
+    for (let written = 0; written < size; written += 1024 * 1024) {
+      const chunk = randomPayload(Math.min(1024 * 1024, size - written));
+      hash.update(chunk);
+      await handle.write(chunk);
+    }
+    await handle.close();
+    return hash.digest('hex');
+  }
+
+  const statePath = (home: string) => path.join(home, 'config', 'filehaven', 'uploads.json');
+  const storedUrls = async (home: string): Promise<string[]> => {
+    const text = await readFile(statePath(home), 'utf8').catch(() => null);
+    if (text === null) return [];
+    return Object.values((JSON.parse(text) as { uploads: Record<string, { uploadUrl: string }> }).uploads).map((entry) => entry.uploadUrl);
+  };
+
+  test('upload goes through tus when the server offers it; --no-resume sends POST /files', async () => {
+    // Each request of the CLI process, as `METHOD /path`, through a preloaded fetch wrapper.
+    const hook = path.join(work, 'record-fetch.mjs');
+    await writeFile(
+      hook,
+      "import { appendFileSync } from 'node:fs';\nconst original = globalThis.fetch;\nglobalThis.fetch = (input, init) => {\n  appendFileSync(process.env.REQUESTS_FILE, `${init?.method ?? 'GET'} ${new URL(String(input)).pathname}\\n`);\n  return original(input, init);\n};\n",
+    );
+    const file = path.join(work, 'either way.bin');
+    const content = randomPayload(512 * 1024);
+    await writeFile(file, content);
+    const requestsOf = async (args: string[]) => {
+      const log = path.join(work, `requests-${args.length}.log`);
+      const home = path.join(work, `transport-home-${args.length}`);
+      const result = await json(['upload', file, ...args], ada, { home, env: { NODE_OPTIONS: `--import=${hook}`, REQUESTS_FILE: log } });
+      const stored = result.files[0];
+      assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
+      assert.match(stored.deleteLink, new RegExp(`/${stored.id}/delete/`));
+      assert.deepEqual(await storedUrls(home), [], 'no entry left');
+      return (await readFile(log, 'utf8')).trim().split('\n');
+    };
+    const tus = await requestsOf([]);
+    assert.deepEqual(tus.slice(0, 2), ['OPTIONS /uploads', 'POST /uploads']);
+    assert.match(tus[2]!, /^PATCH \/uploads\/\S+$/);
+    assert.ok(!tus.includes('POST /files'));
+    assert.deepEqual(await requestsOf(['--no-resume']), ['POST /files']);
+  });
+
+  test('an upload killed (SIGKILL) midway resumes when run again: the stored URL is reused and only the rest is sent', async () => {
+    const size = 64 * 1024 * 1024;
+    const big = path.join(work, 'resumed upload.bin');
+    const digest = await randomFile(big, size);
+    // Paced at 8 MiB/s through a relay, so the kill lands midway (and the relay counts what is sent).
+    const relay = await pacedRelay('127.0.0.1', Number(new URL(t.url).port), 8 * 1024 * 1024);
+    try {
+      const home = path.join(work, 'resume-home');
+      const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: ada.key };
+      const child = start(['upload', big, '--json'], { home, env });
+      child.stdin.end();
+      const exited = new Promise((resolve) => child.on('close', resolve));
+      let gone = false;
+      void exited.then(() => (gone = true));
+      // Killed once the upload exists (its URL stored before the first byte) and some MiB have gone out.
+      const deadline = Date.now() + 30_000;
+      while ((await storedUrls(home)).length === 0 || relay.received < 6 * 1024 * 1024) {
+        assert.ok(!gone, 'the upload ended before it could be killed');
+        assert.ok(Date.now() < deadline, 'the upload did not start');
+        await sleep(20);
+      }
+      child.kill('SIGKILL');
+      await exited;
+      const urls = await storedUrls(home);
+      assert.equal(urls.length, 1, 'one entry survives the kill');
+      assert.equal((await stat(statePath(home))).mode & 0o777, 0o600);
+      const url = urls[0]!;
+      const head = await fetch(url.replace(`:${relay.port}/`, `:${new URL(t.url).port}/`), { method: 'HEAD', headers: { Authorization: ada.key, 'Tus-Resumable': '1.0.0' } });
+      assert.equal(head.status, 200);
+      const offset = Number(head.headers.get('upload-offset'));
+      assert.ok(offset > 0 && offset < size, `the server holds part of the file: ${offset}`);
+
+      relay.rate = null;
+      relay.received = 0;
+      const result = await run(['upload', big, '--json'], { home, env });
+      assert.equal(result.code, 0, result.stderr);
+      const stored = JSON.parse(result.stdout).files[0];
+      assert.deepEqual([stored.name, stored.size], ['resumed upload.bin', size]);
+      assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, digest);
+      // Only the rest crossed the relay (plus the requests' heads), not the whole file again.
+      assert.ok(relay.received < size - offset + 256 * 1024, `sent ${relay.received} bytes for the ${size - offset} missing`);
+      assert.deepEqual(await storedUrls(home), [], 'the entry goes once the upload is done');
+    } finally {
+      await relay.close();
+    }
+  });
 });
