@@ -1,6 +1,8 @@
 import type { BlobStore } from './blob/blob-store.js';
 import { BlobStoreUnavailableError } from './blob/blob-store.js';
 import { LocalBlobStore } from './blob/local-blob-store.js';
+import { LocalResumableStorage } from './resumable/local-resumable-storage.js';
+import type { ResumableStorage } from './resumable/resumable-storage.js';
 import { ConfigError, type Config } from './config/config.js';
 import { redactUrl } from './config/redact-url.js';
 
@@ -62,6 +64,29 @@ async function configuredBlobStore(config: Config): Promise<BlobStore> {
     checksums,
   });
   return new S3BlobStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client, partSize: config.s3PartSize, queueSize: config.s3QueueSize });
+}
+
+/**
+ * Where resumable uploads keep their bytes, beside the blob store they become blobs of:
+ * `<data>/uploads` for the data folder, `<prefix>uploads/` in the bucket for S3.
+ */
+export async function openResumableStorage(config: Config, blobs: BlobStore): Promise<ResumableStorage> {
+  if (blobs instanceof LocalBlobStore) return new LocalResumableStorage(config.dataDir, blobs, config.uploadExpiryMs);
+  const { S3BlobStore, s3ClientConfig } = await import('./blob/s3-blob-store.js');
+  const { S3ResumableStorage } = await import('./resumable/s3-resumable-storage.js');
+  if (!(blobs instanceof S3BlobStore) || config.s3Bucket === null) throw new Error('resumable uploads need the local or the S3 blob store');
+  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
+  return new S3ResumableStorage(
+    {
+      bucket: config.s3Bucket,
+      prefix: config.s3Prefix,
+      client: s3ClientConfig({ endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums }),
+      partSize: config.s3PartSize,
+      queueSize: config.s3QueueSize,
+      expiryMs: config.uploadExpiryMs,
+    },
+    blobs,
+  );
 }
 
 /** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */

@@ -77,6 +77,38 @@ export class LocalBlobStore implements BlobStore {
     return staged.sha256;
   }
 
+  /**
+   * A finished resumable upload's file (resumable/local-resumable-storage.ts) as a staged
+   * blob: made durable, then hard-linked into staging, so publishing renames it into place
+   * as it would an upload staged here, and the upload's own file stays until its row says
+   * the file is stored (a crash in between loses nothing). A copy only where the
+   * filesystem refuses links.
+   */
+  async adoptFile(source: string, digest: { sha256: string; size: number }): Promise<StagedBlob> {
+    const handle = `${randomBytes(16).toString('hex')}.part`;
+    const target = path.join(this.tempDir, handle);
+    const file = await fs.open(source, 'r');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    try {
+      await fs.link(source, target);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EMLINK') throw error;
+      await fs.copyFile(source, target);
+      const copy = await fs.open(target, 'r');
+      try {
+        await copy.sync();
+      } finally {
+        await copy.close();
+      }
+    }
+    return { sha256: digest.sha256, size: digest.size, handle };
+  }
+
   async publish(staged: StagedBlob): Promise<string> {
     const tempPath = this.stagedPath(staged);
     const target = this.blobPath(staged.sha256);

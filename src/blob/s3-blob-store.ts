@@ -11,6 +11,7 @@ import {
   ListObjectsV2Command,
   ListPartsCommand,
   S3Client,
+  type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { S3MultipartUpload } from './s3-multipart-upload.js';
 import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
@@ -39,6 +40,13 @@ const CONNECTION_TIMEOUT_MS = 3_000;
 const INIT_TIMEOUT_MS = 10_000;
 /** Object names the store makes: 128 random bits in hex, never anything from a request. */
 const ID = /^[0-9a-f]{32}$/;
+/**
+ * The key of a blob a resumable upload wrote (resumable/s3-resumable-storage.ts): the
+ * finished upload's object `<prefix>uploads/<32 hex>` becomes the blob where it is.
+ */
+const RESUMABLE_KEY = /^uploads\/[0-9a-f]{32}$/;
+/** Where resumable uploads live, under the prefix. */
+export const RESUMABLE_FOLDER = 'uploads/';
 /** A listStaged handle: the object's id and the base64url upload id, so deleteStaged rebuilds both. */
 const STAGED_HANDLE = /^([0-9a-f]{32})\.([A-Za-z0-9_-]{1,2048})$/;
 
@@ -48,9 +56,22 @@ const STAGED_HANDLE = /^([0-9a-f]{32})\.([A-Za-z0-9_-]{1,2048})$/;
  * 'when_required'` keeps stream bodies out of aws-chunked framing with trailing CRC32,
  * which radosgw and many S3-compatible servers refuse (411 MissingContentLength).
  */
-export function createS3Client(options: { endpoint?: string; region?: string; forcePathStyle: boolean; checksums: 'when_required' | 'when_supported' }): S3Client {
+export function createS3Client(options: S3ClientOptions): S3Client {
+  return new S3Client(s3ClientConfig(options));
+}
+
+/** How the store's client is set up (createS3Client). */
+export interface S3ClientOptions {
+  endpoint?: string;
+  region?: string;
+  forcePathStyle: boolean;
+  checksums: 'when_required' | 'when_supported';
+}
+
+/** The configuration createS3Client uses, for a library that makes its own client (@tus/s3-store). */
+export function s3ClientConfig(options: S3ClientOptions): S3ClientConfig {
   const checksums = options.checksums === 'when_required' ? 'WHEN_REQUIRED' : 'WHEN_SUPPORTED';
-  return new S3Client({
+  return {
     endpoint: options.endpoint,
     // S3-compatible servers mostly ignore the region but the signature needs one; on AWS
     // without --s3-region the SDK's chain (AWS_REGION, profile) decides.
@@ -60,7 +81,7 @@ export function createS3Client(options: { endpoint?: string; region?: string; fo
     responseChecksumValidation: checksums,
     maxAttempts: MAX_ATTEMPTS,
     requestHandler: { connectionTimeout: CONNECTION_TIMEOUT_MS },
-  });
+  };
 }
 
 /**
@@ -77,6 +98,7 @@ export function createS3Client(options: { endpoint?: string; region?: string; fo
  */
 export class S3BlobStore implements BlobStore {
   private readonly bucket: string;
+  private readonly prefix: string;
   private readonly base: string;
   private readonly client: S3Client;
   private readonly partSize: number;
@@ -91,6 +113,7 @@ export class S3BlobStore implements BlobStore {
     if (!Number.isInteger(options.partSize) || options.partSize < 5 * 1024 * 1024) throw new Error(`S3 part size must be at least 5 MiB: ${options.partSize}`);
     if (!Number.isInteger(options.queueSize) || options.queueSize < 1) throw new Error(`S3 queue size must be at least 1: ${options.queueSize}`);
     this.bucket = options.bucket;
+    this.prefix = options.prefix;
     this.base = `${options.prefix}blobs/`;
     this.client = options.client;
     this.partSize = options.partSize;
@@ -157,6 +180,14 @@ export class S3BlobStore implements BlobStore {
     return this.checkId(staged.handle);
   }
 
+  /**
+   * A finished resumable upload (the object `<prefix>uploads/<id>`) as a staged blob: it
+   * is published where it is, as an upload staged here would be, never copied.
+   */
+  adoptResumable(uploadId: string, digest: { sha256: string; size: number }): StagedBlob {
+    return { sha256: digest.sha256, size: digest.size, handle: this.checkId(`${RESUMABLE_FOLDER}${uploadId}`) };
+  }
+
   async publish(staged: StagedBlob): Promise<string> {
     const key = this.keyFor(staged);
     // The upload already wrote the object under its key: publishing checks it is still
@@ -194,7 +225,7 @@ export class S3BlobStore implements BlobStore {
   async has(key: string): Promise<boolean> {
     // A key this store could never have made (a digest, from the local store) names nothing
     // here, as the local store answers for a key not shaped like a digest.
-    if (!ID.test(key)) return false;
+    if (!ID.test(key) && !RESUMABLE_KEY.test(key)) return false;
     const name = this.objectName(key);
     try {
       await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: name }));
@@ -231,6 +262,25 @@ export class S3BlobStore implements BlobStore {
         const id = this.idOf(object.Key);
         if (id === null || object.Size === undefined) continue;
         yield { key: id, size: object.Size, modifiedAt: object.LastModified?.getTime() ?? 0 };
+      }
+      token = page.NextContinuationToken;
+      more = truncated(page.IsTruncated, token);
+    }
+    // Finished resumable uploads are blobs too (adoptResumable); their `.info` and `.part`
+    // records are not, and are left to the resumable store.
+    const folder = `${this.prefix}${RESUMABLE_FOLDER}`;
+    token = undefined;
+    for (let more = true; more; ) {
+      let page;
+      try {
+        page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder, ContinuationToken: token, MaxKeys: this.pageSize }));
+      } catch (error) {
+        throw new BlobStorageError('list', error);
+      }
+      for (const object of page.Contents ?? []) {
+        const key = object.Key?.slice(this.prefix.length);
+        if (key === undefined || !RESUMABLE_KEY.test(key) || object.Size === undefined) continue;
+        yield { key, size: object.Size, modifiedAt: object.LastModified?.getTime() ?? 0 };
       }
       token = page.NextContinuationToken;
       more = truncated(page.IsTruncated, token);
@@ -318,11 +368,11 @@ export class S3BlobStore implements BlobStore {
 
   /** The object name of a key, validated so no name is ever built from raw input. */
   private objectName(key: string): string {
-    return this.base + this.checkId(key);
+    return RESUMABLE_KEY.test(key) ? this.prefix + key : this.base + this.checkId(key);
   }
 
   private checkId(key: string): string {
-    if (!ID.test(key)) throw new Error(`not an S3 blob key: ${key}`);
+    if (!ID.test(key) && !RESUMABLE_KEY.test(key)) throw new Error(`not an S3 blob key: ${key}`);
     return key;
   }
 

@@ -48,6 +48,8 @@ export interface Config {
   tempGraceMs: number;
   /** Files not downloaded for this many days are deleted by gc; 0 = never (default). */
   expireAfterDays: number;
+  /** A resumable upload must finish this long after it was created; gc removes it after. */
+  uploadExpiryMs: number;
   /** Whether anyone may create an account on the web site (`open`) or only operators (`closed`). */
   signup: 'open' | 'closed';
   /** Time a client has to send a request's whole head (request line and headers). */
@@ -171,6 +173,7 @@ export const SETTINGS = [
   { key: 'trustProxy', flag: 'trust-proxy', env: 'FILEHAVEN_TRUST_PROXY', parse: bool, expected: 'true or false', description: 'take the client IP from X-Forwarded-For' },
   { key: 'gcIntervalMs', flag: 'gc-interval', env: 'FILEHAVEN_GC_INTERVAL', parse: duration(0), expected: 'a duration such as 1h (0 = never)', description: 'how often the server collects garbage' },
   { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(60_000), expected: 'a duration of at least 1m (shorter would collect uploads in progress), such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
+  { key: 'uploadExpiryMs', flag: 'upload-expiry', env: 'FILEHAVEN_UPLOAD_EXPIRY', parse: duration(60_000), expected: 'a duration of at least 1m, such as 24h', description: 'time a resumable upload has to finish before gc removes it' },
   { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
   { key: 'signup', flag: 'signup', env: 'FILEHAVEN_SIGNUP', parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined), expected: 'open or closed', description: 'whether visitors may create accounts at /signup' },
   { key: 'headersTimeoutMs', flag: 'headers-timeout', env: 'FILEHAVEN_HEADERS_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 20s', description: 'time a client has to send a request head' },
@@ -223,6 +226,7 @@ export const DEFAULTS: Config = {
   gcIntervalMs: 3_600_000,
   tempGraceMs: 3_600_000,
   expireAfterDays: 0,
+  uploadExpiryMs: 24 * 3_600_000,
   signup: 'closed',
   headersTimeoutMs: 20_000,
   idleTimeoutMs: 60_000,

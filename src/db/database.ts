@@ -18,6 +18,31 @@ export interface Database {
   sign_in_addresses: SignInAddressesTable;
   reservations: ReservationsTable;
   run_leases: RunLeasesTable;
+  resumable_uploads: ResumableUploadsTable;
+  upload_locks: UploadLocksTable;
+}
+
+/** A resumable upload in progress, or stored and not yet forgotten (migration 0010). */
+export interface ResumableUploadsTable {
+  id: string;
+  account_id: number;
+  filename: string;
+  folder_id: string | null;
+  length: number;
+  reservation_id: number | null;
+  /** JSON: DigestCheckpoint[] (resumable/upload-digest.ts). */
+  digest_checkpoints: Generated<string>;
+  file_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Who writes a resumable upload now (migration 0010). */
+export interface UploadLocksTable {
+  upload_id: string;
+  holder: string;
+  lease_until: number;
+  release_requested: Generated<number>;
 }
 
 /** A job one server runs at a time (migration 0009). */

@@ -11,6 +11,7 @@ import type { MetadataStore, Repositories } from './repositories/repositories.js
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { locksRepository } from './repositories/locks-repository.js';
 import { reservationsRepository } from './repositories/reservations-repository.js';
+import { resumableUploadsRepository, uploadLocksRepository } from './repositories/resumable-uploads-repository.js';
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
@@ -29,6 +30,8 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     signInAddresses: signInAddressesRepository(db),
     reservations: reservationsRepository(db, engine),
     runLeases: runLeasesRepository(db),
+    resumableUploads: resumableUploadsRepository(db),
+    uploadLocks: uploadLocksRepository(db),
     locks: locksRepository(db, engine),
   };
 }

@@ -9,6 +9,7 @@ import * as blobKeys from './migrations/0006-blob-keys.js';
 import * as reservations from './migrations/0007-reservations.js';
 import * as listingIndexes from './migrations/0008-listing-indexes.js';
 import * as runLeases from './migrations/0009-run-leases.js';
+import * as resumableUploads from './migrations/0010-resumable-uploads.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -26,6 +27,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0007-reservations': reservations,
   '0008-listing-indexes': listingIndexes,
   '0009-run-leases': runLeases,
+  '0010-resumable-uploads': resumableUploads,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

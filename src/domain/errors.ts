@@ -47,6 +47,7 @@ export const errors = {
   notPremium: () => new ApiError('errorPermissionDenied', 403, 'An active premium account is required'),
   accountNotFound: () => new ApiError('errorAccountNotFound', 404, 'Account does not exist'),
   fileNotFound: () => new ApiError('errorFileNotFound', 404, 'File does not exist or is deleted'),
+  uploadNotFound: () => new ApiError('errorFileNotFound', 404, 'Upload does not exist or has expired'),
   folderNotFound: () => new ApiError('errorFolderNotFound', 404, 'Folder does not exist or is deleted'),
   fileNotDownloadable: () =>
     new ApiError('errorFileInNoDownloadedStatus', 410, 'File is not available or is deleted'),

@@ -6,6 +6,7 @@ import { registerAccountRoutes } from './api/account-routes.js';
 import { registerApiKeyRoutes } from './api/apikeys-routes.js';
 import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
+import { registerUploadRoutes } from './api/uploads-routes.js';
 import type { HttpContext, ServerLifecycle } from './context.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { Links } from './links.js';
@@ -106,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerApiKeyRoutes(app, context);
   registerFileRoutes(app, context);
   registerFolderRoutes(app, context);
+  registerUploadRoutes(app, context);
   registerAccountRoutes(app, context);
   registerFilePages(app, context);
   registerCopyToAccount(app, context);

@@ -62,6 +62,7 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
     redis,
     uploads: new UploadVolume({
       quota: new ReservedUploadQuota({ store: deps.store, reservations: deps.reservations, clock: deps.clock }),
+      store: deps.store,
       log: deps.store.uploadLog,
       clock: deps.clock,
       isPremium: deps.isPremium,

@@ -1,4 +1,4 @@
-import type { MetadataStore } from '../db/repositories/repositories.js';
+import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { ReservationsService } from '../services/reservations-service.js';
 
@@ -26,6 +26,40 @@ export type Reservation = { granted: true } | { granted: false; retryAfterMs: nu
 export interface UploadQuota {
   /** Starts counting one upload of an account against `limit` bytes per window. */
   open(accountId: number, limit: number): Promise<UploadTicket>;
+  /**
+   * Reserves `bytes` for an upload that outlives the request that starts it (a resumable
+   * upload): a row no process holds, leased until `lease.until`, written with whatever
+   * `within` writes in the same transaction. Refused, writing nothing, when the account's
+   * stored volume plus every reservation would pass the limit.
+   */
+  reserveDetached(accountId: number, limit: number, bytes: number, lease: DetachedLease, within: (repos: Repositories, reservationId: number) => Promise<void>): Promise<Reservation>;
+  /**
+   * Whether the account is still within `limit` with what it has stored and reserved (a
+   * limit lowered, a premium ended while a resumable upload waited): refused, with when
+   * enough frees up, when it is over.
+   */
+  recheck(accountId: number, limit: number): Promise<Reservation>;
+}
+
+/** Who a detached reservation row names, and until when it counts. */
+export interface DetachedLease {
+  /** Never a server's name (those match --server-name's pattern), so no start settles it. */
+  server: string;
+  /** The upload's own id. */
+  instance: string;
+  until: number;
+}
+
+/**
+ * Ends a detached reservation in the caller's transaction: a stored upload's bytes become
+ * its upload_log row (under the account's lock, like a check); a given-up one's just go.
+ * Whether the row was still there (gc may have settled an expired one).
+ */
+export async function settleDetached(repos: Repositories, reservationId: number, stored: { accountId: number; bytes: number; at: number } | null): Promise<boolean> {
+  if (stored) await repos.locks.uploadVolume(stored.accountId);
+  const row = await repos.reservations.take(reservationId);
+  if (stored) await repos.uploadLog.record(stored.accountId, stored.bytes, stored.at);
+  return row !== null;
 }
 
 /** One upload's share of its account's volume. */
@@ -146,6 +180,30 @@ export class ReservedUploadQuota implements UploadQuota {
       commit: (bytes, at) => end({ bytes, at }),
       release: () => end(null),
     };
+  }
+
+  async reserveDetached(accountId: number, limit: number, bytes: number, lease: DetachedLease, within: (repos: Repositories, reservationId: number) => Promise<void>): Promise<Reservation> {
+    const { store, clock } = this.deps;
+    return store.transaction(async (repos): Promise<Reservation> => {
+      await repos.locks.uploadVolume(accountId);
+      const now = clock();
+      const used = (await repos.uploadLog.windowSum(accountId, this.windowStart(now))) + (await repos.reservations.uploadsInFlight(accountId));
+      if (bytes > limit - used) return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, bytes - (limit - used), now) };
+      const id = await repos.reservations.open({ accountId, kind: 'upload', planned: bytes, server: lease.server, instance: lease.instance, leaseUntil: lease.until, createdAt: now });
+      await within(repos, id);
+      return { granted: true };
+    });
+  }
+
+  async recheck(accountId: number, limit: number): Promise<Reservation> {
+    const { store, clock } = this.deps;
+    return store.transaction(async (repos): Promise<Reservation> => {
+      await repos.locks.uploadVolume(accountId);
+      const now = clock();
+      const used = (await repos.uploadLog.windowSum(accountId, this.windowStart(now))) + (await repos.reservations.uploadsInFlight(accountId));
+      if (used <= limit) return { granted: true };
+      return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, used - limit, now) };
+    });
   }
 
   /**

@@ -1,15 +1,17 @@
 import { pipeline, Transform, type Readable } from 'node:stream';
-import type { UploadLogRepository } from '../db/repositories/repositories.js';
+import type { MetadataStore, Repositories, UploadLogRepository } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
-import { UPLOAD_WINDOW_MS, type UploadQuota, type UploadTicket } from './upload-quota.js';
+import { UPLOAD_WINDOW_MS, type DetachedLease, type UploadQuota, type UploadTicket } from './upload-quota.js';
 
 /** upload_log rows older than the window are deleted at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface UploadVolumeDeps {
   quota: UploadQuota;
+  /** Transactions for the writes of an unlimited account's resumable upload. */
+  store: Pick<MetadataStore, 'transaction'>;
   log: UploadLogRepository;
   clock: Clock;
   /** Which limit applies: premium or free. */
@@ -66,6 +68,38 @@ export class UploadVolume {
       throw error;
     }
     return new UploadAllowance(this, account, ticket);
+  }
+
+  /**
+   * Reserves the whole of a resumable upload at its creation (`within` writes the upload's
+   * row in the same transaction): errorUploadLimit when it does not fit. An unlimited
+   * account reserves nothing (`within` gets null).
+   */
+  async reserveResumable(account: Account, bytes: number, lease: DetachedLease, within: (repos: Repositories, reservationId: number | null) => Promise<void>): Promise<void> {
+    const limit = this.limitOf(account);
+    if (limit === null) {
+      await this.deps.store.transaction((repos) => within(repos, null));
+      return;
+    }
+    const answer = await this.deps.quota.reserveDetached(account.id, limit, bytes, lease, within);
+    if (!answer.granted) {
+      this.deps.refused();
+      throw errors.uploadLimit(answer.retryAfterMs / 1000);
+    }
+  }
+
+  /**
+   * Before more bytes of a resumable upload arrive: errorUploadLimit when the account is
+   * now over its limit with what it stored and reserved (its limit went down meanwhile).
+   */
+  async recheck(account: Account): Promise<void> {
+    const limit = this.limitOf(account);
+    if (limit === null) return;
+    const answer = await this.deps.quota.recheck(account.id, limit);
+    if (!answer.granted) {
+      this.deps.refused();
+      throw errors.uploadLimit(answer.retryAfterMs / 1000);
+    }
   }
 
   /**

@@ -40,6 +40,11 @@ export const TABLES = {
   reservations: { key: 'id', serial: true },
   // Leases of jobs run one server at a time; with the site stopped, they have run out.
   run_leases: { key: 'name' },
+  // Resumable uploads in progress: rows only. Their bytes stay in the source's resumable
+  // store (migrate moves blobs, not unfinished uploads), so a client resuming one after the
+  // move is told it is gone and starts again; the row and its volume go at its expiry.
+  resumable_uploads: { key: 'id' },
+  upload_locks: { key: 'upload_id' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

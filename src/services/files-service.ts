@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { BlobStorageError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
-import { DuplicateError, type MetadataStore } from '../db/repositories/repositories.js';
+import { DuplicateError, type MetadataStore, type Repositories } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
@@ -20,6 +20,14 @@ export interface FilesServiceDeps {
   maxFileSize: number;
   /** Where unexpected storage failures are reported. */
   log: (error: unknown, message: string) => void;
+}
+
+/** Where a stored upload goes, and what else its transaction writes. */
+export interface StoreOptions {
+  /** A folder of the owner to put the file in; the root when it is gone by then. */
+  folderId?: string | null;
+  /** Runs in the transaction that creates the file row (a resumable upload marks itself stored). */
+  within?: (repos: Repositories, file: FileRecord) => Promise<void>;
 }
 
 /** A freshly created file with the one-time delete secret. */
@@ -59,14 +67,14 @@ export class FilesService {
   }
 
   /** Turns a staged upload into an active file of `owner`; the staged blob is consumed either way. */
-  async store(owner: Account, staged: StagedBlob, rawName: string | undefined): Promise<CreatedFile> {
+  async store(owner: Account, staged: StagedBlob, rawName: string | undefined, options: StoreOptions = {}): Promise<CreatedFile> {
     try {
       if (staged.size === 0) throw errors.emptyFile();
       if (await this.deps.store.blacklist.has(staged.sha256)) throw errors.blacklisted();
       const name = sanitizeFileName(rawName);
       // Name patterns (API.md 8) match the name as it would be stored.
       if ((await blacklistedNamePattern(this.deps.store.blacklist, name)) !== null) throw errors.blacklisted();
-      return await this.insertFile(owner.id, name, staged.sha256, staged.size, staged);
+      return await this.insertFile(owner.id, name, staged.sha256, staged.size, staged, undefined, options);
     } catch (error) {
       await abandonStagedBlob(this.deps.store, this.deps.blobs, staged);
       if (error instanceof ApiError) throw error;
@@ -214,6 +222,7 @@ export class FilesService {
     size: number,
     staged: StagedBlob | null,
     copyOf?: string,
+    options: StoreOptions = {},
   ): Promise<CreatedFile> {
     const deleteSecret = this.deps.ids.deleteSecret();
     for (let attempt = 1; ; attempt++) {
@@ -236,7 +245,10 @@ export class FilesService {
               // either committed before (seen here) or runs after this commit (and
               // blocks this row); store()'s first check alone left a gap.
               if (await repos.blacklist.has(sha256)) throw errors.blacklisted();
-              return repos.files.create(row);
+              const folderId = options.folderId ? await ownedFolder(repos, ownerId, options.folderId) : null;
+              const file = await repos.files.create({ ...row, folderId });
+              await options.within?.(repos, file);
+              return file;
             }).then(({ result, duplicate }) => ({ file: result, duplicate }));
           }
           // Under the digest's lock the source cannot lose its last reference meanwhile.
@@ -256,6 +268,17 @@ export class FilesService {
       }
     }
   }
+}
+
+/**
+ * The folder an upload goes to, locked against its removal, when it is still the owner's;
+ * null (the root) otherwise: a resumable upload named its folder hours ago, and its bytes
+ * matter more than where they land.
+ */
+async function ownedFolder(repos: Repositories, ownerId: number, folderId: string): Promise<string | null> {
+  await repos.locks.folder(folderId);
+  const folder = await repos.folders.byId(folderId);
+  return folder && folder.ownerId === ownerId ? folder.id : null;
 }
 
 function normalizeDigest(sha256: string): string {

@@ -30,6 +30,8 @@ export interface GcServiceDeps {
   holder: string;
   /** Real runs are counted by outcome. */
   metrics: Pick<Metrics, 'gcRan'>;
+  /** Resumable uploads past their expiry are removed with their bytes. */
+  resumable: { expire(): Promise<number> };
 }
 
 /** What one gc run removed (or, in a dry run, would remove). */
@@ -51,6 +53,8 @@ export interface GcReport {
   reservationsSettled: number;
   /** Premium traffic those gave back: planned bytes not covered by their last checkpoint. */
   trafficRefunded: number;
+  /** Resumable uploads past --upload-expiry, removed with their bytes (0 in a dry run). */
+  resumableUploadsExpired: number;
 }
 
 /** What `filehaven stats` reports. */
@@ -116,6 +120,7 @@ export class GcService {
       uploadLogPruned: 0,
       reservationsSettled: 0,
       trafficRefunded: 0,
+      resumableUploadsExpired: 0,
     };
     // Expiry first: the blobs it leaves without a live file are released by the deletes.
     await this.expire(report);
@@ -123,6 +128,7 @@ export class GcService {
     await this.removeOrphanFiles(report);
     await this.removeStaleTemp(report);
     if (!report.dryRun) {
+      report.resumableUploadsExpired = await this.deps.resumable.expire();
       const settled = await this.deps.reservations.settleAbandoned({ ofThisServer: false });
       report.reservationsSettled = settled.settled;
       report.trafficRefunded = settled.trafficRefunded;

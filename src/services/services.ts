@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
-import { openConfiguredBlobStore, openConfiguredMetadataStore } from '../composition.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage } from '../composition.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
@@ -21,6 +21,10 @@ import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
 import { UploadsService } from '../uploads/uploads-service.js';
+import { ResumableDataStore } from '../resumable/resumable-data-store.js';
+import { ResumableUploadsService } from '../resumable/resumable-uploads-service.js';
+import type { ResumableStorage } from '../resumable/resumable-storage.js';
+import { UploadLocker } from '../resumable/upload-locker.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */
 export interface Services {
@@ -32,6 +36,8 @@ export interface Services {
   files: FilesService;
   /** The upload use case every upload entry point calls (API, web form). */
   uploads: UploadsService;
+  /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
+  resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
   folders: FoldersService;
   downloads: DownloadsService;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
@@ -105,19 +111,6 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
-  const gc = new GcService({
-    store,
-    blobs,
-    files,
-    reservations,
-    clock,
-    // File modification times come from the real clock, whatever clock the metadata uses.
-    fileClock: systemClock,
-    tempGraceMs: config.tempGraceMs,
-    expireAfterDays: config.expireAfterDays,
-    holder: `${server} ${instance}`,
-    metrics,
-  });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const limits = createLimits(config, {
@@ -131,6 +124,36 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     refused: (limit) => metrics.limitRefused(limit),
   });
   const uploads = new UploadsService({ files, volume: limits.uploads, metrics });
+  const resumableStorage = await openResumableStorage(config, blobs);
+  const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, holder: `${server} ${instance}`, report: log });
+  const resumableService = new ResumableUploadsService({
+    store,
+    storage: resumableStorage,
+    files,
+    folders,
+    volume: limits.uploads,
+    locker,
+    clock,
+    expiryMs: config.uploadExpiryMs,
+    maxFileSize: config.maxFileSize,
+    log,
+  });
+  const resumable = { service: resumableService, dataStore: new ResumableDataStore(resumableStorage, resumableService), locker, storage: resumableStorage };
+  const gc = new GcService({
+    store,
+    blobs,
+    files,
+    reservations,
+    clock,
+    // File modification times come from the real clock, whatever clock the metadata uses.
+    fileClock: systemClock,
+    tempGraceMs: config.tempGraceMs,
+    expireAfterDays: config.expireAfterDays,
+    holder: `${server} ${instance}`,
+    metrics,
+    resumable: resumableService,
+  });
+
   return {
     config,
     store,
@@ -139,6 +162,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     accounts,
     files,
     uploads,
+    resumable,
     folders,
     downloads,
     reservations,

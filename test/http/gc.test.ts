@@ -25,8 +25,8 @@ const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).
  * makes bytes look old by moving gc's wall clock forward, not the bytes' times back.
  */
 function gcWithFileClock(t: TestServer, fileClock: Clock, holder = 'test gc'): GcService {
-  const { store, blobs, files, reservations, clock, config, metrics } = t.server.services;
-  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays, holder, metrics });
+  const { store, blobs, files, reservations, clock, config, metrics, resumable } = t.server.services;
+  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays, holder, metrics, resumable: resumable.service });
 }
 
 /** When the blob under `key` was last modified, as the store lists it. */
@@ -92,6 +92,7 @@ const emptyReport = (overrides: Partial<GcReport> = {}): GcReport => ({
   uploadLogPruned: 0,
   reservationsSettled: 0,
   trafficRefunded: 0,
+  resumableUploadsExpired: 0,
   ...overrides,
 });
 

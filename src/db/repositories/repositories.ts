@@ -216,6 +216,61 @@ export interface RunLeasesRepository {
   holderOf(name: string, now: number): Promise<string | null>;
 }
 
+/** A resumable (tus) upload: who will own the file, what it will be, how far its digest got. */
+export interface ResumableUploadRecord {
+  /** The tus upload id: 32 random hex, never from a request. */
+  id: string;
+  accountId: number;
+  /** The file's name as the client gave it (sanitised when the file is stored). */
+  filename: string;
+  /** The folder to store the file in; null = the account's root. */
+  folderId: string | null;
+  /** Upload-Length: the whole file's size. */
+  length: number;
+  /** The upload volume reservation holding `length` bytes; null for an unlimited account. */
+  reservationId: number | null;
+  /** The saved SHA-256 states, as JSON (resumable/upload-digest.ts). */
+  digestCheckpoints: string;
+  /** The file the finished upload became; null while it is in progress. */
+  fileId: string | null;
+  createdAt: number;
+  /** After this, the upload is refused and gc removes it with its bytes (--upload-expiry). */
+  expiresAt: number;
+}
+
+/** Resumable uploads (resumable/resumable-uploads-service.ts). */
+export interface ResumableUploadsRepository {
+  /** Inserts a new upload. */
+  create(row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId'>): Promise<void>;
+  /** The upload with this id, or null. */
+  byId(id: string): Promise<ResumableUploadRecord | null>;
+  /** Replaces the saved digest states. */
+  saveCheckpoints(id: string, checkpoints: string): Promise<void>;
+  /** Records the file the upload became; false when it already had one (or is gone). */
+  markStored(id: string, fileId: string): Promise<boolean>;
+  /** Deletes the row and returns it; null when another caller took it first. */
+  take(id: string): Promise<ResumableUploadRecord | null>;
+  /** Up to `limit` uploads whose expiry is before `now`, oldest first. */
+  expired(now: number, limit: number): Promise<ResumableUploadRecord[]>;
+  /** How many uploads are in progress (not stored yet), for `stats`. */
+  countInProgress(): Promise<number>;
+}
+
+/**
+ * Who writes a resumable upload now: one row per upload being written, held by one
+ * request of one server and renewed while it runs (resumable/upload-locker.ts).
+ */
+export interface UploadLocksRepository {
+  /** Takes the lock until `until` when it is free or expired (before `now`); whether we hold it. */
+  take(uploadId: string, holder: string, until: number, now: number): Promise<boolean>;
+  /** Moves our lock's end; says whether we still hold it and whether another request asked for it. */
+  renew(uploadId: string, holder: string, until: number): Promise<{ held: boolean; releaseRequested: boolean }>;
+  /** Asks the holder of a live lock to let go (its next renewal sees it). */
+  requestRelease(uploadId: string): Promise<void>;
+  /** Gives our lock up; another holder's is left alone. */
+  release(uploadId: string, holder: string): Promise<void>;
+}
+
 /** Aggregates for `filehaven stats` and the expiry sweep. */
 export interface HousekeepingRepository {
   /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
@@ -387,6 +442,8 @@ export interface Repositories {
   signInAddresses: SignInAddressesRepository;
   reservations: ReservationsRepository;
   runLeases: RunLeasesRepository;
+  resumableUploads: ResumableUploadsRepository;
+  uploadLocks: UploadLocksRepository;
   locks: LocksRepository;
 }
 

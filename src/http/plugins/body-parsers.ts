@@ -25,6 +25,13 @@ export async function registerBodyParsers(app: FastifyInstance): Promise<void> {
     );
   });
 
+  // tus's PATCH and creation-with-upload bodies: the resumable upload route streams them;
+  // anywhere else they are refused unread, as too large for a form.
+  app.addContentTypeParser('application/offset+octet-stream', (request, _payload, done) => {
+    if ((request.routeOptions.config as RouteFlags | undefined)?.streamBody) return done(null, undefined);
+    done(errors.bodyTooLarge(), undefined);
+  });
+
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: FORM_BODY_LIMIT }, (_request, _body, done) => done(null, undefined));
 }
 

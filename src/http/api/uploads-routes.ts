@@ -1,0 +1,217 @@
+import { STATUS_CODES } from 'node:http';
+import { Server } from '@tus/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { NodeRequest } from 'srvx/node';
+import { ApiError, errors } from '../../domain/errors.js';
+import type { Account, FileRecord } from '../../domain/types.js';
+import { UPLOAD_ID } from '../../resumable/resumable-storage.js';
+import type { FinishedUpload } from '../../resumable/resumable-uploads-service.js';
+import { entryEl, linkEl, textEl, type XmlElement } from '../atom.js';
+import type { HttpContext } from '../context.js';
+import type { Links } from '../links.js';
+import { apiKeyOf, requireAccount } from '../plugins/api-auth.js';
+import { sendAtom, sendAtomError } from '../plugins/atom-reply.js';
+import { SESSION_COOKIE } from '../web/session-plugin.js';
+import { createdFileEntry } from './file-entries.js';
+
+/** Where resumable uploads live, under {base_url}. */
+export const UPLOADS_PATH = '/uploads';
+
+/** The header a page of the site sends its session's CSRF token in (the site has no API key). */
+export const CSRF_HEADER = 'Filehaven-Csrf';
+
+/** Headers that tell a client which file its finished upload became. */
+export const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Download-Link', delete: 'Filehaven-Delete-Link' } as const;
+
+/** What one request's hooks share: the caller, and what became of the upload. */
+interface UploadRequest {
+  account: Account;
+  /** The error to answer with, in the Atom shape, instead of tus's plain text. */
+  error?: ApiError;
+  /** Set when this request finished the upload. */
+  finished?: FinishedUpload;
+}
+
+const ITEM_METHODS = ['HEAD', 'PATCH', 'DELETE', 'OPTIONS'];
+const COLLECTION_METHODS = ['POST', 'OPTIONS'];
+
+/**
+ * tus 1.0 at {base_url}/uploads (core, creation, creation-with-upload, termination,
+ * expiration) with @tus/server, for API clients (the `Authorization` API key) and the
+ * site's uploader (the session cookie plus its CSRF token in `Filehaven-Csrf`). This
+ * module only adapts: who calls, whose upload it is, and answers in the API's shape
+ * (Atom errors with the SPEC codes; the finishing request answers 200 with the `File
+ * upload result` feed of POST /files and the file's id and links as headers). The use
+ * case is ResumableUploadsService.
+ */
+export function registerUploadRoutes(app: FastifyInstance, context: HttpContext): void {
+  const { services, links } = context;
+  const { service, dataStore, locker } = services.resumable;
+  const requests = new WeakMap<Request, UploadRequest>();
+  const stateOf = (request: Request): UploadRequest => {
+    const state = requests.get(request);
+    if (!state) throw new Error('a tus hook ran for a request this route did not see');
+    return state;
+  };
+
+  const logError = (cause: unknown) => app.log.error({ err: cause }, 'a resumable upload request failed');
+  const tus = new Server({
+    path: UPLOADS_PATH,
+    datastore: dataStore,
+    locker,
+    maxSize: services.config.maxFileSize,
+    // Locations are absolute under {base_url}, whatever Host or proxy headers say.
+    generateUrl: (_request, { id }) => `${links.baseUrl}${UPLOADS_PATH}/${id}`,
+    namingFunction: () => service.newId(),
+    getFileIdFromRequest: (_request, last) => (last !== undefined && UPLOAD_ID.test(last) ? last : undefined),
+    // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
+    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, 'Retry-After'].join(', ')],
+    allowedHeaders: [CSRF_HEADER],
+    onUploadCreate: async (request, upload) => {
+      const metadata = upload.metadata ?? {};
+      await service.create(stateOf(request).account, upload.id, {
+        length: upload.size ?? 0,
+        filename: metadata.filename ?? undefined,
+        folderId: metadata.folder ?? undefined,
+      });
+      return {};
+    },
+    onUploadFinish: async (request, upload) => {
+      const state = stateOf(request);
+      state.finished = await service.finish(state.account, upload.id);
+      return { status_code: 200 };
+    },
+    onResponseError: (request, error) => {
+      const state = requests.get(request);
+      if (state) state.error = apiErrorOf(error, services.config.maxFileSize, logError);
+      return undefined;
+    },
+  });
+  const handle = (collection: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const id = collection ? undefined : (request.params as { id: string }).id;
+    try {
+      const allowed = collection ? COLLECTION_METHODS : ITEM_METHODS;
+      if (!allowed.includes(request.method)) throw errors.methodNotAllowed(allowed);
+      if (id !== undefined && !UPLOAD_ID.test(id)) throw errors.uploadNotFound();
+      // OPTIONS is tus's discovery (and CORS preflight): open to anyone.
+      const account = request.method === 'OPTIONS' ? null : await callerOf(context, request);
+      if (account && id !== undefined) {
+        const record = await service.owned(account, id);
+        if (record.fileId !== null) return await answerStored(context, request, reply, account, id, record.length);
+        if (request.method === 'PATCH') await service.beforeWrite(account, record);
+      }
+      const webRequest = new NodeRequest({ req: request.raw, res: reply.raw });
+      const state: UploadRequest = { account: account ?? ({} as Account) };
+      requests.set(webRequest, state);
+      const response = await tus.handleWeb(webRequest);
+      copyHeaders(response, reply);
+      const body = await response.text();
+      if (state.error || response.status >= 400) {
+        return sendAtomError(context, request, reply, state.error ?? apiErrorOf({ status_code: response.status, body }, services.config.maxFileSize, logError));
+      }
+      if (state.finished) return sendFinished(context, request, reply, state.finished);
+      if (account && id !== undefined && request.method === 'HEAD' && finishedOffsets(response)) {
+        // The last byte is stored but no file was made (a server died in between): make it now.
+        const finished = await service.finish(account, id);
+        reply.headers(fileHeaders(links, finished.file, null));
+      }
+      reply.code(response.status);
+      return body === '' ? reply.send() : reply.send(body);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // tus answers every request with its version, errors too.
+      reply.header('Tus-Resumable', '1.0.0');
+      return sendAtomError(context, request, reply, error);
+    }
+  };
+
+  const config = { streamBody: true };
+  app.route({ method: [...new Set([...COLLECTION_METHODS, ...ITEM_METHODS, 'GET', 'PUT'])], url: UPLOADS_PATH, config, handler: handle(true) });
+  app.route({ method: [...new Set([...COLLECTION_METHODS, ...ITEM_METHODS, 'GET', 'PUT', 'POST'])], url: `${UPLOADS_PATH}/:id`, config, handler: handle(false) });
+}
+
+/** The caller: an API key, or a signed-in browser whose request carries its session's CSRF token. */
+async function callerOf(context: HttpContext, request: FastifyRequest): Promise<Account> {
+  if (apiKeyOf(request) !== undefined) return requireAccount(context, request);
+  const token = request.cookies?.[SESSION_COOKIE];
+  const session = token ? await context.services.sessions.resume(token) : null;
+  if (!session) throw errors.wrongApiKey();
+  if (!context.services.sessions.checkCsrf(session, request.headers[CSRF_HEADER.toLowerCase()])) {
+    throw errors.permissionDenied(`A request from the site must carry the page's CSRF token in ${CSRF_HEADER}`);
+  }
+  return session.account;
+}
+
+/** An upload that already became a file: HEAD and PATCH tell which, DELETE only forgets the upload. */
+async function answerStored(context: HttpContext, request: FastifyRequest, reply: FastifyReply, account: Account, id: string, length: number): Promise<FastifyReply> {
+  const { services, links } = context;
+  reply.header('Tus-Resumable', '1.0.0');
+  if (request.method === 'DELETE') {
+    await services.resumable.service.terminate(id);
+    return reply.code(204).send();
+  }
+  const finished = await services.resumable.service.finish(account, id);
+  if (request.method === 'PATCH') {
+    if (Number(request.headers['upload-offset']) !== length) throw new ApiError('errorUploadFaild', 409, 'Upload failed: the upload is complete; its Upload-Offset is its length');
+    reply.header('Upload-Offset', String(length));
+    return sendFinished(context, request, reply, finished);
+  }
+  return reply
+    .code(200)
+    .headers({ 'Upload-Offset': String(length), 'Upload-Length': String(length), 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, null) })
+    .send();
+}
+
+/** The answer of the request that finished an upload: the `File upload result` feed of POST /files, and headers. */
+function sendFinished(context: HttpContext, request: FastifyRequest, reply: FastifyReply, finished: FinishedUpload): FastifyReply {
+  const { links } = context;
+  // The delete link is a secret, shown this once: no cache may keep it.
+  reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
+  const entry: XmlElement[] =
+    finished.deleteSecret === null
+      ? [textEl('id', finished.file.id), textEl('title', finished.file.name), textEl('ed:size', finished.file.size), linkEl(['title', 'download_link'], ['href', links.download(finished.file)], ['rel', 'enclosure'], ['length', finished.file.size])]
+      : createdFileEntry(links, finished.file, finished.deleteSecret, 'self');
+  return sendAtom(context, request, reply, 200, 'File upload result', [entryEl(...entry)]);
+}
+
+function fileHeaders(links: Links, file: FileRecord, deleteSecret: string | null): Record<string, string> {
+  const headers: Record<string, string> = { [FILE_HEADERS.id]: file.id, [FILE_HEADERS.download]: links.download(file) };
+  if (deleteSecret !== null) headers[FILE_HEADERS.delete] = links.delete(file, deleteSecret);
+  return headers;
+}
+
+/** Whether a tus HEAD answer says every byte is stored. */
+function finishedOffsets(response: Response): boolean {
+  const offset = response.headers.get('upload-offset');
+  return offset !== null && offset === response.headers.get('upload-length');
+}
+
+/** tus's headers onto the reply; the body is sent by Fastify, which sets its own length. */
+function copyHeaders(response: Response, reply: FastifyReply): void {
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length' && name !== 'content-type') reply.header(name, value);
+  });
+}
+
+/**
+ * Any failure as an ApiError with the SPEC code a client of the API expects: ours as
+ * they are, tus's by status (its plain-text reason kept as the message), anything else a
+ * logged 500 that says nothing of its cause.
+ */
+function apiErrorOf(error: unknown, maxFileSize: number, log: (cause: unknown) => unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  const tus = error as { status_code?: unknown; body?: unknown } | null;
+  if (tus && typeof tus.status_code === 'number') {
+    const status = tus.status_code;
+    const reason = typeof tus.body === 'string' && tus.body.trim() !== '' ? tus.body.trim() : (STATUS_CODES[status] ?? 'Error');
+    if (status === 404 || status === 410) return errors.uploadNotFound();
+    if (status === 413) return new ApiError('errorFileSize', 413, reason === 'Maximum size exceeded' ? errors.fileSize(maxFileSize).message : `Upload failed: ${reason}`);
+    if (status >= 500 && status !== 501) {
+      log(error);
+      return errors.uploadStorage();
+    }
+    return new ApiError('errorUploadFaild', status, `Upload failed: ${reason}`);
+  }
+  log(error);
+  return errors.uploadStorage();
+}

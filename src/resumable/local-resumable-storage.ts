@@ -1,0 +1,63 @@
+import { createReadStream, promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { FileStore } from '@tus/file-store';
+import type { StagedBlob } from '../blob/blob-store.js';
+import type { LocalBlobStore } from '../blob/local-blob-store.js';
+import { UPLOAD_ID, type ResumableStorage } from './resumable-storage.js';
+
+/**
+ * Resumable uploads as files `<data>/uploads/<id>` (bytes) and `<id>.json` (tus's record),
+ * written by @tus/file-store; the offset of an upload is its file's size, so any server on
+ * the same folder resumes it.
+ */
+export class LocalResumableStorage implements ResumableStorage {
+  readonly dataStore: FileStore;
+  private readonly directory: string;
+
+  constructor(
+    dataDir: string,
+    private readonly blobs: LocalBlobStore,
+    expiryMs: number,
+  ) {
+    this.directory = path.join(dataDir, 'uploads');
+    this.dataStore = new FileStore({ directory: this.directory, expirationPeriodInMilliseconds: expiryMs });
+  }
+
+  async sync(id: string): Promise<void> {
+    // fsync through any descriptor flushes the file's written pages.
+    const file = await fs.open(this.pathOf(id), 'r');
+    try {
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+  }
+
+  async readUnfinished(id: string, start: number, end: number): Promise<Readable | null> {
+    if (end <= start) return null;
+    return createReadStream(this.pathOf(id), { start, end: end - 1, highWaterMark: 1024 * 1024 });
+  }
+
+  async readFinished(id: string, start: number): Promise<Readable> {
+    return createReadStream(this.pathOf(id), { start, highWaterMark: 1024 * 1024 });
+  }
+
+  stage(id: string, digest: { sha256: string; size: number }): Promise<StagedBlob> {
+    return this.blobs.adoptFile(this.pathOf(id), digest);
+  }
+
+  async forgetFinished(id: string): Promise<void> {
+    await fs.rm(`${this.pathOf(id)}.json`, { force: true });
+    await fs.rm(this.pathOf(id), { force: true });
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.forgetFinished(id);
+  }
+
+  private pathOf(id: string): string {
+    if (!UPLOAD_ID.test(id)) throw new Error(`not an upload id: ${id}`);
+    return path.join(this.directory, id);
+  }
+}

@@ -1,0 +1,45 @@
+import type { Readable } from 'node:stream';
+import { DataStore, type Upload } from '@tus/utils';
+import type { ResumableStorage } from './resumable-storage.js';
+import type { ResumableUploadsService } from './resumable-uploads-service.js';
+
+/**
+ * The tus DataStore @tus/server talks to: the backend's store (ResumableStorage), with
+ * every write hashed as it passes (ResumableUploadsService.write) and every termination
+ * ending the upload's row and reservation too. Uploads must declare their length when
+ * created (no creation-defer-length): the whole length is reserved up front.
+ */
+export class ResumableDataStore extends DataStore {
+  constructor(
+    private readonly storage: ResumableStorage,
+    private readonly uploads: ResumableUploadsService,
+  ) {
+    super();
+    this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration'];
+  }
+
+  override create(upload: Upload): Promise<Upload> {
+    return this.storage.dataStore.create(upload);
+  }
+
+  override write(source: Readable, id: string, offset: number): Promise<number> {
+    return this.uploads.write(id, source, offset, (hashed) => this.storage.dataStore.write(hashed, id, offset));
+  }
+
+  override getUpload(id: string): Promise<Upload> {
+    return this.storage.dataStore.getUpload(id);
+  }
+
+  override remove(id: string): Promise<void> {
+    return this.uploads.terminate(id);
+  }
+
+  override getExpiration(): number {
+    return this.storage.dataStore.getExpiration();
+  }
+
+  override async deleteExpired(): Promise<number> {
+    // gc removes expired uploads (ResumableUploadsService.expire): it knows which became files.
+    return 0;
+  }
+}

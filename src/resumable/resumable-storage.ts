@@ -1,0 +1,41 @@
+import type { Readable } from 'node:stream';
+import type { DataStore } from '@tus/utils';
+import type { StagedBlob } from '../blob/blob-store.js';
+
+/**
+ * Where resumable uploads keep their bytes while they arrive, one implementation per blob
+ * store: @tus/file-store in `<data>/uploads` beside a LocalBlobStore, @tus/s3-store under
+ * `<prefix>uploads/` beside an S3BlobStore. A finished upload becomes a blob where it is
+ * (a hard link, or the object itself), never by copying its bytes.
+ */
+export interface ResumableStorage {
+  /** The tus store that writes and reports the uploads. */
+  readonly dataStore: DataStore;
+  /**
+   * Makes what has been written of an upload durable before its digest checkpoint is
+   * saved (an fsync); a no-op where a write is durable once acknowledged (S3 parts).
+   */
+  sync(id: string): Promise<void>;
+  /**
+   * Bytes [start, end) of an upload still in progress, for a digest to catch up after a
+   * crash; null where unfinished uploads cannot be read (S3 multipart parts).
+   */
+  readUnfinished(id: string, start: number, end: number): Promise<Readable | null>;
+  /** The bytes of a finished upload of `size` bytes from `start` on. */
+  readFinished(id: string, start: number, size: number): Promise<Readable>;
+  /**
+   * The finished upload's bytes as a staged blob of the blob store, for FilesService.store.
+   * The upload itself stays readable until `forgetFinished`.
+   */
+  stage(id: string, digest: { sha256: string; size: number }): Promise<StagedBlob>;
+  /**
+   * Removes what the tus store kept of a finished upload whose bytes were staged (its
+   * records, and its own name for the bytes where the blob has another); the blob stays.
+   */
+  forgetFinished(id: string): Promise<void>;
+  /** Removes an upload that will not become a file, with its bytes; a missing one is fine. */
+  remove(id: string): Promise<void>;
+}
+
+/** Upload ids: 128 random bits in hex, made by the server; a request's id is checked against this before any use. */
+export const UPLOAD_ID = /^[0-9a-f]{32}$/;

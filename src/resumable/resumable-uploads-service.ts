@@ -1,0 +1,293 @@
+import { randomBytes } from 'node:crypto';
+import { pipeline, Transform, type Readable } from 'node:stream';
+import type { ResumableUploadRecord, MetadataStore } from '../db/repositories/repositories.js';
+import { ApiError, errors } from '../domain/errors.js';
+import type { Clock } from '../domain/ids.js';
+import { sanitizeFileName } from '../domain/names.js';
+import type { Account } from '../domain/types.js';
+import { settleDetached } from '../limits/upload-quota.js';
+import type { UploadVolume } from '../limits/upload-volume.js';
+import type { CreatedFile, FilesService } from '../services/files-service.js';
+import type { FoldersService } from '../services/folders-service.js';
+import { blacklistedNamePattern } from '../services/moderation-service.js';
+import type { ResumableStorage } from './resumable-storage.js';
+import { bestCheckpoint, CHECKPOINT_EVERY_BYTES, parseCheckpoints, ResumableDigest, withCheckpoint, type DigestCheckpoint } from './upload-digest.js';
+import type { UploadLocker } from './upload-locker.js';
+
+/**
+ * The server name of a resumable upload's volume reservation: no server is named so
+ * (--server-name allows no space), so no server's start settles it; it lasts until the
+ * upload is stored, ended or expired.
+ */
+export const RESUMABLE_RESERVATION_SERVER = 'resumable upload';
+
+/** Expired uploads removed per gc query. */
+const EXPIRY_BATCH = 100;
+
+export interface ResumableUploadsDeps {
+  store: MetadataStore;
+  storage: ResumableStorage;
+  files: FilesService;
+  folders: FoldersService;
+  volume: UploadVolume;
+  locker: UploadLocker;
+  clock: Clock;
+  /** How long an upload may take from its creation (--upload-expiry). */
+  expiryMs: number;
+  /** Largest accepted file in bytes. */
+  maxFileSize: number;
+  log: (error: unknown, message: string) => void;
+  /** Bytes read again to finish a digest (after a crash mid-request), counted for /metrics. */
+  digestReread?: (bytes: number) => void;
+}
+
+/** What a new upload declares (Upload-Length and Upload-Metadata). */
+export interface NewUpload {
+  length: number;
+  filename: string | undefined;
+  folderId: string | undefined;
+}
+
+/** A finished upload: its file, and the delete secret when this call stored it (it is shown once). */
+export interface FinishedUpload {
+  file: CreatedFile['file'];
+  deleteSecret: string | null;
+}
+
+/**
+ * Resumable (tus) uploads as a use case of their own, shared by the API and the site
+ * (http/api/uploads-routes.ts) and gc: an upload is created with its whole length
+ * reserved against the owner's upload volume, written PATCH by PATCH while its SHA-256
+ * advances with it (upload-digest.ts), and when its last byte is stored it becomes a file
+ * through FilesService.store, as a POST /files upload does: same ids, dedup, blacklist,
+ * upload log, folder and links.
+ */
+export class ResumableUploadsService {
+  constructor(private readonly deps: ResumableUploadsDeps) {}
+
+  /** A new upload id: 128 random bits, never anything from a request. */
+  newId(): string {
+    return randomBytes(16).toString('hex');
+  }
+
+  /**
+   * Checks what the client declares and records the upload with its volume reservation,
+   * before tus creates its storage: errorEmptyFile, errorFileSize, errorFolderNotFound,
+   * errorFileInBlackList (by name), errorUploadLimit, or errorUploadFaild for a missing
+   * file name.
+   */
+  async create(owner: Account, id: string, input: NewUpload): Promise<{ expiresAt: number }> {
+    const { length, filename, folderId } = input;
+    if (filename === undefined || filename.trim() === '') throw errors.uploadMalformed('Upload-Metadata must carry the file name (key "filename")');
+    if (length === 0) throw errors.emptyFile();
+    if (length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
+    if (folderId !== undefined) await this.deps.folders.owned(owner, folderId);
+    if ((await blacklistedNamePattern(this.deps.store.blacklist, sanitizeFileName(filename))) !== null) throw errors.blacklisted();
+    const now = this.deps.clock();
+    const expiresAt = now + this.deps.expiryMs;
+    await this.deps.volume.reserveResumable(owner, length, { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt }, (repos, reservationId) =>
+      repos.resumableUploads.create({ id, accountId: owner.id, filename, folderId: folderId ?? null, length, reservationId, createdAt: now, expiresAt }),
+    );
+    return { expiresAt };
+  }
+
+  /** The caller's upload: errorFileNotFound when there is none (or it expired), errorPermissionDenied when it is another account's. */
+  async owned(caller: Account, id: string): Promise<ResumableUploadRecord> {
+    const record = await this.deps.store.resumableUploads.byId(id);
+    if (!record || (record.fileId === null && record.expiresAt <= this.deps.clock())) throw errors.uploadNotFound();
+    if (record.accountId !== caller.id) throw errors.permissionDenied('The upload belongs to another account');
+    return record;
+  }
+
+  /**
+   * Before more bytes arrive: the limits again (API.md 8), as they may have changed since
+   * the upload began: the largest file, and the account's upload volume.
+   */
+  async beforeWrite(caller: Account, record: ResumableUploadRecord): Promise<void> {
+    if (record.length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
+    await this.deps.volume.recheck(caller);
+  }
+
+  /**
+   * Writes a request's bytes at `offset` through `write` (the tus store) while the digest
+   * follows them: continued from the saved state at `offset` (or caught up to it by reading
+   * what is stored, after a crash), checkpointed every CHECKPOINT_EVERY_BYTES and at the
+   * end. Where the digest cannot be continued (an S3 upload whose last checkpoint is behind
+   * its offset), the bytes are written unhashed and `finish` reads from the checkpoint on.
+   */
+  async write(id: string, source: Readable, offset: number, write: (source: Readable) => Promise<number>): Promise<number> {
+    const record = await this.deps.store.resumableUploads.byId(id);
+    if (!record || record.fileId !== null) return write(source);
+    let checkpoints = parseCheckpoints(record.digestCheckpoints);
+    const digest = await this.digestAt(id, checkpoints, offset);
+    if (!digest) return write(source);
+    let saving: Promise<void> = Promise.resolve();
+    const save = (checkpoint: DigestCheckpoint) => {
+      saving = saving
+        .then(async () => {
+          await this.deps.storage.sync(id);
+          checkpoints = withCheckpoint(checkpoints, checkpoint);
+          await this.deps.store.resumableUploads.saveCheckpoints(id, JSON.stringify(checkpoints));
+        })
+        .catch((error: unknown) => this.deps.log(error, 'saving an upload digest checkpoint failed'));
+    };
+    let sinceCheckpoint = 0;
+    const hashing = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        digest.update(chunk);
+        sinceCheckpoint += chunk.length;
+        if (sinceCheckpoint >= CHECKPOINT_EVERY_BYTES) {
+          sinceCheckpoint = 0;
+          save(digest.checkpoint());
+        }
+        done(null, chunk);
+      },
+    });
+    // Errors travel both ways: a failing source fails the store's read, and a store that
+    // gives up destroys the source.
+    pipeline(source, hashing, () => {});
+    let stored: number;
+    try {
+      stored = await write(hashing);
+    } finally {
+      await saving;
+    }
+    // The store took exactly the bytes hashed: the state at its new offset is saved. Else
+    // the saved checkpoints stay, and the next write or finish goes on from one of them.
+    if (stored === digest.offset) {
+      save(digest.checkpoint());
+      await saving;
+    }
+    return stored;
+  }
+
+  /**
+   * Makes a finished upload a file of its owner, once: under the upload's lock, so a
+   * PATCH's finish and a HEAD's (after a crash between the last byte and the file) never
+   * run together. A finished upload that was already stored answers its file again (no
+   * delete secret then). A refused file (empty, blacklisted digest, a storage failure)
+   * removes the upload, bytes and all, and its reservation.
+   */
+  async finish(owner: Account, id: string): Promise<FinishedUpload> {
+    const lock = this.deps.locker.newLock(id);
+    await lock.lock(new AbortController().signal, async () => {});
+    try {
+      const record = await this.owned(owner, id);
+      if (record.fileId !== null) return { file: await this.deps.files.visible(record.fileId), deleteSecret: null };
+      const created = await this.storeFinished(owner, record);
+      await this.deps.storage.forgetFinished(id).catch((error: unknown) => this.deps.log(error, 'removing the records of a stored upload failed'));
+      return { file: created.file, deleteSecret: created.deleteSecret };
+    } finally {
+      await lock.unlock().catch((error: unknown) => this.deps.log(error, 'releasing an upload lock failed'));
+    }
+  }
+
+  /** Ends an upload (DELETE, tus termination): its bytes, row and reservation; a stored upload's file stays. */
+  async terminate(id: string): Promise<void> {
+    const record = await this.deps.store.resumableUploads.byId(id);
+    if (record && record.fileId === null) await this.deps.storage.remove(id);
+    await this.forget(id);
+  }
+
+  /**
+   * gc: removes uploads past their expiry with their bytes (stored ones only lose their
+   * row); an upload a request is writing right now is left for the next run. Returns how
+   * many were removed.
+   */
+  async expire(): Promise<number> {
+    let removed = 0;
+    const skipped = new Set<string>();
+    for (;;) {
+      const rows = (await this.deps.store.resumableUploads.expired(this.deps.clock(), EXPIRY_BATCH + skipped.size)).filter((row) => !skipped.has(row.id));
+      if (rows.length === 0) return removed;
+      for (const row of rows) {
+        const now = this.deps.clock();
+        if (!(await this.deps.store.uploadLocks.take(row.id, 'gc', now + 60_000, now))) {
+          skipped.add(row.id);
+          continue;
+        }
+        try {
+          if (row.fileId === null) await this.deps.storage.remove(row.id);
+          await this.forget(row.id);
+          removed++;
+        } catch (error) {
+          this.deps.log(error, `removing the expired upload ${row.id} failed; the next gc tries again`);
+          skipped.add(row.id);
+        } finally {
+          await this.deps.store.uploadLocks.release(row.id, 'gc').catch(() => {});
+        }
+      }
+    }
+  }
+
+  /** Uploads in progress (for stats). */
+  inProgress(): Promise<number> {
+    return this.deps.store.resumableUploads.countInProgress();
+  }
+
+  /** The digest state at `offset`: saved, or caught up from a saved one by reading stored bytes; null when neither can be had. */
+  private async digestAt(id: string, checkpoints: DigestCheckpoint[], offset: number): Promise<ResumableDigest | null> {
+    if (offset === 0) return ResumableDigest.fresh();
+    const best = bestCheckpoint(checkpoints, offset);
+    const resumed = best ? await ResumableDigest.resume(best) : null;
+    if (resumed && resumed.offset === offset) return resumed;
+    const from = resumed ? resumed.offset : 0;
+    const reader = await this.deps.storage.readUnfinished(id, from, offset);
+    if (!reader) return null;
+    const digest = resumed ?? (await ResumableDigest.fresh());
+    for await (const chunk of reader) digest.update(chunk as Buffer);
+    this.deps.digestReread?.(offset - from);
+    return digest.offset === offset ? digest : null;
+  }
+
+  /** The finished upload's SHA-256: from its last checkpoint, reading only what came after it. */
+  private async finalDigest(record: ResumableUploadRecord): Promise<string> {
+    const best = bestCheckpoint(parseCheckpoints(record.digestCheckpoints), record.length);
+    const digest = (best ? await ResumableDigest.resume(best) : null) ?? (await ResumableDigest.fresh());
+    if (digest.offset < record.length) {
+      const from = digest.offset;
+      for await (const chunk of await this.deps.storage.readFinished(record.id, from, record.length)) digest.update(chunk as Buffer);
+      this.deps.digestReread?.(record.length - from);
+    }
+    if (digest.offset !== record.length) throw new Error(`upload ${record.id} holds ${digest.offset} bytes, not ${record.length}`);
+    return digest.hex();
+  }
+
+  private async storeFinished(owner: Account, record: ResumableUploadRecord): Promise<CreatedFile> {
+    const upload = await this.deps.storage.dataStore.getUpload(record.id);
+    if (upload.offset !== record.length) throw errors.uploadMalformed(`the upload is not finished: ${upload.offset} of ${record.length} bytes`);
+    let created: CreatedFile;
+    try {
+      const sha256 = await this.finalDigest(record);
+      const staged = await this.deps.storage.stage(record.id, { sha256, size: record.length });
+      created = await this.deps.files.store(owner, staged, record.filename, {
+        folderId: record.folderId,
+        within: async (repos, file) => {
+          if (!(await repos.resumableUploads.markStored(record.id, file.id))) throw new Error(`upload ${record.id} was stored or removed meanwhile`);
+          // The bytes join the account's volume as the reservation ends (or, unlimited, just join).
+          const stored = { accountId: owner.id, bytes: record.length, at: this.deps.clock() };
+          if (record.reservationId === null) await repos.uploadLog.record(stored.accountId, stored.bytes, stored.at);
+          else await settleDetached(repos, record.reservationId, stored);
+        },
+      });
+    } catch (error) {
+      // Nothing of a refused upload is kept (API.md 8), and a failed store may have taken
+      // its bytes already (S3: the staged blob is the upload's object): the client starts
+      // again rather than resuming something that cannot become a file.
+      await this.deps.storage.remove(record.id).catch((removeError: unknown) => this.deps.log(removeError, `removing the refused upload ${record.id} failed; gc removes it at its expiry`));
+      await this.forget(record.id).catch((forgetError: unknown) => this.deps.log(forgetError, `forgetting the refused upload ${record.id} failed`));
+      if (error instanceof ApiError) throw error;
+      this.deps.log(error, 'storing a finished resumable upload failed');
+      throw errors.uploadStorage();
+    }
+    return created;
+  }
+
+  /** Deletes the upload's row and ends its reservation, in one transaction. */
+  private async forget(id: string): Promise<void> {
+    await this.deps.store.transaction(async (repos) => {
+      const row = await repos.resumableUploads.take(id);
+      if (row && row.fileId === null && row.reservationId !== null) await settleDetached(repos, row.reservationId, null);
+    });
+  }
+}
