@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -391,11 +392,16 @@ describe('resumable uploads (tus)', () => {
     const size = 64 * 1024 * 1024;
     const big = path.join(work, 'resumed upload.bin');
     const digest = await randomFile(big, size);
-    // Paced at 8 MiB/s through a relay, so the kill lands midway (and the relay counts what is sent).
-    const relay = await pacedRelay('127.0.0.1', Number(new URL(t.url).port), 8 * 1024 * 1024);
+    // Paced at 8 MiB/s through a relay, so the kill lands midway (and the relay counts what
+    // is sent). The server's public URL is the relay's: its upload URLs lead through it too.
+    const relay = await pacedRelay(0, 8 * 1024 * 1024);
+    const relayed = await startTestServer({ publicUrl: `http://127.0.0.1:${relay.port}` });
+    // Its {base_url} is the relay's; the relay leads to the port it listens on.
+    relay.targetPort = (relayed.server.app.server.address() as AddressInfo).port;
     try {
+      const owner = await relayed.account();
       const home = path.join(work, 'resume-home');
-      const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: ada.key };
+      const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: owner.key };
       const child = start(['upload', big, '--json'], { home, env });
       child.stdin.end();
       const exited = new Promise((resolve) => child.on('close', resolve));
@@ -414,7 +420,8 @@ describe('resumable uploads (tus)', () => {
       assert.equal(urls.length, 1, 'one entry survives the kill');
       assert.equal((await stat(statePath(home))).mode & 0o777, 0o600);
       const url = urls[0]!;
-      const head = await fetch(url.replace(`:${relay.port}/`, `:${new URL(t.url).port}/`), { method: 'HEAD', headers: { Authorization: ada.key, 'Tus-Resumable': '1.0.0' } });
+      assert.equal(new URL(url).port, String(relay.port), 'the upload URL leads through the relay');
+      const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), { method: 'HEAD', headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' } });
       assert.equal(head.status, 200);
       const offset = Number(head.headers.get('upload-offset'));
       assert.ok(offset > 0 && offset < size, `the server holds part of the file: ${offset}`);
@@ -425,11 +432,13 @@ describe('resumable uploads (tus)', () => {
       assert.equal(result.code, 0, result.stderr);
       const stored = JSON.parse(result.stdout).files[0];
       assert.deepEqual([stored.name, stored.size], ['resumed upload.bin', size]);
-      assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, digest);
+      assert.equal((await relayed.server.services.store.files.byId(stored.id))?.sha256, digest);
+      assert.match(stored.deleteLink, new RegExp(`/${stored.id}/delete/`), 'the last PATCH answered, with the delete link');
       // Only the rest crossed the relay (plus the requests' heads), not the whole file again.
       assert.ok(relay.received < size - offset + 256 * 1024, `sent ${relay.received} bytes for the ${size - offset} missing`);
       assert.deepEqual(await storedUrls(home), [], 'the entry goes once the upload is done');
     } finally {
+      await relayed.close();
       await relay.close();
     }
   });

@@ -48,6 +48,8 @@ export async function cuttableRelay(targetHost: string, targetPort: number): Pro
 export interface PacedRelay {
   /** host:port to connect to instead of the server. */
   port: number;
+  /** The server's port on 127.0.0.1; may be set after the relay listens (a server whose public URL is the relay's). */
+  targetPort: number;
   /** Bytes per second clients may send; null for no limit (changes take effect at once). */
   rate: number | null;
   /** Bytes clients have sent through the relay (requests, headers included); a test may reset it. */
@@ -55,10 +57,11 @@ export interface PacedRelay {
   close(): Promise<void>;
 }
 
-export async function pacedRelay(targetHost: string, targetPort: number, rate: number | null): Promise<PacedRelay> {
+export async function pacedRelay(targetPort: number, rate: number | null): Promise<PacedRelay> {
   const sockets = new Set<net.Socket>();
   const relay: PacedRelay = {
     port: 0,
+    targetPort,
     rate,
     received: 0,
     async close() {
@@ -67,7 +70,7 @@ export async function pacedRelay(targetHost: string, targetPort: number, rate: n
     },
   };
   const server = net.createServer((client) => {
-    const upstream = net.connect(targetPort, targetHost);
+    const upstream = net.connect(relay.targetPort, '127.0.0.1');
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
