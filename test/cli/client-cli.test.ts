@@ -388,43 +388,61 @@ describe('resumable uploads (tus)', () => {
     assert.deepEqual(await requestsOf(['--no-resume']), ['POST /files']);
   });
 
-  test('an upload killed (SIGKILL) midway resumes when run again: the stored URL is reused and only the rest is sent', async () => {
+  test('an upload interrupted (Ctrl-C), then killed (SIGKILL), resumes each time: the stored URL is reused and only the rest is sent', async () => {
     const size = 64 * 1024 * 1024;
     const big = path.join(work, 'resumed upload.bin');
     const digest = await randomFile(big, size);
-    // Paced at 8 MiB/s through a relay, so the kill lands midway (and the relay counts what
-    // is sent). The server's public URL is the relay's: its upload URLs lead through it too.
+    // Paced at 8 MiB/s through a relay, so the interruptions land midway (and the relay
+    // counts what is sent). The server's public URL is the relay's: its upload URLs, which
+    // are absolute under {base_url}, lead through it too.
     const relay = await pacedRelay(0, 8 * 1024 * 1024);
     const relayed = await startTestServer({ publicUrl: `http://127.0.0.1:${relay.port}` });
-    // Its {base_url} is the relay's; the relay leads to the port it listens on.
+    // The relay leads to the port the server listens on.
     relay.targetPort = (relayed.server.app.server.address() as AddressInfo).port;
     try {
       const owner = await relayed.account();
       const home = path.join(work, 'resume-home');
       const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: owner.key };
-      const child = start(['upload', big, '--json'], { home, env });
-      child.stdin.end();
-      const exited = new Promise((resolve) => child.on('close', resolve));
-      let gone = false;
-      void exited.then(() => (gone = true));
-      // Killed once the upload exists (its URL stored before the first byte) and some MiB have gone out.
-      const deadline = Date.now() + 30_000;
-      while ((await storedUrls(home)).length === 0 || relay.received < 6 * 1024 * 1024) {
-        assert.ok(!gone, 'the upload ended before it could be killed');
-        assert.ok(Date.now() < deadline, 'the upload did not start');
-        await sleep(20);
-      }
-      child.kill('SIGKILL');
-      await exited;
-      const urls = await storedUrls(home);
-      assert.equal(urls.length, 1, 'one entry survives the kill');
+      /** Upload-Offset of the one stored upload, asked of the server itself. */
+      const serverOffset = async (url: string) => {
+        const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), { method: 'HEAD', headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' } });
+        assert.equal(head.status, 200);
+        return Number(head.headers.get('upload-offset'));
+      };
+      /** Starts `upload BIG`, stops it with `signal` once its upload exists and 6 MiB more went out; the run's outcome. */
+      const interrupted = async (signal: NodeJS.Signals) => {
+        relay.received = 0;
+        const child = start(['upload', big, '--json'], { home, env });
+        child.stdin.end();
+        const outcome = outcomeOf(child);
+        let gone = false;
+        void outcome.then(() => (gone = true));
+        const deadline = Date.now() + 30_000;
+        // The URL is stored before the first byte is sent.
+        while ((await storedUrls(home)).length === 0 || relay.received < 6 * 1024 * 1024) {
+          assert.ok(!gone, `the upload ended before ${signal}`);
+          assert.ok(Date.now() < deadline, 'the upload did not start');
+          await sleep(20);
+        }
+        child.kill(signal);
+        return outcome;
+      };
+
+      const stopped = await interrupted('SIGINT');
+      assert.equal(stopped.code, 130, stopped.stderr);
+      assert.match(stopped.stderr, /^filehaven upload: interrupted \(SIGINT\)$/m);
+      const [url, ...others] = await storedUrls(home);
+      assert.ok(url !== undefined && others.length === 0, 'one entry is kept');
       assert.equal((await stat(statePath(home))).mode & 0o777, 0o600);
-      const url = urls[0]!;
       assert.equal(new URL(url).port, String(relay.port), 'the upload URL leads through the relay');
-      const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), { method: 'HEAD', headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' } });
-      assert.equal(head.status, 200);
-      const offset = Number(head.headers.get('upload-offset'));
-      assert.ok(offset > 0 && offset < size, `the server holds part of the file: ${offset}`);
+      const first = await serverOffset(url);
+      assert.ok(first > 0 && first < size, `the server holds part of the file: ${first}`);
+
+      const killed = await interrupted('SIGKILL');
+      assert.equal(killed.code, null, 'killed');
+      assert.deepEqual(await storedUrls(home), [url], 'the same upload, continued');
+      const second = await serverOffset(url);
+      assert.ok(second > first && second < size, `the second run went on from ${first}: ${second}`);
 
       relay.rate = null;
       relay.received = 0;
@@ -435,7 +453,7 @@ describe('resumable uploads (tus)', () => {
       assert.equal((await relayed.server.services.store.files.byId(stored.id))?.sha256, digest);
       assert.match(stored.deleteLink, new RegExp(`/${stored.id}/delete/`), 'the last PATCH answered, with the delete link');
       // Only the rest crossed the relay (plus the requests' heads), not the whole file again.
-      assert.ok(relay.received < size - offset + 256 * 1024, `sent ${relay.received} bytes for the ${size - offset} missing`);
+      assert.ok(relay.received < size - second + 256 * 1024, `sent ${relay.received} bytes for the ${size - second} missing`);
       assert.deepEqual(await storedUrls(home), [], 'the entry goes once the upload is done');
     } finally {
       await relayed.close();
