@@ -114,6 +114,8 @@ export class TusUploadTransport implements UploadTransport {
       upload.start();
     });
 
+    // The file is stored whatever happens to its entry: an entry left behind (a full
+    // disk) costs only a HEAD when the same file is uploaded again.
     if (fingerprint && this.storage) await this.storage.removeUploadsByFingerprint(fingerprint).catch(() => {});
     return this.storedFileOf(lastResponse, source);
   }
