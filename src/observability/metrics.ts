@@ -118,6 +118,11 @@ export class Metrics {
     help: 'Reserved premium traffic given back because it was not sent (downloads cut short, abandoned reservations settled).',
     registers: [this.registry],
   });
+  private readonly digestReread = new Counter({
+    name: 'filehaven_resumable_digest_reread_bytes_total',
+    help: 'Bytes of resumable uploads read again to bring a SHA-256 up to date (only after a crash mid-request).',
+    registers: [this.registry],
+  });
   private readonly gcRuns = new Counter({
     name: 'filehaven_gc_runs_total',
     help: 'gc runs of this server, by outcome (skipped: another server held the gc lease).',
@@ -229,6 +234,11 @@ export class Metrics {
   /** Reserved traffic given back (committed). */
   trafficRefunded(bytes: number): void {
     if (bytes > 0) this.refunded.inc(bytes);
+  }
+
+  /** Bytes of a resumable upload read again for its digest. */
+  resumableDigestReread(bytes: number): void {
+    if (bytes > 0) this.digestReread.inc(bytes);
   }
 
   /** A gc run of this server ended (`seconds`: how long it ran). */

@@ -6,6 +6,9 @@ import type { StagedBlob } from '../blob/blob-store.js';
 import type { LocalBlobStore } from '../blob/local-blob-store.js';
 import { UPLOAD_ID, type ResumableStorage } from './resumable-storage.js';
 
+/** The digest's state is saved this often: at most this much is read again after a crash. */
+const LOCAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
+
 /**
  * Resumable uploads as files `<data>/uploads/<id>` (bytes) and `<id>.json` (tus's record),
  * written by @tus/file-store; the offset of an upload is its file's size, so any server on
@@ -22,6 +25,10 @@ export class LocalResumableStorage implements ResumableStorage {
   ) {
     this.directory = path.join(dataDir, 'uploads');
     this.dataStore = new FileStore({ directory: this.directory, expirationPeriodInMilliseconds: expiryMs });
+  }
+
+  checkpointStep(): number {
+    return LOCAL_CHECKPOINT_BYTES;
   }
 
   async sync(id: string): Promise<void> {

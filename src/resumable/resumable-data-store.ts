@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { DataStore, type Upload } from '@tus/utils';
+import { DataStore, Upload } from '@tus/utils';
 import type { ResumableStorage } from './resumable-storage.js';
 import type { ResumableUploadsService } from './resumable-uploads-service.js';
 
@@ -26,8 +26,16 @@ export class ResumableDataStore extends DataStore {
     return this.uploads.write(id, source, offset, (hashed) => this.storage.dataStore.write(hashed, id, offset));
   }
 
-  override getUpload(id: string): Promise<Upload> {
-    return this.storage.dataStore.getUpload(id);
+  override async getUpload(id: string): Promise<Upload> {
+    try {
+      return await this.storage.dataStore.getUpload(id);
+    } catch (error) {
+      // An upload that became a file has left the tus store; @tus/server still asks after it
+      // (creation-with-upload reads it back after finishing). It is whole.
+      const stored = await this.uploads.storedUpload(id);
+      if (!stored) throw error;
+      return new Upload({ id, size: stored.length, offset: stored.length, creation_date: new Date(stored.createdAt).toISOString() });
+    }
   }
 
   override remove(id: string): Promise<void> {

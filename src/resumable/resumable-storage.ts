@@ -12,6 +12,13 @@ export interface ResumableStorage {
   /** The tus store that writes and reports the uploads. */
   readonly dataStore: DataStore;
   /**
+   * Where the digest saves its state, in bytes from the start of an upload of `length`:
+   * at every multiple of this. On S3 the part size, since an upload a crash interrupts
+   * resumes from a part boundary and then finds its state saved exactly there; locally a
+   * bound on what is read again after a crash (the file is readable up to its offset).
+   */
+  checkpointStep(length: number): number;
+  /**
    * Makes what has been written of an upload durable before its digest checkpoint is
    * saved (an fsync); a no-op where a write is durable once acknowledged (S3 parts).
    */

@@ -11,7 +11,7 @@ import type { CreatedFile, FilesService } from '../services/files-service.js';
 import type { FoldersService } from '../services/folders-service.js';
 import { blacklistedNamePattern } from '../services/moderation-service.js';
 import type { ResumableStorage } from './resumable-storage.js';
-import { bestCheckpoint, CHECKPOINT_EVERY_BYTES, parseCheckpoints, ResumableDigest, withCheckpoint, type DigestCheckpoint } from './upload-digest.js';
+import { bestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint, type DigestCheckpoint } from './upload-digest.js';
 import type { UploadLocker } from './upload-locker.js';
 
 /**
@@ -111,35 +111,35 @@ export class ResumableUploadsService {
   /**
    * Writes a request's bytes at `offset` through `write` (the tus store) while the digest
    * follows them: continued from the saved state at `offset` (or caught up to it by reading
-   * what is stored, after a crash), checkpointed every CHECKPOINT_EVERY_BYTES and at the
-   * end. Where the digest cannot be continued (an S3 upload whose last checkpoint is behind
-   * its offset), the bytes are written unhashed and `finish` reads from the checkpoint on.
+   * what is stored, after a crash), its state saved at every multiple of the storage's
+   * checkpoint step and at the end. Where the digest cannot be continued (an S3 upload
+   * whose saved states are all behind its offset), the bytes are written unhashed and
+   * `finish` reads from the last saved state on.
    */
   async write(id: string, source: Readable, offset: number, write: (source: Readable) => Promise<number>): Promise<number> {
     const record = await this.deps.store.resumableUploads.byId(id);
     if (!record || record.fileId !== null) return write(source);
-    let checkpoints = parseCheckpoints(record.digestCheckpoints);
+    const checkpoints = { list: parseCheckpoints(record.digestCheckpoints) };
     const digest = await this.digestAt(id, checkpoints, offset);
     if (!digest) return write(source);
     let saving: Promise<void> = Promise.resolve();
     const save = (checkpoint: DigestCheckpoint) => {
-      saving = saving
-        .then(async () => {
-          await this.deps.storage.sync(id);
-          checkpoints = withCheckpoint(checkpoints, checkpoint);
-          await this.deps.store.resumableUploads.saveCheckpoints(id, JSON.stringify(checkpoints));
-        })
-        .catch((error: unknown) => this.deps.log(error, 'saving an upload digest checkpoint failed'));
+      saving = saving.then(() => this.saveCheckpoint(id, checkpoints, checkpoint));
     };
-    let sinceCheckpoint = 0;
+    const step = this.deps.storage.checkpointStep(record.length);
+    let next = (Math.floor(offset / step) + 1) * step;
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
-        digest.update(chunk);
-        sinceCheckpoint += chunk.length;
-        if (sinceCheckpoint >= CHECKPOINT_EVERY_BYTES) {
-          sinceCheckpoint = 0;
+        // The state is taken exactly at each multiple of the step, where a resume can find it.
+        let rest = chunk;
+        while (digest.offset + rest.length >= next) {
+          const head = next - digest.offset;
+          digest.update(rest.subarray(0, head));
           save(digest.checkpoint());
+          rest = rest.subarray(head);
+          next += step;
         }
+        digest.update(rest);
         done(null, chunk);
       },
     });
@@ -153,12 +153,20 @@ export class ResumableUploadsService {
       await saving;
     }
     // The store took exactly the bytes hashed: the state at its new offset is saved. Else
-    // the saved checkpoints stay, and the next write or finish goes on from one of them.
-    if (stored === digest.offset) {
-      save(digest.checkpoint());
-      await saving;
-    }
+    // the saved states stay, and the next write or finish goes on from one of them.
+    if (stored === digest.offset) await this.saveCheckpoint(id, checkpoints, digest.checkpoint());
     return stored;
+  }
+
+  /** Saves a digest state once the bytes it covers are durable; a failure only costs a longer read later. */
+  private async saveCheckpoint(id: string, checkpoints: { list: DigestCheckpoint[] }, checkpoint: DigestCheckpoint): Promise<void> {
+    try {
+      await this.deps.storage.sync(id);
+      checkpoints.list = withCheckpoint(checkpoints.list, checkpoint);
+      await this.deps.store.resumableUploads.saveCheckpoints(id, JSON.stringify(checkpoints.list));
+    } catch (error) {
+      this.deps.log(error, 'saving an upload digest checkpoint failed');
+    }
   }
 
   /**
@@ -220,15 +228,21 @@ export class ResumableUploadsService {
     }
   }
 
+  /** The upload's row when it has become a file; null otherwise. */
+  async storedUpload(id: string): Promise<ResumableUploadRecord | null> {
+    const record = await this.deps.store.resumableUploads.byId(id);
+    return record && record.fileId !== null ? record : null;
+  }
+
   /** Uploads in progress (for stats). */
   inProgress(): Promise<number> {
     return this.deps.store.resumableUploads.countInProgress();
   }
 
-  /** The digest state at `offset`: saved, or caught up from a saved one by reading stored bytes; null when neither can be had. */
-  private async digestAt(id: string, checkpoints: DigestCheckpoint[], offset: number): Promise<ResumableDigest | null> {
+  /** The digest state at `offset`: saved, or caught up from a saved one by reading stored bytes (and saved); null when neither can be had. */
+  private async digestAt(id: string, checkpoints: { list: DigestCheckpoint[] }, offset: number): Promise<ResumableDigest | null> {
     if (offset === 0) return ResumableDigest.fresh();
-    const best = bestCheckpoint(checkpoints, offset);
+    const best = bestCheckpoint(checkpoints.list, offset);
     const resumed = best ? await ResumableDigest.resume(best) : null;
     if (resumed && resumed.offset === offset) return resumed;
     const from = resumed ? resumed.offset : 0;
@@ -237,7 +251,10 @@ export class ResumableUploadsService {
     const digest = resumed ?? (await ResumableDigest.fresh());
     for await (const chunk of reader) digest.update(chunk as Buffer);
     this.deps.digestReread?.(offset - from);
-    return digest.offset === offset ? digest : null;
+    if (digest.offset !== offset) return null;
+    // Saved at once: another crash before the next checkpoint does not read this again.
+    await this.saveCheckpoint(id, checkpoints, digest.checkpoint());
+    return digest;
   }
 
   /** The finished upload's SHA-256: from its last checkpoint, reading only what came after it. */

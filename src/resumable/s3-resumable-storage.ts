@@ -38,6 +38,11 @@ class FolderedS3Store extends S3Store {
     );
   }
 
+  /** The size of every part of an upload of `length` bytes but its last (the library's own choice). */
+  partSizeFor(length: number): number {
+    return this.calcOptimalPartSize(length);
+  }
+
   /** Drops tus's records of a finished upload whose object became a blob. */
   async forget(id: string): Promise<void> {
     await this.client.deleteObjects({ Bucket: this.bucket, Delete: { Objects: [{ Key: this.infoKey(id) }, { Key: this.partKey(id, true) }] } });
@@ -75,6 +80,10 @@ export class S3ResumableStorage implements ResumableStorage {
       },
       `${options.prefix}${RESUMABLE_FOLDER}`,
     );
+  }
+
+  checkpointStep(length: number): number {
+    return this.dataStore.partSizeFor(length);
   }
 
   async sync(): Promise<void> {

@@ -16,14 +16,12 @@ export interface DigestCheckpoint {
   state: string;
 }
 
-/** A long PATCH saves its state this often, so a crash mid-request costs at most this much of a read. */
-export const CHECKPOINT_EVERY_BYTES = 64 * 1024 * 1024;
-
 /**
  * Checkpoints kept per upload. The newest may be ahead of the bytes that reached storage
- * when a server dies (hashed, still in a buffer); an older one then still fits.
+ * when a server dies (hashed, still in a buffer, or S3 parts still being sent, a few at a
+ * time); an older one then still fits.
  */
-export const KEPT_CHECKPOINTS = 3;
+export const KEPT_CHECKPOINTS = 8;
 
 /** A running SHA-256 that can be saved and resumed. */
 export class ResumableDigest {

@@ -137,6 +137,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     expiryMs: config.uploadExpiryMs,
     maxFileSize: config.maxFileSize,
     log,
+    digestReread: (bytes) => metrics.resumableDigestReread(bytes),
   });
   const resumable = { service: resumableService, dataStore: new ResumableDataStore(resumableStorage, resumableService), locker, storage: resumableStorage };
   const gc = new GcService({

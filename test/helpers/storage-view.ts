@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
@@ -63,6 +64,12 @@ export interface StorageView {
   unnamedBlobKeys(): Promise<string[]>;
   /** Staged uploads and unnamed keys together, labelled: [] once every upload has finished cleanly. */
   leftovers(): Promise<string[]>;
+  /**
+   * What the resumable upload store holds, by name: `<data>/uploads/*` locally; on S3 the
+   * objects under `<prefix>uploads/` that are no blob and its unfinished multipart uploads
+   * (`multipart <key>`).
+   */
+  resumable(): Promise<string[]>;
   /** The key the digest's blob row records, or null without a row. */
   keyOf(sha256: string): Promise<string | null>;
   /** Whether bytes are stored under a key. */
@@ -156,6 +163,15 @@ export async function openStorageView(services: Services): Promise<StorageView> 
     async leftovers() {
       const staged = (await view.stagedUploads()).map((handle) => `staged ${handle}`);
       return [...staged, ...(await view.unnamedBlobKeys()).map((key) => `unnamed ${key}`)];
+    },
+    async resumable() {
+      if (local) {
+        const names = await readdir(path.join(config.dataDir, 'uploads')).catch(() => [] as string[]);
+        return names.sort();
+      }
+      // A finished upload's object is its blob (S3BlobStore.adoptResumable): those are not leftovers.
+      const named = await namedKeys();
+      return (await bucketPolicy!.resumableNames(`${config.s3Prefix}uploads/`)).filter((name) => !named.has(`uploads/${name}`));
     },
     async keyOf(sha256) {
       const row = await db.selectFrom('blobs').select(['sha256', 'object_key']).where('sha256', '=', sha256).executeTakeFirst();
@@ -294,6 +310,16 @@ class BucketPolicy {
   async deny(name: string, action: string, pattern: string): Promise<void> {
     this.statements.set(name, { Sid: name.replace(/[^A-Za-z0-9]/g, ''), Effect: 'Deny', Principal: '*', Action: [action], Resource: [`arn:aws:s3:::${this.bucket}/${pattern}`] });
     await this.apply();
+  }
+
+  /** Objects and unfinished multipart uploads under a folder, by name. */
+  async resumableNames(folder: string): Promise<string[]> {
+    const objects = await this.client.send(new this.commands.ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder }));
+    const uploads = await this.client.send(new this.commands.ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: folder }));
+    return [
+      ...(objects.Contents ?? []).map((object) => object.Key!.slice(folder.length)),
+      ...(uploads.Uploads ?? []).map((upload) => `multipart ${upload.Key!.slice(folder.length)}`),
+    ].sort();
   }
 
   /** Takes a denial back. */

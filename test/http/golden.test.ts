@@ -107,6 +107,7 @@ const SLOTS: Slot[] = [
   { token: '{copy_id}', name: 'copyId', pattern: FILE_ID },
   { token: '{copy_secret}', name: 'copySecret', pattern: HEX32 },
   { token: '{folder_id}', name: 'folderId', pattern: FILE_ID },
+  { token: '{upload_id}', name: 'uploadId', pattern: HEX32 },
   // A URL path segment of unreserved characters only (no escaping needed anywhere).
   { token: '{token}', name: 'token', pattern: '[A-Za-z0-9._~-]+' },
 ];
@@ -417,4 +418,65 @@ test('a name with <&">\' is XML-escaped (quotes stay literal in text) in the tit
     ]),
     { fileId },
   );
+});
+
+// ---------------------------------------------------------------------------------------
+// Resumable uploads (tus, README "Resumable uploads"): the request that stores the last
+// byte answers the upload feed of POST /files, with the upload's own URL as id and self.
+
+const TUS = { 'Tus-Resumable': '1.0.0' };
+const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+/** Creates a resumable upload of `report 2026.pdf`; its id. */
+async function createReportUpload(): Promise<string> {
+  const created = await srv.fetch('/uploads', auth(ada, { method: 'POST', headers: { ...TUS, 'Upload-Length': String(REPORT.length), 'Upload-Metadata': `filename ${b64(REPORT_NAME)}` } }));
+  assert.equal(created.status, 201, await created.text());
+  const location = created.headers.get('location') ?? '';
+  assert.ok(location.startsWith(`${srv.url}/uploads/`), location);
+  return location.slice(`${srv.url}/uploads/`.length);
+}
+
+const patch = (id: string, offset: number, body: Buffer) =>
+  srv.fetch(`/uploads/${id}`, auth(ada, { method: 'PATCH', headers: { ...TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' }, body: new Uint8Array(body) }));
+
+test('resumable upload: the finishing PATCH (200) is the API.md upload feed with the upload URL as id and self link', async () => {
+  const uploadId = await createReportUpload();
+  const first = await patch(uploadId, 0, REPORT.subarray(0, 20000));
+  assert.equal(first.status, 204, await first.text());
+  assert.equal(first.headers.get('upload-offset'), '20000');
+  const expected = feed('File upload result', '/uploads/{upload_id}', UPLOAD_ENTRY);
+  const { bindings } = await golden(await patch(uploadId, 20000, REPORT.subarray(20000)), 200, expected, { uploadId });
+  // The same file as a POST /files upload of these bytes: same name, size and links.
+  const fileId = bindings.get('fileId')!;
+  await golden(
+    await srv.fetch(`/files/${fileId}`, auth(ada)),
+    200,
+    feed('File Full info', '/files/{file_id}', [
+      '  <entry>',
+      '    <id>{file_id}</id>',
+      '    <title>report 2026.pdf</title>',
+      '    <ed:status>A</ed:status>',
+      '    <link href="{web_url}/{file_id}/report%202026.pdf" rel="enclosure" length="48213"/>',
+      '  </entry>',
+    ]),
+    { fileId },
+  );
+});
+
+test('resumable upload: errors are the API.md error feed with a SPEC code', async () => {
+  const uploadId = await createReportUpload();
+  // A PATCH at the wrong offset: 409, tus's reason as the message.
+  await golden(await patch(uploadId, 5, REPORT.subarray(5, 10)), 409, errorFeed('/uploads/{upload_id}', 'errorUploadFaild', 'Upload failed: Upload-Offset conflict'), { uploadId });
+  // No key: the API's 401.
+  const anonymous = await srv.fetch(`/uploads/${uploadId}`, { method: 'HEAD', headers: TUS });
+  assert.equal(anonymous.status, 401);
+  await golden(
+    await srv.fetch(`/uploads/${uploadId}`, { method: 'PATCH', headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' }, body: 'x' }),
+    401,
+    errorFeed('/uploads/{upload_id}', 'errorPermissionDenied', 'Wrong apikey'),
+    { uploadId },
+  );
+  // An upload that does not exist.
+  const missing = 'f'.repeat(32);
+  await golden(await patch(missing, 0, REPORT.subarray(0, 1)), 404, errorFeed(`/uploads/${missing}`, 'errorFileNotFound', 'Upload does not exist or has expired'));
 });

@@ -1,0 +1,343 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, test } from 'node:test';
+import { directLink, sha256 } from '../helpers/downloads.js';
+import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { createUpload, deleteUpload, headUpload, offsetOf, patchUpload, streamedPatch, TUS, uploadInChunks } from '../helpers/tus.js';
+
+// Issue 11: tus 1.0 resumable uploads at {base_url}/uploads, on the run's backend (the
+// data folder with SQLite, or S3 with PostgreSQL). A finished upload is a normal file;
+// bad input gets a clear Atom error and leaves nothing behind.
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const DAY = 24 * 3_600_000;
+const MAX_FILE = 24 * MiB;
+const FREE_VOLUME = 2 * MiB;
+const PREMIUM_VOLUME = 96 * MiB;
+const EXPIRY = 2 * DAY;
+/** A hang guard, not a speed check. */
+const GUARD = { timeout: 120_000 };
+
+const clock = new TestClock();
+let t: TestServer;
+let ada: TestAccount;
+before(async () => {
+  t = await startTestServer({ maxFileSize: MAX_FILE, uploadVolumeFree: FREE_VOLUME, uploadVolumePremium: PREMIUM_VOLUME, uploadExpiryMs: EXPIRY }, clock);
+  ada = await t.account({ premiumDays: 365, trafficBytes: 1024 * MiB });
+});
+after(() => t.close());
+
+function expectError(status: number, body: string, expected: number, code: string): void {
+  assert.equal(status, expected, body);
+  assert.equal(atomError(body)?.code, code, body);
+}
+
+/** The bytes of a stored file, through a direct link. */
+async function downloaded(id: string, key = ada.key): Promise<Buffer> {
+  const response = await fetch(await directLink(t, key, id), { headers: { Authorization: key } });
+  assert.equal(response.status, 200);
+  return Buffer.from(await response.arrayBuffer());
+}
+
+/** Nothing of unfinished or refused uploads anywhere: resumable store, staging, unnamed blobs. */
+async function expectNothingLeft(): Promise<void> {
+  assert.deepEqual(await t.storage.resumable(), [], 'the resumable store is empty');
+  assert.deepEqual(await t.storage.leftovers(), [], 'no staged upload, no unnamed blob');
+}
+
+async function uploadRows(accountId: number): Promise<number> {
+  return t.storage.count('resumable_uploads', { account_id: accountId });
+}
+
+async function reservedUploadBytes(accountId: number): Promise<number> {
+  const rows = await t.storage.rows('reservations');
+  return rows.filter((row) => Number(row.account_id) === accountId && row.kind === 'upload').reduce((sum, row) => sum + Number(row.planned), 0);
+}
+
+describe('protocol', () => {
+  test('OPTIONS: tus 1.0.0, its extensions, the largest file', async () => {
+    const response = await t.fetch('/uploads', { method: 'OPTIONS' });
+    assert.equal(response.status, 204);
+    assert.equal(response.headers.get('tus-version'), '1.0.0');
+    assert.deepEqual(response.headers.get('tus-extension')?.split(','), ['creation', 'creation-with-upload', 'termination', 'expiration']);
+    assert.equal(response.headers.get('tus-max-size'), String(MAX_FILE));
+  });
+
+  test('a file in three PATCHes is a normal file: listed, downloadable, same bytes; the upload is forgotten', GUARD, async () => {
+    const content = randomBytes(5 * MiB + 123);
+    const created = await createUpload(t, ada.key, { length: content.length, metadata: { filename: 'three parts.bin' } });
+    assert.equal(created.response.status, 201, created.body);
+    assert.match(created.id, /^[0-9a-f]{32}$/);
+    assert.ok(created.response.headers.get('upload-expires'), 'Upload-Expires');
+    assert.equal(await reservedUploadBytes(ada.account.id), content.length, 'the whole length is reserved at creation');
+
+    const cuts = [0, 2 * MiB, 4 * MiB, content.length];
+    let last: Awaited<ReturnType<typeof patchUpload>> | null = null;
+    for (let i = 0; i + 1 < cuts.length; i++) {
+      last = await patchUpload(t, ada.key, created.id, cuts[i]!, content.subarray(cuts[i], cuts[i + 1]));
+      const final = i + 2 === cuts.length;
+      assert.equal(last.response.status, final ? 200 : 204, last.body);
+      assert.equal(last.response.headers.get('upload-offset'), String(cuts[i + 1]));
+      if (!final) assert.equal(await offsetOf(t, ada.key, created.id), cuts[i + 1]);
+    }
+    const response = last!.response;
+    const fileId = response.headers.get('filehaven-file-id')!;
+    assert.match(fileId, /^[A-Z0-9]{10}$/);
+    assert.equal(response.headers.get('filehaven-download-link'), `${t.server.webUrl}/${fileId}/three%20parts.bin`);
+    assert.match(response.headers.get('filehaven-delete-link') ?? '', new RegExp(`/${fileId}/delete/[0-9a-f]{32}$`));
+    assert.equal(response.headers.get('cache-control'), 'no-store');
+    assert.match(last!.body, new RegExp(`<id>${fileId}</id>`));
+
+    // The file as any other: listed, its digest recorded, its bytes served.
+    const listing = await (await t.fetch('/files', { headers: { Authorization: ada.key } })).text();
+    assert.match(listing, new RegExp(`<id>${fileId}</id>`));
+    const [row] = (await t.storage.rows('files')).filter((file) => file.id === fileId);
+    assert.equal(row?.sha256, sha256(content));
+    assert.equal(sha256(await downloaded(fileId)), sha256(content));
+    // Its bytes joined the upload volume; the reservation ended; nothing else stays.
+    assert.equal(await reservedUploadBytes(ada.account.id), 0);
+    const logged = (await t.storage.rows('upload_log')).filter((entry) => Number(entry.account_id) === ada.account.id && Number(entry.bytes) === content.length);
+    assert.equal(logged.length, 1);
+    await expectNothingLeft();
+  });
+
+  test('creation-with-upload: a POST with the whole file answers the file (200); with part of it, the offset (201)', GUARD, async () => {
+    const whole = randomBytes(300 * KiB);
+    const done = await createUpload(t, ada.key, { length: whole.length, metadata: { filename: 'one go.bin' }, body: whole });
+    assert.equal(done.response.status, 200, done.body);
+    const fileId = done.response.headers.get('filehaven-file-id')!;
+    assert.equal(sha256(await downloaded(fileId)), sha256(whole));
+
+    const partial = await createUpload(t, ada.key, { length: whole.length, metadata: { filename: 'two goes.bin' }, body: whole.subarray(0, 100 * KiB) });
+    assert.equal(partial.response.status, 201, partial.body);
+    assert.equal(partial.response.headers.get('upload-offset'), String(100 * KiB));
+    const rest = await patchUpload(t, ada.key, partial.id, 100 * KiB, whole.subarray(100 * KiB));
+    assert.equal(rest.response.status, 200, rest.body);
+    await expectNothingLeft();
+  });
+
+  test('the folder of Upload-Metadata holds the file', GUARD, async () => {
+    const folder = await t.server.services.folders.create(ada.account, 'resumed');
+    const result = await uploadInChunks(t, ada.key, 'in folder.txt', Buffer.from('into the folder\n'), 8, { folder: folder.id });
+    assert.equal(result.response.status, 200, result.body);
+    const fileId = result.response.headers.get('filehaven-file-id')!;
+    const [row] = (await t.storage.rows('files')).filter((file) => file.id === fileId);
+    assert.equal(row?.folder_id, folder.id);
+  });
+
+  test('HEAD of a finished upload names its file; the final PATCH again answers it (without the delete link)', GUARD, async () => {
+    const content = randomBytes(64 * KiB);
+    const result = await uploadInChunks(t, ada.key, 'again.bin', content, 40 * KiB);
+    assert.equal(result.response.status, 200);
+    const fileId = result.response.headers.get('filehaven-file-id');
+    const head = await headUpload(t, ada.key, result.id);
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('upload-offset'), String(content.length));
+    assert.equal(head.headers.get('upload-length'), String(content.length));
+    assert.equal(head.headers.get('filehaven-file-id'), fileId);
+    const repeat = await patchUpload(t, ada.key, result.id, content.length, Buffer.alloc(0));
+    assert.equal(repeat.response.status, 200, repeat.body);
+    assert.equal(repeat.response.headers.get('filehaven-file-id'), fileId);
+    assert.equal(repeat.response.headers.get('filehaven-delete-link'), null, 'the delete secret is shown once');
+    assert.doesNotMatch(repeat.body, /delete_link/);
+  });
+
+  test('the same bytes twice are one blob', GUARD, async () => {
+    const content = randomBytes(700 * KiB);
+    const first = await uploadInChunks(t, ada.key, 'twin 1.bin', content, 300 * KiB);
+    const second = await uploadInChunks(t, ada.key, 'twin 2.bin', content, 500 * KiB);
+    assert.equal(first.response.status, 200);
+    assert.equal(second.response.status, 200);
+    assert.equal(await t.storage.count('blobs', { sha256: sha256(content) }), 1);
+    assert.equal(sha256(await downloaded(second.response.headers.get('filehaven-file-id')!)), sha256(content));
+    await expectNothingLeft();
+  });
+});
+
+describe('bad input', () => {
+  test('creation: no file name, empty, too large, unknown folder, blacklisted name, deferred length; nothing is created', GUARD, async () => {
+    const cases: Array<[string, Parameters<typeof createUpload>[2], number, string]> = [
+      ['no filename', { length: 10, metadata: { folder: 'NOSUCHFOLD' } }, 400, 'errorUploadFaild'],
+      ['empty', { length: 0, metadata: { filename: 'empty.txt' } }, 400, 'errorEmptyFile'],
+      ['too large', { length: MAX_FILE + 1, metadata: { filename: 'big.bin' } }, 413, 'errorFileSize'],
+      ['unknown folder', { length: 10, metadata: { filename: 'a.txt', folder: 'NOSUCHFOLD' } }, 404, 'errorFolderNotFound'],
+      ['malformed metadata', { length: 10, headers: { 'Upload-Metadata': 'filename ***not base64***,,' } }, 400, 'errorUploadFaild'],
+      ['deferred length', { length: null, headers: { 'Upload-Defer-Length': '1' }, metadata: { filename: 'a.txt' } }, 501, 'errorUploadFaild'],
+    ];
+    await t.server.services.moderation.addNamePattern('*.forbidden', 'test');
+    cases.push(['blacklisted name', { length: 10, metadata: { filename: 'x.forbidden' } }, 403, 'errorFileInBlackList']);
+    const before = await uploadRows(ada.account.id);
+    for (const [what, options, status, code] of cases) {
+      const created = await createUpload(t, ada.key, options);
+      assert.equal(created.response.status, status, `${what}: ${created.body}`);
+      assert.equal(atomError(created.body)?.code, code, `${what}: ${created.body}`);
+      assert.equal(created.response.headers.get('content-type'), 'application/atom+xml; charset=utf-8', what);
+      assert.equal(created.response.headers.get('location'), null, what);
+    }
+    await t.server.services.moderation.removeNamePattern('*.forbidden');
+    assert.equal(await uploadRows(ada.account.id), before);
+    await expectNothingLeft();
+  });
+
+  test('a PATCH at a wrong offset is 409 and changes nothing', GUARD, async () => {
+    const created = await createUpload(t, ada.key, { length: 100, metadata: { filename: 'offsets.txt' } });
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, Buffer.alloc(40, 'a'))).response.status, 204);
+    for (const offset of [0, 39, 41, 100]) {
+      const wrong = await patchUpload(t, ada.key, created.id, offset, Buffer.alloc(10, 'b'));
+      expectError(wrong.response.status, wrong.body, 409, 'errorUploadFaild');
+    }
+    const missing = await t.fetch(`/uploads/${created.id}`, { method: 'PATCH', headers: { ...TUS, Authorization: ada.key, 'Content-Type': 'application/offset+octet-stream' }, body: 'x' });
+    assert.equal(missing.status, 403, 'tus: Upload-Offset is required');
+    assert.equal(atomError(await missing.text())?.code, 'errorUploadFaild');
+    assert.equal(await offsetOf(t, ada.key, created.id), 40);
+    assert.equal((await deleteUpload(t, ada.key, created.id)).status, 204);
+  });
+
+  test("a wrong key is 401; another account's upload is 403 and stays as it was", GUARD, async () => {
+    const bob = await t.account({ premiumDays: 30 });
+    const created = await createUpload(t, ada.key, { length: 100, metadata: { filename: 'mine.txt' } });
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, Buffer.alloc(30, 'a'))).response.status, 204);
+
+    const anonymous = await createUpload(t, null, { length: 10, metadata: { filename: 'a.txt' } });
+    expectError(anonymous.response.status, anonymous.body, 401, 'errorPermissionDenied');
+    const wrongKey = await patchUpload(t, 'not-a-key-at-all-000000', created.id, 30, Buffer.alloc(10));
+    expectError(wrongKey.response.status, wrongKey.body, 401, 'errorPermissionDenied');
+
+    const theirs = await patchUpload(t, bob.key, created.id, 30, Buffer.alloc(10, 'b'));
+    expectError(theirs.response.status, theirs.body, 403, 'errorPermissionDenied');
+    assert.equal((await headUpload(t, bob.key, created.id)).status, 403);
+    assert.equal((await deleteUpload(t, bob.key, created.id)).status, 403);
+    assert.equal(await offsetOf(t, ada.key, created.id), 30);
+    assert.equal((await deleteUpload(t, ada.key, created.id)).status, 204);
+  });
+
+  test('a body past the declared length is 413 and stores nothing of it', GUARD, async () => {
+    const created = await createUpload(t, ada.key, { length: 100, metadata: { filename: 'short.txt' } });
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, Buffer.alloc(60))).response.status, 204);
+    const past = await patchUpload(t, ada.key, created.id, 60, Buffer.alloc(41));
+    expectError(past.response.status, past.body, 413, 'errorFileSize');
+    assert.equal(await offsetOf(t, ada.key, created.id), 60);
+    // The right length still finishes it.
+    assert.equal((await patchUpload(t, ada.key, created.id, 60, Buffer.alloc(40))).response.status, 200);
+  });
+
+  test('a blacklisted digest found at the end: 403, nothing kept, the volume given back', GUARD, async () => {
+    const content = randomBytes(200 * KiB);
+    await t.server.services.files.blacklistAdd(sha256(content), 'test');
+    const result = await uploadInChunks(t, ada.key, 'innocent name.bin', content, 150 * KiB);
+    expectError(result.response.status, result.body, 403, 'errorFileInBlackList');
+    assert.equal((await headUpload(t, ada.key, result.id)).status, 404, 'the upload is gone');
+    assert.equal(await t.storage.count('files', { sha256: sha256(content) }), 0);
+    assert.equal(await reservedUploadBytes(ada.account.id), 0);
+    await expectNothingLeft();
+  });
+
+  test('upload volume: the whole length is reserved at creation (429 when it does not fit); a PATCH after the limit went down is 429', GUARD, async () => {
+    // A free account: 2 MiB a day.
+    const cleo = await t.account();
+    const tooBig = await createUpload(t, cleo.key, { length: FREE_VOLUME + 1, metadata: { filename: 'a.bin' } });
+    expectError(tooBig.response.status, tooBig.body, 429, 'errorUploadLimit');
+    assert.match(tooBig.response.headers.get('retry-after') ?? '', /^\d+$/);
+    const fits = await createUpload(t, cleo.key, { length: FREE_VOLUME - 100, metadata: { filename: 'b.bin' } });
+    assert.equal(fits.response.status, 201, fits.body);
+    // The reservation holds: the 100 bytes left are all a second upload may have.
+    const more = await createUpload(t, cleo.key, { length: 101, metadata: { filename: 'c.bin' } });
+    expectError(more.response.status, more.body, 429, 'errorUploadLimit');
+    const form = new FormData();
+    form.append('upload', new Blob([new Uint8Array(randomBytes(200))]), 'post.bin');
+    const post = await t.fetch('/files', { method: 'POST', headers: { Authorization: cleo.key }, body: form });
+    assert.equal(post.status, 429, 'POST /files sees the reservation too');
+    assert.equal((await deleteUpload(t, cleo.key, fits.id)).status, 204);
+
+    // A premium account whose premium ends while its upload waits: the free limit applies.
+    const dora = await t.account({ premiumDays: 1 });
+    const big = randomBytes(4 * MiB);
+    const created = await createUpload(t, dora.key, { length: big.length, metadata: { filename: 'premium.bin' } });
+    assert.equal(created.response.status, 201);
+    assert.equal((await patchUpload(t, dora.key, created.id, 0, big.subarray(0, MiB))).response.status, 204);
+    clock.advance(1.5 * DAY);
+    try {
+      const refused = await patchUpload(t, dora.key, created.id, MiB, big.subarray(MiB));
+      expectError(refused.response.status, refused.body, 429, 'errorUploadLimit');
+      assert.match(refused.response.headers.get('retry-after') ?? '', /^\d+$/);
+      assert.equal(await offsetOf(t, dora.key, created.id), MiB, 'the bytes so far stay, for a resume once the volume allows');
+    } finally {
+      clock.advance(-1.5 * DAY);
+    }
+    assert.equal((await deleteUpload(t, dora.key, created.id)).status, 204);
+    assert.equal(await reservedUploadBytes(dora.account.id), 0);
+    await expectNothingLeft();
+  });
+});
+
+describe('termination and expiry', () => {
+  test('DELETE removes the bytes and gives the volume back', GUARD, async () => {
+    const created = await createUpload(t, ada.key, { length: 2 * MiB, metadata: { filename: 'dropped.bin' } });
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, randomBytes(MiB))).response.status, 204);
+    assert.ok((await t.storage.resumable()).length > 0);
+    const deleted = await deleteUpload(t, ada.key, created.id);
+    assert.equal(deleted.status, 204);
+    assert.equal((await headUpload(t, ada.key, created.id)).status, 404);
+    const again = await patchUpload(t, ada.key, created.id, MiB, randomBytes(10));
+    expectError(again.response.status, again.body, 404, 'errorFileNotFound');
+    assert.equal(await reservedUploadBytes(ada.account.id), 0);
+    await expectNothingLeft();
+  });
+
+  test('an upload not finished within --upload-expiry is refused, and gc removes it with its bytes and reservation', GUARD, async () => {
+    const created = await createUpload(t, ada.key, { length: 3 * MiB, metadata: { filename: 'forgotten.bin' } });
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, randomBytes(2 * MiB))).response.status, 204);
+    clock.advance(EXPIRY + 1000);
+    try {
+      const late = await patchUpload(t, ada.key, created.id, 2 * MiB, randomBytes(MiB));
+      expectError(late.response.status, late.body, 404, 'errorFileNotFound');
+      // Finished uploads of the tests before expire too (only their rows: their files stay).
+      const report = await t.server.services.gc.run();
+      assert.ok(report.resumableUploadsExpired >= 1, JSON.stringify(report));
+    } finally {
+      clock.advance(-(EXPIRY + 1000));
+    }
+    assert.equal(await t.storage.count('resumable_uploads', { id: created.id }), 0);
+    assert.equal(await reservedUploadBytes(ada.account.id), 0);
+    await expectNothingLeft();
+  });
+});
+
+describe('several requests at once', () => {
+  test('two clients resuming one upload at once: the second asks the first to let go, and the file is right', GUARD, async () => {
+    const content = randomBytes(8 * MiB);
+    const created = await createUpload(t, ada.key, { length: content.length, metadata: { filename: 'contended.bin' } });
+    // Client A sends 2 MiB, then stalls with its request open (a half-dead connection).
+    const first = streamedPatch(t.url, ada.key, created.id, 0, content.length);
+    await first.write(content.subarray(0, 2 * MiB));
+    await sleep(300);
+    // Client B resumes: its HEAD waits for A to let go, then reports what A stored.
+    const head = await headUpload(t, ada.key, created.id);
+    assert.equal(head.status, 200);
+    const offset = Number(head.headers.get('upload-offset'));
+    assert.ok(offset > 0 && offset <= 2 * MiB, `A's bytes are kept: ${offset}`);
+    // A's late bytes go nowhere; B finishes from the offset.
+    await first.write(content.subarray(2 * MiB, 3 * MiB));
+    first.destroy();
+    const rest = await patchUpload(t, ada.key, created.id, offset, content.subarray(offset));
+    assert.equal(rest.response.status, 200, rest.body);
+    assert.equal(sha256(await downloaded(rest.response.headers.get('filehaven-file-id')!)), sha256(content));
+    await first.outcome;
+    await expectNothingLeft();
+  });
+
+  test('two PATCHes at the same offset at once: one is stored, the other refused, never both', GUARD, async () => {
+    const content = randomBytes(MiB);
+    const created = await createUpload(t, ada.key, { length: content.length, metadata: { filename: 'raced.bin' } });
+    const half = content.subarray(0, MiB / 2);
+    const outcomes = await Promise.all([patchUpload(t, ada.key, created.id, 0, half), patchUpload(t, ada.key, created.id, 0, half)]);
+    const statuses = outcomes.map((outcome) => outcome.response.status).sort();
+    assert.ok(statuses[0] === 204 && statuses[1] !== 204, `one stored, one refused: ${statuses}`);
+    assert.equal(await offsetOf(t, ada.key, created.id), MiB / 2);
+    const rest = await patchUpload(t, ada.key, created.id, MiB / 2, content.subarray(MiB / 2));
+    assert.equal(rest.response.status, 200);
+    assert.equal(sha256(await downloaded(rest.response.headers.get('filehaven-file-id')!)), sha256(content));
+  });
+});
