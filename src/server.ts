@@ -31,6 +31,9 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     // Transfers an earlier process of this server left (a crash, a kill) are settled at
     // their last checkpoint before this one serves: nobody pays for bytes never sent.
     const leftover = await services.reservations.settleAbandoned({ ofThisServer: true });
+    // Upload locks an earlier process of this server held are free: a client resuming
+    // right after the restart need not wait for their leases to run out.
+    await services.resumable.locker.releaseEarlierProcesses();
     // Shared limits connect before the first request; a Redis that is down only warns.
     await services.limits.redis?.connect();
     const { app, links, lifecycle } = await buildApp({ services, logLevel: config.logLevel });

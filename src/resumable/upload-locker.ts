@@ -16,8 +16,10 @@ const RETRY_MS = 200;
 export interface UploadLockerDeps {
   locks: UploadLocksRepository;
   clock: Clock;
-  /** Names this process in the lock rows (server and instance), for an operator reading them. */
-  holder: string;
+  /** This server's name (--server-name), the same across its restarts. */
+  server: string;
+  /** This process: a random id per start. */
+  instance: string;
   /** Where a failing renewal is reported. */
   report: (error: unknown, message: string) => void;
   leaseMs?: number;
@@ -42,6 +44,11 @@ export class UploadLocker implements Locker {
   newLock(id: string): Lock {
     return new UploadLock(id, this.deps);
   }
+
+  /** Frees the locks earlier processes of this server held (they died: a crash, a kill). */
+  async releaseEarlierProcesses(): Promise<void> {
+    await this.deps.locks.releaseServer(`${this.deps.server} `, `${this.deps.server} ${this.deps.instance} `);
+  }
 }
 
 class UploadLock implements Lock {
@@ -52,7 +59,9 @@ class UploadLock implements Lock {
     private readonly id: string,
     private readonly deps: UploadLockerDeps,
   ) {
-    this.holder = `${deps.holder} ${randomBytes(6).toString('hex')}`.slice(0, 64);
+    // `<server> <instance> <random>`: server names have no space (--server-name), so a
+    // restart can tell its earlier processes' locks by the first word.
+    this.holder = `${deps.server} ${deps.instance} ${randomBytes(6).toString('hex')}`;
   }
 
   async lock(signal: AbortSignal, requestRelease: RequestRelease): Promise<void> {

@@ -125,7 +125,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const uploads = new UploadsService({ files, volume: limits.uploads, metrics });
   const resumableStorage = await openResumableStorage(config, blobs);
-  const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, holder: `${server} ${instance}`, report: log });
+  const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({
     store,
     storage: resumableStorage,

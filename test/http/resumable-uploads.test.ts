@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { TEST_BACKEND } from '../helpers/backend.js';
 import { directLink, sha256 } from '../helpers/downloads.js';
 import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
 import { createUpload, deleteUpload, headUpload, offsetOf, patchUpload, streamedPatch, TUS, uploadInChunks } from '../helpers/tus.js';
@@ -339,5 +340,36 @@ describe('several requests at once', () => {
     const rest = await patchUpload(t, ada.key, created.id, MiB / 2, content.subarray(MiB / 2));
     assert.equal(rest.response.status, 200);
     assert.equal(sha256(await downloaded(rest.response.headers.get('filehaven-file-id')!)), sha256(content));
+  });
+});
+
+describe('several servers', { skip: TEST_BACKEND === 'sqlite-local' && 'two servers in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3' }, () => {
+  test('PATCHes of one upload land on either server; a request on one makes the other let go', GUARD, async () => {
+    const other = await t.sibling();
+    try {
+      const content = randomBytes(12 * MiB);
+      const created = await createUpload(t, ada.key, { length: content.length, metadata: { filename: 'fleet.bin' } });
+      assert.equal(created.response.status, 201);
+      // Alternate: A, B, A.
+      assert.equal((await patchUpload(t, ada.key, created.id, 0, content.subarray(0, 3 * MiB))).response.status, 204);
+      assert.equal(await offsetOf(other, ada.key, created.id), 3 * MiB);
+      assert.equal((await patchUpload(other, ada.key, created.id, 3 * MiB, content.subarray(3 * MiB, 6 * MiB))).response.status, 204);
+      assert.equal(await offsetOf(t, ada.key, created.id), 6 * MiB);
+
+      // A request on A stalls with the lock; B's HEAD asks A (through the database) to let go.
+      const stalled = streamedPatch(t.url, ada.key, created.id, 6 * MiB, content.length - 6 * MiB);
+      await stalled.write(content.subarray(6 * MiB, 8 * MiB));
+      await sleep(300);
+      const offset = await offsetOf(other, ada.key, created.id);
+      assert.ok(offset >= 6 * MiB && offset <= 8 * MiB, `B sees what A kept: ${offset}`);
+      stalled.destroy();
+      await stalled.outcome;
+      const rest = await patchUpload(other, ada.key, created.id, offset, content.subarray(offset));
+      assert.equal(rest.response.status, 200, rest.body);
+      assert.equal(sha256(await downloaded(rest.response.headers.get('filehaven-file-id')!)), sha256(content));
+      await expectNothingLeft();
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -25,7 +25,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('upload_locks')
     .addColumn('upload_id', 'varchar(32)', (c) => c.primaryKey())
-    .addColumn('holder', 'varchar(64)', (c) => c.notNull())
+    .addColumn('holder', 'varchar(255)', (c) => c.notNull())
     .addColumn('lease_until', 'bigint', (c) => c.notNull())
     .addColumn('release_requested', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();

@@ -269,6 +269,8 @@ export interface UploadLocksRepository {
   requestRelease(uploadId: string): Promise<void>;
   /** Gives our lock up; another holder's is left alone. */
   release(uploadId: string, holder: string): Promise<void>;
+  /** Frees every lock whose holder starts with `prefix` but not with `keep` (a restarted server's earlier processes). */
+  releaseServer(prefix: string, keep: string): Promise<number>;
 }
 
 /** Aggregates for `filehaven stats` and the expiry sweep. */

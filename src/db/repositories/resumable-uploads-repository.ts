@@ -98,5 +98,14 @@ export function uploadLocksRepository(db: Kysely<Database>): UploadLocksReposito
     async release(uploadId, holder) {
       await db.deleteFrom('upload_locks').where('upload_id', '=', uploadId).where('holder', '=', holder).execute();
     },
+    async releaseServer(prefix, keep) {
+      // Compared by substr, not LIKE: a server name may hold `_`, a LIKE wildcard.
+      const result = await db
+        .deleteFrom('upload_locks')
+        .where((eb) => eb(eb.fn('substr', ['holder', eb.val(1), eb.val(prefix.length)]), '=', prefix))
+        .where((eb) => eb(eb.fn('substr', ['holder', eb.val(1), eb.val(keep.length)]), '<>', keep))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
   };
 }
