@@ -120,7 +120,7 @@ export class ApiConnection {
 }
 
 /** The error an answer carries: the Atom error entry (API.md 3), else one named by its status. */
-export function errorOf(response: Response, feed: AtomFeed | null): FilehavenApiError {
+export function errorOf(response: Pick<Response, 'status' | 'headers'>, feed: AtomFeed | null): FilehavenApiError {
   const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
   const entry = feed?.title === 'Error' ? feed.entries[0] : undefined;
   const code = entry ? childText(entry, 'title') : undefined;

@@ -13,8 +13,12 @@ export interface StoredFile {
   size: number;
   /** The public download page (API.md 1, download_link). */
   downloadLink: string;
-  /** The link that deletes the file: a secret, shown this once. */
-  deleteLink: string;
+  /**
+   * The link that deletes the file: a secret, shown this once. Absent only when a tus
+   * upload had been completed by an earlier, interrupted run: the answer that completed
+   * it carried the link, and nobody read it (`deleteFile` still removes the file).
+   */
+  deleteLink?: string;
 }
 
 /** One file of your listing (`File list`). */

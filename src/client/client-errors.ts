@@ -1,3 +1,5 @@
+import type { StoredFile } from './api-types.js';
+
 /**
  * Errors the SDK throws. It imports nothing from the server, so the codes are listed here
  * again; test/unit/client-error-codes.test.ts proves the list matches the server's
@@ -55,6 +57,18 @@ export class FilehavenApiError extends Error {
   /** Whether the key (or the login and password) was refused: 401, API.md 3. */
   get isAuthError(): boolean {
     return this.status === 401;
+  }
+}
+
+/** An upload into a folder: the file was stored, but could not be moved into the folder. */
+export class UploadNotMovedError extends FilehavenApiError {
+  override name = 'UploadNotMovedError';
+  constructor(
+    cause: FilehavenApiError,
+    /** The file, stored at the top of the account. */
+    readonly file: StoredFile,
+  ) {
+    super(cause.code, cause.status, `uploaded as ${file.id}, but not moved into the folder: ${cause.message}`, cause.retryAfter);
   }
 }
 

@@ -41,9 +41,12 @@ export function storedFile(entry: XmlElement): StoredFile {
     name: text(entry, 'title'),
     size: count(childText(entry, 'ed:size') ?? download.attrs.length, 'ed:size'),
     downloadLink: download.attrs.href ?? missing('download_link href'),
-    deleteLink: link(entry, { title: 'delete_link' }).attrs.href ?? missing('delete_link href'),
+    // Absent only from a tus upload answered again once complete (StoredFile.deleteLink).
+    ...optionalLink(linkOf(entry, { title: 'delete_link' })?.attrs.href),
   };
 }
+
+const optionalLink = (href: string | undefined): { deleteLink?: string } => (href ? { deleteLink: href } : {});
 
 export function fileSummary(entry: XmlElement): FileSummary {
   const download = link(entry, { title: 'download_link' });

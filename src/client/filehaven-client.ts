@@ -4,7 +4,8 @@ import { childText } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
 import { openDownload, targetOfUrl, type DownloadOptions, type DownloadStream, type DownloadTarget } from './download.js';
 import * as entries from './entry-mappers.js';
-import { uploadSource, type UploadInput } from './upload-source.js';
+import { serverOffersTus, TusUploadTransport } from './tus-upload-transport.js';
+import { uploadSource, type UploadInput, type UploadSource } from './upload-source.js';
 import { MultipartUploadTransport, type UploadProgress, type UploadTransport } from './upload-transport.js';
 
 export interface ClientOptions {
@@ -16,7 +17,22 @@ export interface ClientOptions {
   fetch?: FetchFunction;
   /** Aborts every call of this client (each call also takes its own). */
   signal?: AbortSignal;
+  /**
+   * A JSON file where tus uploads of file paths keep their upload URLs (mode 0600,
+   * written atomically), so an upload cut by Ctrl-C, a lost connection or `kill -9`
+   * resumes when the same file is uploaded again, by any later process. The CLI's is
+   * `uploads.json` beside its login. Without it, a tus upload resumes only within its
+   * own run (its retries after a lost connection).
+   */
+  resumeFile?: string;
 }
+
+/**
+ * How `upload()` sends a file: `tus` (resumable, `{base_url}/uploads`), `post` (SPEC.md's
+ * POST /files), or `auto`: tus when the server offers it and the input is a file or a
+ * Blob, POST otherwise (a stream is read once, so it cannot be resumed).
+ */
+export type UploadTransportChoice = 'auto' | 'tus' | 'post';
 
 export interface UploadOptions extends CallOptions {
   /** File name on the server; default the path's base name (required for a Blob or a stream). */
@@ -27,22 +43,12 @@ export interface UploadOptions extends CallOptions {
   folder?: string;
   /** Called as bytes are sent. */
   onProgress?: UploadProgress;
+  /** Which protocol sends the file (default `auto`). */
+  transport?: UploadTransportChoice;
 }
 
 /** How a download by id fetches its bytes. */
 export type DownloadVia = 'auto' | 'direct' | 'public';
-
-/** `upload()` with a folder: the move failed after the file was stored. */
-export class UploadNotMovedError extends FilehavenApiError {
-  override name = 'UploadNotMovedError';
-  constructor(
-    cause: FilehavenApiError,
-    /** The file, stored at the top of the account. */
-    readonly file: StoredFile,
-  ) {
-    super(cause.code, cause.status, `uploaded as ${file.id}, but not moved into the folder: ${cause.message}`, cause.retryAfter);
-  }
-}
 
 const FILE_REF = /^[A-Za-z0-9_-]+$/;
 
@@ -60,7 +66,10 @@ function ref(id: string, what = 'file id'): string {
  */
 export class FilehavenClient {
   private readonly connection: ApiConnection;
-  private readonly transport: UploadTransport;
+  private readonly multipart: UploadTransport;
+  private readonly tus: UploadTransport;
+  /** Whether the server offers tus, once asked (one OPTIONS per client). */
+  private tusOffered: Promise<boolean> | undefined;
 
   constructor(options: ClientOptions) {
     const server = options.server.trim().replace(/\/+$/, '');
@@ -72,7 +81,8 @@ export class FilehavenClient {
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`not an http(s) URL: "${options.server}"`);
     this.connection = new ApiConnection(server, options.key, options.fetch ?? ((input, init) => fetch(input, init)), options.signal);
-    this.transport = new MultipartUploadTransport(this.connection);
+    this.multipart = new MultipartUploadTransport(this.connection, (ids, folder, call) => this.move(ids, folder, call));
+    this.tus = new TusUploadTransport(this.connection, { resumeFile: options.resumeFile });
   }
 
   /** {base_url}, without a trailing slash. */
@@ -147,22 +157,44 @@ export class FilehavenClient {
   }
 
   /**
-   * POST /files: uploads a file path, Blob or stream, streamed. With `folder`, the
-   * folder is checked first and the file moved there after (two more calls; a move that
-   * then fails throws UploadNotMovedError, which carries the stored file).
+   * Uploads a file path, Blob or stream, streamed, with tus (resumable) when the server
+   * offers it, else with POST /files (`transport` forces either). With `folder`, the
+   * folder is checked first and the file stored there (tus: by the server; POST: moved
+   * after, and a move that fails throws UploadNotMovedError, which carries the file).
    */
   async upload(input: UploadInput, options: UploadOptions = {}): Promise<StoredFile> {
     const source = await uploadSource(input, options);
     if (options.folder !== undefined) await this.folder(options.folder, { limit: 1, signal: options.signal });
-    const file = await this.transport.send(source, { signal: options.signal, onProgress: options.onProgress });
-    if (options.folder === undefined) return file;
-    try {
-      await this.move([file.id], options.folder, { signal: options.signal });
-    } catch (error) {
-      if (error instanceof FilehavenApiError) throw new UploadNotMovedError(error, file);
-      throw error;
+    const transport = await this.transportFor(source, options.transport ?? 'auto', options.signal);
+    return transport.send(source, { signal: options.signal, onProgress: options.onProgress, folder: options.folder });
+  }
+
+  /**
+   * The transport for one upload: tus needs a source of known size that can be read
+   * again. `auto` also leaves an empty file to POST /files: nothing to resume, and one
+   * request for the server's errorEmptyFile.
+   */
+  private async transportFor(source: UploadSource, choice: UploadTransportChoice, signal: AbortSignal | undefined): Promise<UploadTransport> {
+    const resumable = source.size !== undefined && source.readRange !== undefined;
+    if (choice === 'post') return this.multipart;
+    if (choice === 'tus') {
+      if (!resumable) throw new TypeError('upload(): tus needs a file path or a Blob (a stream is read only once)');
+      return this.tus;
     }
-    return file;
+    if (!resumable || source.size === 0) return this.multipart;
+    return (await this.offersTus(signal)) ? this.tus : this.multipart;
+  }
+
+  /**
+   * Whether the server takes tus uploads (`OPTIONS /uploads` with Tus-Version 1.0.0),
+   * asked once per client; a failure to ask is not remembered.
+   */
+  offersTus(signal?: AbortSignal): Promise<boolean> {
+    const asked = (this.tusOffered ??= serverOffersTus(this.connection, { signal }));
+    asked.catch(() => {
+      if (this.tusOffered === asked) this.tusOffered = undefined;
+    });
+    return asked;
   }
 
   /** POST /files/copy/<id>: a copy of any active file in your account. */

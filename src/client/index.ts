@@ -5,8 +5,8 @@
  *   const client = new FilehavenClient({ server: 'https://files.example.com', key });
  *   const file = await client.upload('report.pdf', { onProgress: (sent, total) => ... });
  */
-export { FilehavenClient, UploadNotMovedError, type ClientOptions, type DownloadVia, type UploadOptions } from './filehaven-client.js';
-export { API_ERROR_CODES, FilehavenApiError, FilehavenConnectionError, type ApiErrorCode, type ClientErrorCode } from './client-errors.js';
+export { FilehavenClient, type ClientOptions, type DownloadVia, type UploadOptions, type UploadTransportChoice } from './filehaven-client.js';
+export { API_ERROR_CODES, FilehavenApiError, FilehavenConnectionError, UploadNotMovedError, type ApiErrorCode, type ClientErrorCode } from './client-errors.js';
 export type * from './api-types.js';
 export type { CallOptions, FetchFunction } from './api-connection.js';
 export type { DownloadOptions, DownloadStream, DownloadTarget } from './download.js';

@@ -1,5 +1,5 @@
 import type { ApiConnection, CallOptions } from './api-connection.js';
-import { FilehavenConnectionError } from './client-errors.js';
+import { FilehavenApiError, FilehavenConnectionError, UploadNotMovedError } from './client-errors.js';
 import type { StoredFile } from './api-types.js';
 import { firstEntry, storedFile } from './entry-mappers.js';
 import { multipartBody } from './multipart-body.js';
@@ -10,28 +10,54 @@ export type UploadProgress = (sent: number, total: number | undefined) => void;
 
 /** What a transport needs besides the bytes. */
 export interface UploadCall extends CallOptions {
+  /** Called as bytes are sent: the whole file's bytes so far (a resumed upload starts at the server's offset). */
   onProgress?: UploadProgress;
+  /** A folder of the account (already checked) the file must end up in. */
+  folder?: string;
 }
 
 /**
- * One way of getting a file to the server. Today the only one is SPEC.md's multipart
- * POST /files. The tus transport (issue 11, later) is the second implementation of this
- * interface: FilehavenClient.upload() picks the transport, so callers do not change.
+ * One way of getting a file to the server: SPEC.md's multipart POST /files
+ * (MultipartUploadTransport) or tus 1.0 at /uploads (TusUploadTransport, resumable).
+ * FilehavenClient.upload() picks one, so callers do not change.
  */
 export interface UploadTransport {
-  /** Sends one file; resolves to the stored file, or throws the server's error. */
+  /**
+   * Sends one file and, with `call.folder`, stores it in that folder; resolves to the
+   * stored file, or throws the server's error (UploadNotMovedError when the file was
+   * stored but could not be put in the folder).
+   */
   send(source: UploadSource, call: UploadCall): Promise<StoredFile>;
 }
+
+/** Moves files into a folder: FilehavenClient.move. */
+export type MoveFiles = (ids: string[], folder: string, options: CallOptions) => Promise<unknown>;
 
 /**
  * POST /files with one `upload` part, streamed: the body is read from the source as
  * the socket takes it, with Content-Length when the size is known. An abort cuts the
- * request; the server then keeps nothing of it (README "Uploads stream").
+ * request; the server then keeps nothing of it (README "Uploads stream"). POST /files
+ * takes no folder (SPEC.md), so a file for a folder is moved there once stored.
  */
 export class MultipartUploadTransport implements UploadTransport {
-  constructor(private readonly connection: ApiConnection) {}
+  constructor(
+    private readonly connection: ApiConnection,
+    private readonly move: MoveFiles,
+  ) {}
 
   async send(source: UploadSource, call: UploadCall): Promise<StoredFile> {
+    const file = await this.post(source, call);
+    if (call.folder === undefined) return file;
+    try {
+      await this.move([file.id], call.folder, { signal: call.signal });
+    } catch (error) {
+      if (error instanceof FilehavenApiError) throw new UploadNotMovedError(error, file);
+      throw error;
+    }
+    return file;
+  }
+
+  private async post(source: UploadSource, call: UploadCall): Promise<StoredFile> {
     let sent = 0;
     call.onProgress?.(0, source.size);
     const body = multipartBody(source, (bytes) => {

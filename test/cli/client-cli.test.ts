@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { cleanEnv, filehavenEntry, outcomeOf, type CliResult } from '../helpers/cli.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+import { pacedRelay } from '../helpers/tcp-cut.js';
 
 let t: TestServer;
 let ada: TestAccount;
@@ -336,4 +338,126 @@ test('a large upload streams: the process does not grow with the file; the serve
   const large = await peak(big);
   assert.ok(large.rss - baseline.rss < 40 * 1024 * 1024, `peak RSS grew by ${((large.rss - baseline.rss) / 1048576).toFixed(1)} MiB for a 96 MiB file`);
   assert.equal((await t.server.services.store.files.byId(large.id))?.sha256, hash.digest('hex'));
+});
+
+describe('resumable uploads (tus)', () => {
+  /** Writes `size` random bytes to `file` a MiB at a time; returns their SHA-256. */
+  async function randomFile(file: string, size: number): Promise<string> {
+    const handle = await (await import('node:fs/promises')).open(file, 'w');
+    const hash = createHash('sha256');
+    for (let written = 0; written < size; written += 1024 * 1024) {
+      const chunk = randomPayload(Math.min(1024 * 1024, size - written));
+      hash.update(chunk);
+      await handle.write(chunk);
+    }
+    await handle.close();
+    return hash.digest('hex');
+  }
+
+  const statePath = (home: string) => path.join(home, 'config', 'filehaven', 'uploads.json');
+  const storedUrls = async (home: string): Promise<string[]> => {
+    const text = await readFile(statePath(home), 'utf8').catch(() => null);
+    if (text === null) return [];
+    return Object.values((JSON.parse(text) as { uploads: Record<string, { uploadUrl: string }> }).uploads).map((entry) => entry.uploadUrl);
+  };
+
+  test('upload goes through tus when the server offers it; --no-resume sends POST /files', async () => {
+    // Each request of the CLI process, as `METHOD /path`, through a preloaded fetch wrapper.
+    const hook = path.join(work, 'record-fetch.mjs');
+    await writeFile(
+      hook,
+      "import { appendFileSync } from 'node:fs';\nconst original = globalThis.fetch;\nglobalThis.fetch = (input, init) => {\n  appendFileSync(process.env.REQUESTS_FILE, `${init?.method ?? 'GET'} ${new URL(String(input)).pathname}\\n`);\n  return original(input, init);\n};\n",
+    );
+    const file = path.join(work, 'either way.bin');
+    const content = randomPayload(512 * 1024);
+    await writeFile(file, content);
+    const requestsOf = async (args: string[]) => {
+      const log = path.join(work, `requests-${args.length}.log`);
+      const home = path.join(work, `transport-home-${args.length}`);
+      const result = await json(['upload', file, ...args], ada, { home, env: { NODE_OPTIONS: `--import=${hook}`, REQUESTS_FILE: log } });
+      const stored = result.files[0];
+      assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
+      assert.match(stored.deleteLink, new RegExp(`/${stored.id}/delete/`));
+      assert.deepEqual(await storedUrls(home), [], 'no entry left');
+      return (await readFile(log, 'utf8')).trim().split('\n');
+    };
+    const tus = await requestsOf([]);
+    assert.deepEqual(tus.slice(0, 2), ['OPTIONS /uploads', 'POST /uploads']);
+    assert.match(tus[2]!, /^PATCH \/uploads\/\S+$/);
+    assert.ok(!tus.includes('POST /files'));
+    assert.deepEqual(await requestsOf(['--no-resume']), ['POST /files']);
+  });
+
+  test('an upload interrupted (Ctrl-C), then killed (SIGKILL), resumes each time: the stored URL is reused and only the rest is sent', async () => {
+    const size = 64 * 1024 * 1024;
+    const big = path.join(work, 'resumed upload.bin');
+    const digest = await randomFile(big, size);
+    // Paced at 8 MiB/s through a relay, so the interruptions land midway (and the relay
+    // counts what is sent). The server's public URL is the relay's: its upload URLs, which
+    // are absolute under {base_url}, lead through it too.
+    const relay = await pacedRelay(0, 8 * 1024 * 1024);
+    const relayed = await startTestServer({ publicUrl: `http://127.0.0.1:${relay.port}` });
+    // The relay leads to the port the server listens on.
+    relay.targetPort = (relayed.server.app.server.address() as AddressInfo).port;
+    try {
+      const owner = await relayed.account();
+      const home = path.join(work, 'resume-home');
+      const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: owner.key };
+      /** Upload-Offset of the one stored upload, asked of the server itself. */
+      const serverOffset = async (url: string) => {
+        const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), { method: 'HEAD', headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' } });
+        assert.equal(head.status, 200);
+        return Number(head.headers.get('upload-offset'));
+      };
+      /** Starts `upload BIG`, stops it with `signal` once its upload exists and 6 MiB more went out; the run's outcome. */
+      const interrupted = async (signal: NodeJS.Signals) => {
+        relay.received = 0;
+        const child = start(['upload', big, '--json'], { home, env });
+        child.stdin.end();
+        const outcome = outcomeOf(child);
+        let gone = false;
+        void outcome.then(() => (gone = true));
+        const deadline = Date.now() + 30_000;
+        // The URL is stored before the first byte is sent.
+        while ((await storedUrls(home)).length === 0 || relay.received < 6 * 1024 * 1024) {
+          assert.ok(!gone, `the upload ended before ${signal}`);
+          assert.ok(Date.now() < deadline, 'the upload did not start');
+          await sleep(20);
+        }
+        child.kill(signal);
+        return outcome;
+      };
+
+      const stopped = await interrupted('SIGINT');
+      assert.equal(stopped.code, 130, stopped.stderr);
+      assert.match(stopped.stderr, /^filehaven upload: interrupted \(SIGINT\)$/m);
+      const [url, ...others] = await storedUrls(home);
+      assert.ok(url !== undefined && others.length === 0, 'one entry is kept');
+      assert.equal((await stat(statePath(home))).mode & 0o777, 0o600);
+      assert.equal(new URL(url).port, String(relay.port), 'the upload URL leads through the relay');
+      const first = await serverOffset(url);
+      assert.ok(first > 0 && first < size, `the server holds part of the file: ${first}`);
+
+      const killed = await interrupted('SIGKILL');
+      assert.equal(killed.code, null, 'killed');
+      assert.deepEqual(await storedUrls(home), [url], 'the same upload, continued');
+      const second = await serverOffset(url);
+      assert.ok(second > first && second < size, `the second run went on from ${first}: ${second}`);
+
+      relay.rate = null;
+      relay.received = 0;
+      const result = await run(['upload', big, '--json'], { home, env });
+      assert.equal(result.code, 0, result.stderr);
+      const stored = JSON.parse(result.stdout).files[0];
+      assert.deepEqual([stored.name, stored.size], ['resumed upload.bin', size]);
+      assert.equal((await relayed.server.services.store.files.byId(stored.id))?.sha256, digest);
+      assert.match(stored.deleteLink, new RegExp(`/${stored.id}/delete/`), 'the last PATCH answered, with the delete link');
+      // Only the rest crossed the relay (plus the requests' heads), not the whole file again.
+      assert.ok(relay.received < size - second + 256 * 1024, `sent ${relay.received} bytes for the ${size - second} missing`);
+      assert.deepEqual(await storedUrls(home), [], 'the entry goes once the upload is done');
+    } finally {
+      await relayed.close();
+      await relay.close();
+    }
+  });
 });

@@ -7,7 +7,10 @@ import { createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { FilehavenApiError, FilehavenClient, FilehavenConnectionError, UploadNotMovedError } from '../../src/client/index.js';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FilehavenApiError, FilehavenClient, FilehavenConnectionError, UploadNotMovedError, type FetchFunction } from '../../src/client/index.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
@@ -141,7 +144,7 @@ describe('uploads', () => {
       assert.equal(fromPath.size, content.length);
       assert.equal(progress.at(-1), content.length);
       assert.equal((await t.server.services.store.files.byId(fromPath.id))?.sha256, sha256(content));
-      assert.match(fromPath.deleteLink, new RegExp(`/${fromPath.id}/delete/[0-9a-f]+$`));
+      assert.match(fromPath.deleteLink ?? '', new RegExp(`/${fromPath.id}/delete/[0-9a-f]+$`));
 
       const quoted = await client.upload(new Blob([content]), { name: `it's "q" ; é.txt` });
       assert.equal(quoted.name, `it's "q" ; é.txt`);
@@ -321,5 +324,188 @@ describe('downloads', () => {
     assert.deepEqual([error.code, error.status], ['errorFileNotFound', 404]);
     await assert.rejects(clientOf(premium).download('https://elsewhere.example/direct/ABC/token/x'), /not on/);
     await assert.rejects(client.download('https://example.org/nothing-here'), /not a filehaven download link/);
+  });
+});
+
+describe('tus uploads', () => {
+  let dir: string;
+  let content: Buffer;
+  let file: string;
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'filehaven-sdk-tus-'));
+    content = randomPayload(24 * 1024 * 1024 + 17);
+    file = path.join(dir, 'tus & <co>.bin');
+    await writeFile(file, content);
+  });
+  after(() => rm(dir, { recursive: true, force: true }));
+
+  /** A client whose requests are recorded as `METHOD /path`; `fetch` may stand in for the global one. */
+  function recording(account: TestAccount, options: { resumeFile?: string; server?: string; fetch?: FetchFunction } = {}) {
+    const seen: string[] = [];
+    const inner = options.fetch ?? ((input, init) => fetch(input, init));
+    const client = new FilehavenClient({
+      server: options.server ?? t.url,
+      key: account.key,
+      resumeFile: options.resumeFile,
+      fetch: (input, init) => {
+        seen.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+        return inner(input, init);
+      },
+    });
+    return { client, seen };
+  }
+
+  const storedEntries = async (resumeFile: string): Promise<Array<{ uploadUrl: string }>> =>
+    Object.values((JSON.parse(await readFile(resumeFile, 'utf8')) as { uploads: Record<string, { uploadUrl: string }> }).uploads);
+
+  /** Upload-Offset of a tus upload, as HEAD tells it. */
+  async function offsetOf(url: string, key: string): Promise<number> {
+    const response = await fetch(url, { method: 'HEAD', headers: { Authorization: key, 'Tus-Resumable': '1.0.0' } });
+    assert.equal(response.status, 200, `HEAD ${url}`);
+    return Number(response.headers.get('upload-offset'));
+  }
+
+  async function downloaded(client: FilehavenClient, id: string): Promise<string> {
+    return sha256(await readAll((await client.download(id)).body));
+  }
+
+  test('a file goes through /uploads when the server offers tus: the same StoredFile as POST /files, the bytes download back identical', async () => {
+    const { client, seen } = recording(free);
+    assert.equal(await client.offersTus(), true);
+    const progress: number[] = [];
+    const viaTus = await client.upload(file, { onProgress: (sent, total) => (assert.equal(total, content.length), progress.push(sent)) });
+    assert.ok(seen.includes('POST /uploads'), seen.join(', '));
+    assert.ok(seen.some((request) => /^PATCH \/uploads\/\S+$/.test(request)), seen.join(', '));
+    assert.ok(!seen.includes('POST /files'));
+    assert.equal(seen.filter((request) => request === 'OPTIONS /uploads').length, 1);
+    assert.equal(progress.at(-1), content.length);
+
+    const viaPost = await client.upload(file, { transport: 'post' });
+    assert.ok(seen.includes('POST /files'));
+    assert.deepEqual(Object.keys(viaTus).sort(), Object.keys(viaPost).sort());
+    assert.deepEqual([viaTus.name, viaTus.size], ['tus & <co>.bin', content.length]);
+    assert.deepEqual([viaPost.name, viaPost.size], [viaTus.name, viaTus.size]);
+    assert.match(viaTus.downloadLink, new RegExp(`/${viaTus.id}/`));
+    assert.match(viaTus.deleteLink ?? '', new RegExp(`/${viaTus.id}/delete/[0-9a-f]+$`));
+    assert.equal((await t.server.services.store.files.byId(viaTus.id))?.sha256, sha256(content));
+    assert.equal(await downloaded(client, viaTus.id), sha256(content));
+    assert.equal(await downloaded(client, viaPost.id), sha256(content));
+    assert.equal(seen.filter((request) => request === 'OPTIONS /uploads').length, 1, 'asked once per client');
+  });
+
+  test('an aborted tus upload keeps its bytes; the same file uploaded again (resumeFile) continues from the server offset, and its entry goes', async () => {
+    const resumeFile = path.join(dir, 'aborted', 'uploads.json');
+    const controller = new AbortController();
+    const reason = new Error('stop now');
+    const first = recording(free, { resumeFile });
+    await assert.rejects(
+      first.client.upload(file, { signal: controller.signal, onProgress: (sent) => sent > 4 * 1024 * 1024 && controller.abort(reason) }),
+      (error) => error === reason,
+    );
+    const entries = await storedEntries(resumeFile);
+    assert.equal(entries.length, 1);
+    const url = entries[0]!.uploadUrl;
+    assert.equal((await stat(resumeFile)).mode & 0o777, 0o600);
+    assert.doesNotMatch(await readFile(resumeFile, 'utf8'), new RegExp(free.key), 'the key is never stored');
+    const offset = await offsetOf(url, free.key);
+    assert.ok(offset > 0 && offset < content.length, `offset ${offset}`);
+
+    // Another client, as a later process would be: only the rest is sent.
+    const second = recording(free, { resumeFile });
+    const progress: number[] = [];
+    const stored = await second.client.upload(file, { onProgress: (sent) => progress.push(sent) });
+    const uploadPath = new URL(url).pathname;
+    assert.ok(second.seen.includes(`HEAD ${uploadPath}`), second.seen.join(', '));
+    assert.ok(second.seen.includes(`PATCH ${uploadPath}`), second.seen.join(', '));
+    assert.ok(!second.seen.includes('POST /uploads'), 'no new upload');
+    assert.ok(progress[0]! >= offset, `progress starts at the offset: ${progress[0]} < ${offset}`);
+    assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
+    assert.ok(stored.deleteLink);
+    assert.deepEqual(await storedEntries(resumeFile), [], 'the entry goes once the upload is done');
+  });
+
+  test('an entry the server no longer knows (404) starts a new upload', async () => {
+    const resumeFile = path.join(dir, 'stale', 'uploads.json');
+    const controller = new AbortController();
+    await assert.rejects(recording(free, { resumeFile }).client.upload(file, { signal: controller.signal, onProgress: (sent) => sent > 1024 * 1024 && controller.abort() }));
+    const state = JSON.parse(await readFile(resumeFile, 'utf8'));
+    const [key] = Object.keys(state.uploads);
+    state.uploads[key!].uploadUrl = `${t.url}/uploads/0123456789abcdef0123456789abcdef`;
+    await writeFile(resumeFile, JSON.stringify(state));
+    const { client, seen } = recording(free, { resumeFile });
+    const stored = await client.upload(file);
+    assert.ok(seen.includes('HEAD /uploads/0123456789abcdef0123456789abcdef'));
+    assert.ok(seen.includes('POST /uploads'), seen.join(', '));
+    assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
+    assert.deepEqual(await storedEntries(resumeFile), []);
+  });
+
+  test('the answer of the last PATCH lost: the retry finds the upload complete (HEAD) and returns the file, without its delete link', async () => {
+    const small = randomPayload(300 * 1024);
+    const smallFile = path.join(dir, 'lost answer.bin');
+    await writeFile(smallFile, small);
+    let cut = false;
+    const { client, seen } = recording(free, {
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (init?.method === 'PATCH' && !cut) {
+          cut = true;
+          await response.arrayBuffer();
+          throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+        }
+        return response;
+      },
+    });
+    const stored = await client.upload(smallFile);
+    assert.ok(cut);
+    assert.deepEqual(seen.slice(-2).map((request) => request.split(' ')[0]), ['PATCH', 'HEAD']);
+    assert.equal(stored.deleteLink, undefined);
+    assert.deepEqual([stored.name, stored.size], ['lost answer.bin', small.length]);
+    assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(small));
+    assert.equal(await downloaded(client, stored.id), sha256(small));
+  });
+
+  test('tus refusals carry the codes of POST /files: errorFileSize before any byte, errorUploadLimit with retryAfter, a refused key', async () => {
+    const wrong = await failure(new FilehavenClient({ server: t.url, key: 'not-a-key' }).upload(file, { transport: 'tus' }));
+    assert.deepEqual([wrong.code, wrong.status], ['errorPermissionDenied', 401]);
+    const limited = await startTestServer({ maxFileSize: 1024 * 1024, uploadVolumeFree: 3 * 1024 * 1024 });
+    try {
+      const account = await limited.account();
+      const { client, seen } = recording(account, { server: limited.url });
+      const tooBig = await failure(client.upload(new Blob([randomPayload(8 * 1024 * 1024)]), { name: 'big', transport: 'tus' }));
+      assert.deepEqual([tooBig.code, tooBig.status], ['errorFileSize', 413]);
+      assert.ok(!seen.some((request) => request.startsWith('PATCH')), 'refused at creation');
+      for (const name of ['a', 'b', 'c']) await client.upload(new Blob([randomPayload(1000 * 1024)]), { name, transport: 'tus' });
+      const over = await failure(client.upload(new Blob([randomPayload(1000 * 1024)]), { name: 'd', transport: 'tus' }));
+      assert.deepEqual([over.code, over.status], ['errorUploadLimit', 429]);
+      assert.ok(over.retryAfter !== undefined && over.retryAfter > 0, 'retryAfter from Retry-After');
+    } finally {
+      await limited.close();
+    }
+    await assert.rejects(clientOf(free).upload(Readable.from([content]), { name: 's.bin', size: content.length, transport: 'tus' }), TypeError);
+  });
+
+  test('a server without /uploads (404 or 405 to OPTIONS) gets POST /files', async () => {
+    for (const status of [404, 405]) {
+      // The real server behind a proxy that knows no /uploads, as an older filehaven.
+      const proxy = http.createServer((request, response) => {
+        if (request.url?.startsWith('/uploads')) return void response.writeHead(status).end();
+        const upstream = http.request(`${t.url}${request.url}`, { method: request.method, headers: request.headers }, (answer) => {
+          response.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(response);
+        });
+        request.pipe(upstream);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+      try {
+        const { client, seen } = recording(free, { server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
+        assert.equal(await client.offersTus(), false);
+        const stored = await client.upload(file);
+        assert.deepEqual(seen.filter((request) => request !== 'GET /account'), ['OPTIONS /uploads', 'POST /files'], `${status}`);
+        assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
+      } finally {
+        await new Promise((resolve) => proxy.close(resolve));
+      }
+    }
   });
 });

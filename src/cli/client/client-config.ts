@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { writePrivateFile } from '../../client/private-file.js';
 
 /** What `filehaven login` stores: the server and the key of one account. */
 export interface StoredLogin {
@@ -40,32 +40,19 @@ export async function readStoredLogin(file = clientConfigPath()): Promise<Stored
 }
 
 /**
- * Stores the login atomically with mode 0600 (its folder 0700 when made here): written
- * to a temp file beside it, synced, then renamed over the old one, so a crash leaves the
- * old file or the new one, and no other user can ever read the key.
+ * Stores the login atomically with mode 0600 (its folder 0700 when made here): a crash
+ * leaves the old file or the new one, and no other user can ever read the key.
  */
 export async function writeStoredLogin(login: StoredLogin, file = clientConfigPath()): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    // The mode of open() is cut by the umask, never widened; chmod says it outright.
-    await handle.chmod(0o600);
-    await handle.writeFile(`${JSON.stringify(login, null, 2)}\n`, 'utf8');
-    await handle.sync();
-  } catch (error) {
-    await handle.close();
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await handle.close();
-  try {
-    await rename(temp, file);
-  } catch (error) {
-    await rm(temp, { force: true });
-    throw error;
-  }
-  await chmod(file, 0o600);
+  await writePrivateFile(file, `${JSON.stringify(login, null, 2)}\n`);
+}
+
+/**
+ * Where tus uploads keep their upload URLs between runs (README "Uploads resume"):
+ * `uploads.json` beside the login, so `kill -9` and a rerun continue where they were.
+ */
+export function uploadStatePath(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(path.dirname(clientConfigPath(env)), 'uploads.json');
 }
 
 /** Removes the stored login; false when there was none. */

@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { FilehavenApiError, FilehavenClient, FilehavenConnectionError } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { clientConfigPath, readStoredLogin } from './client-config.js';
+import { clientConfigPath, readStoredLogin, uploadStatePath } from './client-config.js';
 import { CommandExit, EXIT } from './command-exit.js';
 import { terminalText } from './display.js';
 
@@ -120,7 +120,7 @@ export async function runUserCommand(name: string, args: string[], options: Opti
       const server = typeof values.server === 'string' ? values.server : undefined;
       const login = await resolveLogin(server, clientOptions.key ?? true, clientOptions.fallbackServer);
       try {
-        return new FilehavenClient({ ...login, signal: controller.signal });
+        return new FilehavenClient({ ...login, signal: controller.signal, resumeFile: uploadStatePath() });
       } catch (error) {
         throw new UsageError((error as Error).message);
       }

@@ -8,22 +8,31 @@ import { shown } from '../client/display.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
 
-export const UPLOAD_USAGE = 'filehaven upload FILE... [--folder ID] [--parallel N] [--json]   prints each download link';
+export const UPLOAD_USAGE = 'filehaven upload FILE... [--folder ID] [--parallel N] [--no-resume] [--json]   prints each download link';
+
+/** One stored file, for --json: `deleteLink` null when an earlier, interrupted run had completed the upload. */
+type Uploaded = { file: string } & Omit<StoredFile, 'deleteLink'> & { deleteLink: string | null };
 
 /** One file's outcome, for --json. */
-type UploadResult = ({ file: string } & StoredFile) | { file: string; error: Record<string, unknown> };
+type UploadResult = Uploaded | { file: string; error: Record<string, unknown> };
 
 /**
- * `filehaven upload`: each file streamed to POST /files (client.upload), `--parallel` at
- * a time, a progress bar each at a terminal. With --folder, the folder is checked before
- * the first byte and the stored files are moved into it with one call at the end.
+ * `filehaven upload`: each file streamed to the server (client.upload: resumable tus
+ * when the server offers it, else POST /files; `--no-resume` forces POST), `--parallel`
+ * at a time, a progress bar each at a terminal. A tus upload cut by Ctrl-C, a lost
+ * connection or `kill -9` continues where it stopped when the same command runs again
+ * (its URL is kept in `uploads.json` beside the login). With --folder, the folder is
+ * checked before the first byte and the stored files are moved into it with one call at
+ * the end.
  */
 export async function uploadCommand(args: string[]): Promise<void> {
-  await runUserCommand('upload', args, { folder: { type: 'string' }, parallel: { type: 'string' } }, async (command) => {
+  const flags = { folder: { type: 'string' }, parallel: { type: 'string' }, 'no-resume': { type: 'boolean' } } as const;
+  await runUserCommand('upload', args, flags, async (command) => {
     const paths = command.positionals;
     if (paths.length === 0) throw new UsageError('upload takes at least one FILE');
     const parallel = limitFlag(command.values, 'parallel', 2, 8);
     const folder = command.values.folder as string | undefined;
+    const transport = command.values['no-resume'] === true ? 'post' : 'auto';
     if (folder !== undefined && !/^[A-Za-z0-9]+$/.test(folder)) throw new UsageError(`--folder expects a folder id, got "${folder}"`);
     // Every file must be readable before anything is sent: a typo fails fast.
     for (const file of paths) {
@@ -51,8 +60,8 @@ export async function uploadCommand(args: string[]): Promise<void> {
         try {
           const size = (await stat(file)).size;
           bar = bars.add(path.basename(file), size);
-          const stored = await client.upload(file, { onProgress: (sent) => bar!.update(sent) });
-          results[index] = { file, ...stored };
+          const stored = await client.upload(file, { transport, onProgress: (sent) => bar!.update(sent) });
+          results[index] = { file, ...stored, deleteLink: stored.deleteLink ?? null };
         } catch (error) {
           if (command.signal.aborted) return;
           results[index] = { file, error: errorJson(error) };
@@ -73,7 +82,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
       exitCode = EXIT.interrupted;
     }
 
-    const stored = results.filter((result): result is { file: string } & StoredFile => result !== undefined && 'id' in result);
+    const stored = results.filter((result): result is Uploaded => result !== undefined && 'id' in result);
     let moved: string | null = null;
     if (folder !== undefined && stored.length > 0) {
       try {

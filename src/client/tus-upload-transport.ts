@@ -1,0 +1,178 @@
+import { createHash } from 'node:crypto';
+import { DetailedError, Upload, type HttpResponse, type UploadOptions } from 'tus-js-client';
+import { errorOf, type ApiConnection, type CallOptions } from './api-connection.js';
+import type { StoredFile } from './api-types.js';
+import { readFeed } from './atom-reader.js';
+import { FilehavenApiError } from './client-errors.js';
+import { targetOfUrl } from './download.js';
+import { firstEntry, storedFile } from './entry-mappers.js';
+import { ConnectionHttpStack, uploadSourceReader } from './tus-http-stack.js';
+import type { UploadSource } from './upload-source.js';
+import type { UploadCall, UploadTransport } from './upload-transport.js';
+import { JsonFileUrlStorage } from './upload-url-storage.js';
+
+/** The tus endpoint under {base_url}. */
+export const TUS_PATH = '/uploads';
+
+/**
+ * Waits before each retry after a lost connection or a 5xx (tus-js-client retries those,
+ * and 409/423, never another 4xx), in ms: about 19 s in all before the upload gives up.
+ * A retry asks the server where it stands (HEAD) and sends only the rest.
+ */
+export const TUS_RETRY_DELAYS = [0, 1000, 3000, 5000, 10000];
+
+export interface TusTransportOptions {
+  /**
+   * The JSON file that keeps the URL of each unfinished upload of a file path, so a later
+   * process resumes it (upload-url-storage.ts). Without it an upload resumes only within
+   * its own run, after a lost connection.
+   */
+  resumeFile?: string;
+  /** Delays before the retries (default TUS_RETRY_DELAYS). */
+  retryDelays?: number[];
+}
+
+/**
+ * Whether the server takes tus 1.0 uploads: `OPTIONS {base_url}/uploads` answers with
+ * `Tus-Version` listing 1.0.0 (tus 1.0 "OPTIONS"). A server without them (an older
+ * filehaven) answers 404 or 405.
+ */
+export async function serverOffersTus(connection: ApiConnection, options: CallOptions = {}): Promise<boolean> {
+  const signal = connection.signalFor(options);
+  const response = await connection.send(`${connection.server}${TUS_PATH}`, { method: 'OPTIONS', signal, redirect: 'error' });
+  await response.arrayBuffer().catch(() => {});
+  const versions = (response.headers.get('tus-version') ?? '').split(',').map((version) => version.trim());
+  return response.ok && versions.includes('1.0.0');
+}
+
+/**
+ * Uploads with the tus 1.0 protocol at `{base_url}/uploads` (tus-js-client): created
+ * with `Upload-Length` and `Upload-Metadata` (filename, folder), then PATCHed from the
+ * server's offset. A lost connection, an interruption or `kill -9` costs only the bytes
+ * in flight: a retry, or the next run for the same file, asks the server's offset (HEAD)
+ * and sends the rest. The final PATCH answers with the same `File upload result` as
+ * POST /files.
+ */
+export class TusUploadTransport implements UploadTransport {
+  private readonly storage: JsonFileUrlStorage | null;
+  private readonly retryDelays: number[];
+
+  constructor(
+    private readonly connection: ApiConnection,
+    options: TusTransportOptions = {},
+  ) {
+    this.storage = options.resumeFile === undefined ? null : new JsonFileUrlStorage(options.resumeFile);
+    this.retryDelays = options.retryDelays ?? TUS_RETRY_DELAYS;
+  }
+
+  async send(source: UploadSource, call: UploadCall): Promise<StoredFile> {
+    const signal = this.connection.signalFor(call);
+    signal?.throwIfAborted();
+    const headers = { ...this.connection.authHeaders(), Accept: 'application/atom+xml' };
+    const fingerprint = this.storage && source.localIdentity !== undefined ? this.fingerprint(source.localIdentity) : null;
+    const previous = fingerprint && this.storage ? await this.storage.findUploadsByFingerprint(fingerprint) : [];
+    const metadata: Record<string, string> = { filename: source.name };
+    if (call.folder !== undefined) metadata.folder = call.folder;
+
+    const lastResponse = await new Promise<HttpResponse>((resolve, reject) => {
+      const options: UploadOptions = {
+        endpoint: `${this.connection.server}${TUS_PATH}`,
+        headers,
+        metadata,
+        retryDelays: this.retryDelays,
+        httpStack: new ConnectionHttpStack(this.connection, signal),
+        fileReader: uploadSourceReader,
+        fingerprint: async () => fingerprint as string,
+        storeFingerprintForResuming: fingerprint !== null,
+        // Removed below, awaited: tus-js-client would remove it without waiting, and a
+        // process that exits at once could keep an entry of a finished upload.
+        removeFingerprintOnSuccess: false,
+        onProgress: (sent, total) => call.onProgress?.(sent, total),
+        onSuccess: ({ lastResponse }) => {
+          settle();
+          resolve(lastResponse);
+        },
+        onError: (error) => {
+          settle();
+          reject(translated(error, signal));
+        },
+      };
+      if (this.storage) options.urlStorage = this.storage;
+      const upload = new Upload(source as unknown as Blob, options);
+      // No termination on abort: the server keeps the bytes, so the next run resumes.
+      const onAbort = () => {
+        void upload.abort(false);
+        reject(signal!.reason);
+      };
+      const settle = () => signal?.removeEventListener('abort', onAbort);
+      // Aborted while the entries were read: the event has been and gone.
+      if (signal?.aborted) return void reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      // The newest entry: two can exist only when two processes raced on one file.
+      const latest = previous.at(-1);
+      if (latest) upload.resumeFromPreviousUpload(latest);
+      upload.start();
+    });
+
+    // The file is stored whatever happens to its entry: an entry left behind (a full
+    // disk) costs only a HEAD when the same file is uploaded again.
+    if (fingerprint && this.storage) await this.storage.removeUploadsByFingerprint(fingerprint).catch(() => {});
+    return this.storedFileOf(lastResponse, source);
+  }
+
+  /**
+   * The local file (absolute path, size, modification time), the server and the account,
+   * so an entry is resumed only for the same bytes, to the same server, by the same
+   * account. The key is hashed: the file never holds it.
+   */
+  private fingerprint(localIdentity: string): string {
+    const keyHash = createHash('sha256').update(this.connection.key ?? '').digest('hex').slice(0, 32);
+    return `filehaven-tus/1 ${this.connection.server} key-sha256:${keyHash} ${localIdentity}`;
+  }
+
+  /**
+   * The stored file, from the last answer. The final PATCH carries the `File upload
+   * result` feed (and Filehaven-File-Id, -Download-Link, -Delete-Link). An upload that an
+   * earlier run had already completed (kill -9 after the last byte, before its answer
+   * arrived) ends on HEAD, whose headers name the file but not its delete link: the
+   * server shows that secret once, in the answer that completed the upload.
+   */
+  private storedFileOf(response: HttpResponse, source: UploadSource): StoredFile {
+    const body = response.getBody();
+    if (body.trim() !== '') {
+      const feed = readFeed(body);
+      if (feed?.webUrl) this.connection.webUrl = feed.webUrl.replace(/\/+$/, '');
+      if (feed?.title === 'File upload result' && feed.entries.length > 0) return storedFile(firstEntry(feed));
+      throw new FilehavenApiError('errorUnexpectedResponse', response.getStatus(), `expected "File upload result" at the end of the tus upload, got ${feed ? `"${feed.title}"` : 'no Atom feed'}`);
+    }
+    const id = response.getHeader('Filehaven-File-Id');
+    const downloadLink = response.getHeader('Filehaven-Download-Link');
+    if (!id || !downloadLink) {
+      throw new FilehavenApiError('errorUnexpectedResponse', response.getStatus(), 'the finished tus upload names no file (Filehaven-File-Id, Filehaven-Download-Link)');
+    }
+    const deleteLink = response.getHeader('Filehaven-Delete-Link');
+    // The stored name is the download link's last segment (API.md 1): the server's, cleaned.
+    const name = URL.canParse(downloadLink) ? targetOfUrl(new URL(downloadLink))?.name : undefined;
+    return { id, name: name ?? source.name, size: source.size ?? 0, downloadLink, ...(deleteLink ? { deleteLink } : {}) };
+  }
+}
+
+/**
+ * A tus-js-client failure as the SDK's errors: the server's answer through the same
+ * errorOf as every call (its Atom error: SPEC code, status, Retry-After); a connection
+ * failure as the FilehavenConnectionError ApiConnection.send threw; anything else (a
+ * local file that cannot be read) as it is.
+ */
+function translated(error: Error, signal: AbortSignal | undefined): unknown {
+  if (signal?.aborted) return signal.reason;
+  if (!(error instanceof DetailedError)) return error;
+  const answer = error.originalResponse;
+  if (answer) {
+    const status = answer.getStatus();
+    if (status >= 200 && status < 300) return new FilehavenApiError('errorUnexpectedResponse', status, error.message);
+    const response = answer.getUnderlyingObject() as Response | undefined;
+    const retryAfter = answer.getHeader('Retry-After');
+    return errorOf(response ?? { status, headers: new Headers(retryAfter ? { 'retry-after': retryAfter } : {}) }, readFeed(answer.getBody()));
+  }
+  return error.causingError ?? error;
+}
