@@ -8,12 +8,13 @@
  * figures to bench/results/<date>.json).
  *
  *   BENCH_BACKENDS         comma-separated: local, postgres-s3 (default both)
- *   BENCH_SECTIONS         comma-separated: bytes, memory, requests, copies, rows, small, cluster (default all)
+ *   BENCH_SECTIONS         comma-separated: bytes, memory, requests, copies, rows, small, cluster, resumable (default all)
  *   BENCH_SIZE             the upload/download of "bytes" (default 256MiB)
  *   BENCH_CONCURRENT_SIZE  each of the 4+4 transfers of "memory" (default 512MiB)
  *   BENCH_COPY_SIZE        the file "copies" copies (default 1GiB)
  *   BENCH_ROWS             the large table of "rows" (default 1000000)
  *   BENCH_CLUSTER_UPLOAD_SIZE  each of the 4 parallel uploads of "cluster" (default 64MiB)
+ *   BENCH_KILL_SIZE        the upload of "resumable" whose server is killed three times (default 2GiB)
  *   BENCH_REDIS_URL        the Redis of "cluster"'s servers (default redis://127.0.0.1:6379, left out when it does not answer)
  *   BENCH_ROUNDS           A/B rounds (default 5)
  *   BENCH_LOAD_SECONDS     each wrk round of "requests" (default 5)
@@ -50,6 +51,7 @@ import { writeReport, printBackend, type BackendReport } from './lib/report.js';
 import type { MetadataLocation } from './lib/seed.js';
 import { createBucket, createSchema, DATABASE_URL, s3Client, s3Endpoint, s3Reference, type S3Reference } from './lib/storage.js';
 import { cluster } from './sections/cluster.js';
+import { resumable } from './sections/resumable.js';
 import { copies } from './sections/copies.js';
 import { memory } from './sections/memory.js';
 import { stackFloorRss } from './lib/platform-floor.js';
@@ -87,7 +89,7 @@ function listSetting<T extends string>(name: string, all: readonly T[]): T[] {
 const BACKENDS = ['local', 'postgres-s3'] as const;
 type BackendName = (typeof BACKENDS)[number];
 // rows before small: its small table is then the thousand rows it seeds and little more.
-const SECTIONS = ['bytes', 'memory', 'requests', 'copies', 'rows', 'small', 'cluster'] as const;
+const SECTIONS = ['bytes', 'memory', 'requests', 'copies', 'rows', 'small', 'cluster', 'resumable'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 const settings = {
@@ -97,6 +99,7 @@ const settings = {
   concurrentSize: sizeSetting('BENCH_CONCURRENT_SIZE', '512MiB'),
   copySize: sizeSetting('BENCH_COPY_SIZE', '1GiB'),
   clusterUploadSize: sizeSetting('BENCH_CLUSTER_UPLOAD_SIZE', '64MiB'),
+  killSize: sizeSetting('BENCH_KILL_SIZE', '2GiB'),
   rows: countSetting('BENCH_ROWS', 1_000_000, 2000),
   rounds: countSetting('BENCH_ROUNDS', 5, 1),
   loadSeconds: countSetting('BENCH_LOAD_SECONDS', 5, 1),
@@ -193,6 +196,7 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
       small: () => smallUploads(context),
       rows: () => rows(context, settings.rows),
       cluster: () => cluster(context, settings.loadSeconds, settings.clusterUploadSize),
+      resumable: () => resumable(context, settings.size, settings.killSize),
     };
     const results: SectionResult[] = [];
     for (const name of settings.sections) {

@@ -51,18 +51,24 @@ export interface RunningServer {
 
 /** `filehaven serve`, compiled, as `npm start` runs it; stopped (SIGTERM) when the section unwinds. */
 export async function startFilehaven(dataDir: string, settings: BackendSettings): Promise<RunningServer> {
+  const server = await launchFilehaven(dataDir, settings);
+  defer('stop the filehaven server', server.stop);
+  return server;
+}
+
+/** A server the caller stops or kills (SIGKILL: no handler runs) itself. */
+export async function launchFilehaven(dataDir: string, settings: BackendSettings): Promise<RunningServer & { kill(): Promise<void> }> {
   const child = spawn(process.execPath, ['dist/cli/index.js', 'serve', '--port', '0', '--data', dataDir, ...BENCH_FLAGS, ...settings.flags], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: cleanEnv(settings.env),
   });
   const exited = once(child, 'exit');
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const signal = (name: NodeJS.Signals) => async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(name);
     await exited;
   };
-  defer('stop the filehaven server', stop);
   const url = await listeningUrl(child, 'filehaven serve');
-  return { url, pid: child.pid!, stop };
+  return { url, pid: child.pid!, stop: signal('SIGTERM'), kill: signal('SIGKILL') };
 }
 
 /** The URL a child prints as `listening on http://...`; rejects if it exits first. */

@@ -46,6 +46,15 @@ export class LocalResumableStorage implements ResumableStorage {
     return createReadStream(this.pathOf(id), { start, end: end - 1, highWaterMark: 1024 * 1024 });
   }
 
+  async complete(): Promise<void> {
+    // The file is whole as soon as its last byte is written.
+  }
+
+  uploadIdOfKey(): string | null {
+    // Blobs here are named by digest; an upload's file is never one.
+    return null;
+  }
+
   async readFinished(id: string, start: number): Promise<Readable> {
     return createReadStream(this.pathOf(id), { start, highWaterMark: 1024 * 1024 });
   }

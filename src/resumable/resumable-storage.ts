@@ -28,6 +28,10 @@ export interface ResumableStorage {
    * crash; null where unfinished uploads cannot be read (S3 multipart parts).
    */
   readUnfinished(id: string, start: number, end: number): Promise<Readable | null>;
+  /** Puts together an upload whose every byte is stored, where the store needs that (S3); idempotent. */
+  complete(id: string, length: number): Promise<void>;
+  /** The upload whose bytes a blob key names (S3: `uploads/<id>`), or null. */
+  uploadIdOfKey(key: string): string | null;
   /** The bytes of a finished upload of `size` bytes from `start` on. */
   readFinished(id: string, start: number, size: number): Promise<Readable>;
   /**

@@ -120,6 +120,14 @@ export class ResumableUploadsService {
     const record = await this.deps.store.resumableUploads.byId(id);
     if (!record || record.fileId !== null) return write(source);
     const checkpoints = { list: parseCheckpoints(record.digestCheckpoints) };
+    // States past the offset the store holds describe bytes it lost (a failed write, a
+    // crash with parts in flight) and that this write replaces: they go first, persisted,
+    // or `finish` could take one of them for bytes that differ.
+    const valid = checkpoints.list.filter((item) => item.at <= offset);
+    if (valid.length !== checkpoints.list.length) {
+      checkpoints.list = valid;
+      await this.deps.store.resumableUploads.saveCheckpoints(id, JSON.stringify(valid));
+    }
     const digest = await this.digestAt(id, checkpoints, offset);
     if (!digest) return write(source);
     let saving: Promise<void> = Promise.resolve();
@@ -215,7 +223,15 @@ export class ResumableUploadsService {
           continue;
         }
         try {
-          if (row.fileId === null) await this.deps.storage.remove(row.id);
+          // Read again under the lock: a finish may have stored it since the list was read.
+          const current = await this.deps.store.resumableUploads.byId(row.id);
+          if (!current || current.expiresAt >= this.deps.clock()) {
+            skipped.add(row.id);
+            continue;
+          }
+          // A stored upload's file stays; only what tus kept of it (if a forget failed) goes.
+          if (current.fileId === null) await this.deps.storage.remove(row.id);
+          else await this.deps.storage.forgetFinished(row.id);
           await this.forget(row.id);
           removed++;
         } catch (error) {
@@ -232,6 +248,17 @@ export class ResumableUploadsService {
   async storedUpload(id: string): Promise<ResumableUploadRecord | null> {
     const record = await this.deps.store.resumableUploads.byId(id);
     return record && record.fileId !== null ? record : null;
+  }
+
+  /**
+   * Whether a blob key is the bytes of a resumable upload that has not become a file yet
+   * (S3: the finished object before its file row): gc must leave those alone.
+   */
+  async holdsKey(key: string): Promise<boolean> {
+    const id = this.deps.storage.uploadIdOfKey(key);
+    if (id === null) return false;
+    const record = await this.deps.store.resumableUploads.byId(id);
+    return record !== null && record.fileId === null;
   }
 
   /** Uploads in progress (for stats). */
@@ -275,10 +302,16 @@ export class ResumableUploadsService {
     if (upload.offset !== record.length) throw errors.uploadMalformed(`the upload is not finished: ${upload.offset} of ${record.length} bytes`);
     let created: CreatedFile;
     try {
+      // Every byte is stored, but the store may not have put them together yet (a server
+      // died between S3's last part and CompleteMultipartUpload).
+      await this.deps.storage.complete(record.id, record.length);
       const sha256 = await this.finalDigest(record);
       const staged = await this.deps.storage.stage(record.id, { sha256, size: record.length });
       created = await this.deps.files.store(owner, staged, record.filename, {
         folderId: record.folderId,
+        // A failure that is no refusal leaves the bytes where they are, for the client's
+        // next request to finish the upload again.
+        keepStagedOnFailure: true,
         within: async (repos, file) => {
           if (!(await repos.resumableUploads.markStored(record.id, file.id))) throw new Error(`upload ${record.id} was stored or removed meanwhile`);
           // The bytes join the account's volume as the reservation ends (or, unlimited, just join).
@@ -288,13 +321,16 @@ export class ResumableUploadsService {
         },
       });
     } catch (error) {
-      // Nothing of a refused upload is kept (API.md 8), and a failed store may have taken
-      // its bytes already (S3: the staged blob is the upload's object): the client starts
-      // again rather than resuming something that cannot become a file.
-      await this.deps.storage.remove(record.id).catch((removeError: unknown) => this.deps.log(removeError, `removing the refused upload ${record.id} failed; gc removes it at its expiry`));
-      await this.forget(record.id).catch((forgetError: unknown) => this.deps.log(forgetError, `forgetting the refused upload ${record.id} failed`));
+      // Nothing of a refused upload is kept (API.md 8: empty, blacklisted). Any other
+      // failure (the database or the store unavailable for a moment) keeps the upload
+      // whole: the client's next HEAD or PATCH finishes it.
+      if (error instanceof ApiError && error.status < 500) {
+        await this.deps.storage.remove(record.id).catch((removeError: unknown) => this.deps.log(removeError, `removing the refused upload ${record.id} failed; gc removes it at its expiry`));
+        await this.forget(record.id).catch((forgetError: unknown) => this.deps.log(forgetError, `forgetting the refused upload ${record.id} failed`));
+        throw error;
+      }
       if (error instanceof ApiError) throw error;
-      this.deps.log(error, 'storing a finished resumable upload failed');
+      this.deps.log(error, 'storing a finished resumable upload failed; it stays for a retry');
       throw errors.uploadStorage();
     }
     return created;

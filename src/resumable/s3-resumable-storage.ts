@@ -1,5 +1,5 @@
-import type { Readable } from 'node:stream';
-import type { S3ClientConfig } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+import type { Part, S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3Store } from '@tus/s3-store';
 import type { StagedBlob } from '../blob/blob-store.js';
 import { RESUMABLE_FOLDER, type S3BlobStore } from '../blob/s3-blob-store.js';
@@ -38,6 +38,24 @@ class FolderedS3Store extends S3Store {
     );
   }
 
+  /**
+   * Only the parts 1..n without a gap. Parts are sent a few at a time, so a server that dies
+   * can leave part k+1 stored and part k not; the library would count both, resume after
+   * k+1, and complete an object missing part k's bytes. Without the stray part the upload
+   * resumes at part k, and sending k+1 again replaces it.
+   */
+  protected override async retrieveParts(id: string, partNumberMarker?: string): Promise<Part[]> {
+    const parts = await super.retrieveParts(id, partNumberMarker);
+    // The library pages through the listing by calling itself with a marker: trim only the whole.
+    if (partNumberMarker !== undefined) return parts;
+    const run: Part[] = [];
+    for (const part of [...parts].sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0))) {
+      if (part.PartNumber !== run.length + 1) break;
+      run.push(part);
+    }
+    return run;
+  }
+
   /** The size of every part of an upload of `length` bytes but its last (the library's own choice). */
   partSizeFor(length: number): number {
     return this.calcOptimalPartSize(length);
@@ -73,7 +91,9 @@ export class S3ResumableStorage implements ResumableStorage {
       {
         s3ClientConfig: { ...options.client, bucket: options.bucket },
         partSize: options.partSize,
-        maxConcurrentPartUploads: options.queueSize,
+        // One semaphore for every upload of the store: a few parts per upload in flight,
+        // for many uploads at once (each part waits in a temp file of os.tmpdir()).
+        maxConcurrentPartUploads: options.queueSize * 8,
         expirationPeriodInMilliseconds: options.expiryMs,
         // Expiry is gc's job (it knows which uploads became files); no lifecycle tags.
         useTags: false,
@@ -93,6 +113,16 @@ export class S3ResumableStorage implements ResumableStorage {
   async readUnfinished(): Promise<Readable | null> {
     // Parts of a multipart upload cannot be read before it is completed.
     return null;
+  }
+
+  async complete(id: string, length: number): Promise<void> {
+    if (await this.blobs.has(this.key(id))) return;
+    // Every part is there but the object is not: an empty write at the end completes it.
+    await this.dataStore.write(Readable.from([]), this.checked(id), length);
+  }
+
+  uploadIdOfKey(key: string): string | null {
+    return key.startsWith(RESUMABLE_FOLDER) && UPLOAD_ID.test(key.slice(RESUMABLE_FOLDER.length)) ? key.slice(RESUMABLE_FOLDER.length) : null;
   }
 
   readFinished(id: string, start: number, size: number): Promise<Readable> {

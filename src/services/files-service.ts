@@ -28,6 +28,12 @@ export interface StoreOptions {
   folderId?: string | null;
   /** Runs in the transaction that creates the file row (a resumable upload marks itself stored). */
   within?: (repos: Repositories, file: FileRecord) => Promise<void>;
+  /**
+   * A failure that is not a refusal (the database or the store down) leaves the staged
+   * bytes to the caller, who can store them again (a resumable upload: its bytes are
+   * precious). Refusals (empty, blacklisted) drop them either way.
+   */
+  keepStagedOnFailure?: boolean;
 }
 
 /** A freshly created file with the one-time delete secret. */
@@ -66,7 +72,7 @@ export class FilesService {
     await this.deps.blobs.discard(staged);
   }
 
-  /** Turns a staged upload into an active file of `owner`; the staged blob is consumed either way. */
+  /** Turns a staged upload into an active file of `owner`; the staged blob is consumed either way (but see keepStagedOnFailure). */
   async store(owner: Account, staged: StagedBlob, rawName: string | undefined, options: StoreOptions = {}): Promise<CreatedFile> {
     try {
       if (staged.size === 0) throw errors.emptyFile();
@@ -76,7 +82,7 @@ export class FilesService {
       if ((await blacklistedNamePattern(this.deps.store.blacklist, name)) !== null) throw errors.blacklisted();
       return await this.insertFile(owner.id, name, staged.sha256, staged.size, staged, undefined, options);
     } catch (error) {
-      await abandonStagedBlob(this.deps.store, this.deps.blobs, staged);
+      if (error instanceof ApiError || !options.keepStagedOnFailure) await abandonStagedBlob(this.deps.store, this.deps.blobs, staged);
       if (error instanceof ApiError) throw error;
       this.deps.log(error, 'storing an upload failed');
       throw errors.uploadStorage();

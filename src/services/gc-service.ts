@@ -31,7 +31,7 @@ export interface GcServiceDeps {
   /** Real runs are counted by outcome. */
   metrics: Pick<Metrics, 'gcRan'>;
   /** Resumable uploads past their expiry are removed with their bytes. */
-  resumable: { expire(): Promise<number> };
+  resumable: { expire(): Promise<number>; holdsKey(key: string): Promise<boolean> };
 }
 
 /** What one gc run removed (or, in a dry run, would remove). */
@@ -214,6 +214,9 @@ export class GcService {
       if (blob.modifiedAt >= cutoff) continue;
       // The common case, bytes with their row, costs one read and no lock.
       if (await this.deps.store.blobs.namesKey(blob.key)) continue;
+      // A finished resumable upload before its file row (a server died in between): its
+      // client's next request makes the file; the upload's expiry, not the grace, ends it.
+      if (await this.deps.resumable.holdsKey(blob.key)) continue;
       const removed = report.dryRun || (await removeUnnamedBytes(this.deps.store, this.deps.blobs, blob.key));
       if (!removed) continue;
       report.orphanFilesRemoved += 1;

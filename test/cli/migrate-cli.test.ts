@@ -118,6 +118,14 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
       }
       // A gc lease a crash left (run out): copied as it is, taken over by the first gc.
       await trx.insertInto('run_leases').values({ name: 'gc', holder: 'old-host instance-0', lease_until: Date.now() - 1000 }).execute();
+      // Resumable uploads in progress and a lock a crash left: rows only (their bytes stay behind, README).
+      for (let i = 0; i < 2; i++) {
+        await trx
+          .insertInto('resumable_uploads')
+          .values({ id: `${i}`.repeat(32), account_id: owners[i % owners.length]!, filename: `part ${i}.bin`, folder_id: null, length: 1000 + i, reservation_id: null, digest_checkpoints: '[]', file_id: null, created_at: Date.now() - 5000, expires_at: Date.now() + 86_400_000 })
+          .execute();
+      }
+      await trx.insertInto('upload_locks').values({ upload_id: '0'.repeat(32), holder: 'old-host instance-0 a1', lease_until: Date.now() - 1000, release_requested: 0 }).execute();
     });
   } finally {
     await db.destroy();

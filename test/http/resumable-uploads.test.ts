@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { TEST_BACKEND } from '../helpers/backend.js';
@@ -14,9 +15,9 @@ import { createUpload, deleteUpload, headUpload, offsetOf, patchUpload, streamed
 const KiB = 1024;
 const MiB = 1024 * KiB;
 const DAY = 24 * 3_600_000;
-const MAX_FILE = 24 * MiB;
+const MAX_FILE = 80 * MiB;
 const FREE_VOLUME = 2 * MiB;
-const PREMIUM_VOLUME = 96 * MiB;
+const PREMIUM_VOLUME = 512 * MiB;
 const EXPIRY = 2 * DAY;
 /** A hang guard, not a speed check. */
 const GUARD = { timeout: 120_000 };
@@ -105,10 +106,12 @@ describe('protocol', () => {
     await expectNothingLeft();
   });
 
-  test('creation-with-upload: a POST with the whole file answers the file (200); with part of it, the offset (201)', GUARD, async () => {
+  test('creation-with-upload: a POST with the whole file answers 201 with its Location and the file; with part of it, the offset', GUARD, async () => {
     const whole = randomBytes(300 * KiB);
     const done = await createUpload(t, ada.key, { length: whole.length, metadata: { filename: 'one go.bin' }, body: whole });
-    assert.equal(done.response.status, 200, done.body);
+    assert.equal(done.response.status, 201, done.body);
+    assert.match(done.id, /^[0-9a-f]{32}$/, 'a Location, as tus creation requires');
+    assert.match(done.body, /<title>File upload result<\/title>/);
     const fileId = done.response.headers.get('filehaven-file-id')!;
     assert.equal(sha256(await downloaded(fileId)), sha256(whole));
 
@@ -197,6 +200,23 @@ describe('bad input', () => {
     assert.equal((await deleteUpload(t, ada.key, created.id)).status, 204);
   });
 
+  test("another account's upload cannot be reached through a query string either", GUARD, async () => {
+    const eve = await t.account({ premiumDays: 30 });
+    const victim = await createUpload(t, ada.key, { length: 100, metadata: { filename: 'victim.txt' } });
+    assert.equal((await patchUpload(t, ada.key, victim.id, 0, Buffer.alloc(10, 'v'))).response.status, 204);
+    const own = await createUpload(t, eve.key, { length: 100, metadata: { filename: 'own.txt' } });
+    const headers = { ...TUS, Authorization: eve.key };
+    const sneaky = `/uploads/${own.id}?x=/${victim.id}`;
+    const patch = await t.fetch(sneaky, { method: 'PATCH', headers: { ...headers, 'Upload-Offset': '10', 'Content-Type': 'application/offset+octet-stream' }, body: 'evil bytes' });
+    assert.notEqual(patch.status, 204, 'the victim is not written');
+    const head = await t.fetch(sneaky, { method: 'HEAD', headers });
+    assert.equal(head.headers.get('upload-offset'), '0', "eve's own upload answers");
+    assert.equal((await t.fetch(sneaky, { method: 'DELETE', headers })).status, 204);
+    assert.equal(await offsetOf(t, ada.key, victim.id), 10, "the victim's upload is untouched");
+    assert.equal((await headUpload(t, eve.key, own.id)).status, 404, "eve's own upload is the one deleted");
+    assert.equal((await deleteUpload(t, ada.key, victim.id)).status, 204);
+  });
+
   test("a wrong key is 401; another account's upload is 403 and stays as it was", GUARD, async () => {
     const bob = await t.account({ premiumDays: 30 });
     const created = await createUpload(t, ada.key, { length: 100, metadata: { filename: 'mine.txt' } });
@@ -237,6 +257,37 @@ describe('bad input', () => {
     assert.equal(rest.response.status, 200, rest.body);
     assert.equal(sha256(await downloaded(rest.response.headers.get('filehaven-file-id')!)), sha256(content));
     await expectNothingLeft();
+  });
+
+  test('a write that fails past a digest checkpoint leaves no state for bytes it did not store: the file is what was stored', GUARD, async () => {
+    const length = 2 * t.server.services.resumable.storage.checkpointStep(3 * MiB) + 2 * MiB;
+    assert.ok(length <= MAX_FILE);
+    const original = randomBytes(length);
+    const created = await createUpload(t, ada.key, { length, metadata: { filename: 'rewritten.bin' } });
+    const first = Math.floor(length / 4);
+    assert.equal((await patchUpload(t, ada.key, created.id, 0, original.subarray(0, first))).response.status, 204);
+    // The rest and more, chunked (no Content-Length): tus cuts it at the length with 413,
+    // after the digest has passed its checkpoints; what the store kept may be less.
+    const over = await new Promise<number>((resolve, reject) => {
+      const request = http.request(`${t.url}/uploads/${created.id}`, { method: 'PATCH', headers: { ...TUS, Authorization: ada.key, 'Upload-Offset': String(first), 'Content-Type': 'application/offset+octet-stream' } }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      });
+      request.on('error', () => resolve(0));
+      request.on('error', reject);
+      request.end(Buffer.concat([original.subarray(first), randomBytes(MiB)]));
+    });
+    assert.ok(over === 413 || over === 0, `refused: ${over}`);
+    const kept = await offsetOf(t, ada.key, created.id);
+    // Other bytes from there on: the recorded digest must be that of the bytes served.
+    const replaced = Buffer.concat([original.subarray(0, kept), randomBytes(length - kept)]);
+    const last = kept === length ? await patchUpload(t, ada.key, created.id, kept, Buffer.alloc(0)) : await patchUpload(t, ada.key, created.id, kept, replaced.subarray(kept));
+    assert.equal(last.response.status, 200, last.body);
+    const fileId = last.response.headers.get('filehaven-file-id')!;
+    const served = await downloaded(fileId);
+    const [row] = (await t.storage.rows('files')).filter((file) => file.id === fileId);
+    assert.equal(row?.sha256, sha256(served), `kept ${kept} of ${length}`);
+    assert.equal(sha256(served), sha256(replaced));
   });
 
   test('a body past the declared length is 413 and stores nothing of it', GUARD, async () => {

@@ -12,6 +12,12 @@ export const CHECKSUM_ALGORITHMS = ['md5', 'sha1', 'sha256'] as const;
 /** tus: the status of a body whose checksum does not match. */
 const CHECKSUM_MISMATCH = 460;
 
+/**
+ * The most a PATCH with Upload-Checksum may carry: it is spooled to a temporary file before
+ * it is stored, so it is bounded (clients that send checksums send chunks).
+ */
+export const CHECKSUMMED_BODY_LIMIT = 256 * 1024 * 1024;
+
 /** A request body spooled to a temporary file and found to match its Upload-Checksum. */
 export interface VerifiedBody {
   size: number;
@@ -41,11 +47,17 @@ export async function verifyChecksum(body: Readable, header: string, maxBytes: n
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
       if (size > maxBytes) return done(new ApiError('errorFileSize', 413, "Upload failed: the request carries more bytes than the upload's length"));
+      if (size > CHECKSUMMED_BODY_LIMIT) return done(new ApiError('errorUploadFaild', 413, `Upload failed: a PATCH with Upload-Checksum carries at most ${CHECKSUMMED_BODY_LIMIT} bytes; send smaller chunks`));
       hash.update(chunk);
       done(null, chunk);
     },
   });
-  const discard = () => fs.rm(file, { force: true });
+  const opened: Readable[] = [];
+  const discard = async () => {
+    // A body tus never read (a refusal under its lock) still holds its descriptor.
+    for (const stream of opened) stream.destroy();
+    await fs.rm(file, { force: true });
+  };
   try {
     await pipeline(body, meter, createWriteStream(file, { mode: 0o600 }));
   } catch (error) {
@@ -56,5 +68,13 @@ export async function verifyChecksum(body: Readable, header: string, maxBytes: n
     await discard();
     throw new ApiError('errorUploadFaild', CHECKSUM_MISMATCH, `Upload failed: the ${algorithm} checksum of the body does not match Upload-Checksum; nothing of it was stored`);
   }
-  return { size, open: () => createReadStream(file), discard };
+  return {
+    size,
+    open: () => {
+      const stream = createReadStream(file);
+      opened.push(stream);
+      return stream;
+    },
+    discard,
+  };
 }

@@ -28,6 +28,10 @@ export const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Down
 /** What one request's hooks share: the caller, and what became of the upload. */
 interface UploadRequest {
   account: Account;
+  /** The upload the route checked the caller may use (from the path, query excluded); undefined for a creation. */
+  id?: string;
+  /** Set when this request created an upload (its row and reservation). */
+  created?: string;
   /** Signed in through the site (a session, not an API key): the upload's URL is on {web_url}, the page's origin. */
   viaSite: boolean;
   /** The error to answer with, in the Atom shape, instead of tus's plain text. */
@@ -68,13 +72,17 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
     // page may only talk to its own origin), whatever Host or proxy headers say.
     generateUrl: (request, { id }) => `${requests.get(request)?.viaSite ? links.webUrl : links.baseUrl}${UPLOADS_PATH}/${id}`,
     namingFunction: () => service.newId(),
-    getFileIdFromRequest: (_request, last) => (last !== undefined && UPLOAD_ID.test(last) ? last : undefined),
+    // The id the route checked, never tus's own reading of the URL (which would take an id
+    // from a query string past the ownership check).
+    getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
     exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, 'Retry-After'].join(', ')],
     allowedHeaders: [CSRF_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
-      await service.create(stateOf(request).account, upload.id, {
+      const state = stateOf(request);
+      state.created = upload.id;
+      await service.create(state.account, upload.id, {
         length: upload.size ?? 0,
         filename: metadata.filename ?? undefined,
         folderId: metadata.folder ?? undefined,
@@ -84,7 +92,9 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
     onUploadFinish: async (request, upload) => {
       const state = stateOf(request);
       state.finished = await service.finish(state.account, upload.id);
-      return { status_code: 200 };
+      // A creation that carried the whole file is still a creation: 201 with its Location
+      // (tus-js-client requires it), and the file in the body.
+      return { status_code: request.method === 'POST' ? 201 : 200 };
     },
     onResponseError: (request, error) => {
       const state = requests.get(request);
@@ -109,11 +119,16 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
           await service.beforeWrite(account, record);
           const checksum = request.headers['upload-checksum'];
           const offset = Number(request.headers['upload-offset']);
-          if (typeof checksum === 'string') verified = await verifyChecksum(request.raw, checksum, record.length - (Number.isSafeInteger(offset) && offset >= 0 ? offset : 0));
+          if (typeof checksum === 'string') {
+            // A wrong offset is told before a byte is spooled (tus checks it again, locked).
+            const stored = await dataStore.getUpload(id);
+            if (offset !== stored.offset) throw new ApiError('errorUploadFaild', 409, 'Upload failed: Upload-Offset conflict');
+            verified = await verifyChecksum(request.raw, checksum, record.length - stored.offset);
+          }
         }
       }
       let response: Response;
-      const state: UploadRequest = { account: account ?? ({} as Account), viaSite: caller?.viaSite ?? false };
+      const state: UploadRequest = { account: account ?? ({} as Account), viaSite: caller?.viaSite ?? false, id };
       try {
         const webRequest = verified ? spooledRequest(request, verified) : new NodeRequest({ req: request.raw, res: reply.raw });
         requests.set(webRequest, state);
@@ -125,21 +140,27 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
       copyHeaders(response, reply);
       const body = await response.text();
       if (state.error || response.status >= 400) {
+        // A creation that failed after its upload was recorded (the store refused, the
+        // body was cut): the client has no URL to resume, so nothing of it may stay.
+        if (state.created && !state.finished) await service.terminate(state.created).catch(logError);
         return sendAtomError(context, request, reply, state.error ?? apiErrorOf({ status_code: response.status, body }, services.config.maxFileSize, logError));
       }
-      if (state.finished) return sendFinished(context, request, reply, state.finished);
+      if (state.finished) return sendFinished(context, request, reply, state.finished, response.status);
       if (account && id !== undefined && request.method === 'HEAD' && finishedOffsets(response)) {
-        // The last byte is stored but no file was made (a server died in between): make it now.
+        // The last byte is stored but no file was made (a server died in between): make it
+        // now. This answer is the one that stored it, so it shows the delete link.
         const finished = await service.finish(account, id);
-        reply.headers(fileHeaders(links, finished.file, null));
+        reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
       }
       reply.code(response.status);
       return body === '' ? reply.send() : reply.send(body);
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
+      // tus's own refusals (its lock's 423) reach here from a finish outside tus's handlers.
+      const known = error instanceof ApiError ? error : typeof (error as { status_code?: unknown } | null)?.status_code === 'number' ? apiErrorOf(error, services.config.maxFileSize, logError) : null;
+      if (!known) throw error;
       // tus answers every request with its version, errors too.
       reply.header('Tus-Resumable', '1.0.0');
-      return sendAtomError(context, request, reply, error);
+      return sendAtomError(context, request, reply, known);
     }
   };
 
@@ -197,7 +218,7 @@ async function answerStored(context: HttpContext, request: FastifyRequest, reply
 }
 
 /** The answer of the request that finished an upload: the `File upload result` feed of POST /files, and headers. */
-function sendFinished(context: HttpContext, request: FastifyRequest, reply: FastifyReply, finished: FinishedUpload): FastifyReply {
+function sendFinished(context: HttpContext, request: FastifyRequest, reply: FastifyReply, finished: FinishedUpload, status = 200): FastifyReply {
   const { links } = context;
   // The delete link is a secret, shown this once: no cache may keep it.
   reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
@@ -205,7 +226,7 @@ function sendFinished(context: HttpContext, request: FastifyRequest, reply: Fast
     finished.deleteSecret === null
       ? [textEl('id', finished.file.id), textEl('title', finished.file.name), textEl('ed:size', finished.file.size), linkEl(['title', 'download_link'], ['href', links.download(finished.file)], ['rel', 'enclosure'], ['length', finished.file.size])]
       : createdFileEntry(links, finished.file, finished.deleteSecret, 'self');
-  return sendAtom(context, request, reply, 200, 'File upload result', [entryEl(...entry)]);
+  return sendAtom(context, request, reply, status, 'File upload result', [entryEl(...entry)]);
 }
 
 function fileHeaders(links: Links, file: FileRecord, deleteSecret: string | null): Record<string, string> {
