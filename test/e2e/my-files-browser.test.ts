@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, screenshots } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, screenshots, signIn } from '../helpers/chromium.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // End to end in Debian's Chromium against a real server: sign in, the key on the profile,
@@ -22,15 +22,6 @@ function watchErrors(page: Page): string[] {
     if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(`console: ${message.text()}`);
   });
   return problems;
-}
-
-/** Signs in through the form; lands on the profile. */
-async function signIn(page: Page, t: TestServer, user: TestAccount): Promise<void> {
-  await page.goto(`${t.url}/signin`);
-  await page.getByLabel('Login').fill(user.login);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${t.url}/accounts/profile/misc`);
 }
 
 describe('My files in Chromium', { skip: chromiumSkip() }, () => {

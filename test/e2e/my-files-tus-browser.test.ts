@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, screenshots } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, screenshots, signIn } from '../helpers/chromium.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // The resumable web upload in Debian's Chromium against a real server: a file over 4 MiB
@@ -63,15 +63,6 @@ const statusLog = (page: Page): Promise<string[]> => page.evaluate(() => (window
 /** tus-js-client's remembered uploads in this page's localStorage. */
 const rememberedUploads = (page: Page): Promise<string[]> =>
   page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('tus::')));
-
-/** Signs in through the form; lands on the profile. */
-async function signIn(page: Page, t: TestServer, user: TestAccount): Promise<void> {
-  await page.goto(`${t.url}/signin`);
-  await page.getByLabel('Login').fill(user.login);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL(`${t.url}/accounts/profile/misc`);
-}
 
 /** The id in a download link (/<id>/<name>). */
 const idOf = (link: string): string => /\/([A-Z0-9]{10})\/[^/]+$/.exec(new URL(link).pathname)?.[1] ?? '';

@@ -55,3 +55,12 @@ export async function screenshots(page: Page, name: string): Promise<void> {
   }
   await page.setViewportSize(VIEWPORTS.desktop);
 }
+
+/** Signs `user` in through the site's form, as a person would; lands on the profile. */
+export async function signIn(page: Page, site: { url: string }, user: { login: string; password: string }): Promise<void> {
+  await page.goto(`${site.url}/signin`);
+  await page.getByLabel('Login').fill(user.login);
+  await page.getByLabel('Password').fill(user.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${site.url}/accounts/profile/misc`);
+}

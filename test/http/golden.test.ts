@@ -138,6 +138,23 @@ async function golden(response: Response, status: number, expected: readonly str
   return { body, bindings, atom };
 }
 
+/** GET /files/<id> of a 48213-byte file is File Full info with this title (XML-escaped) and link name (URL-encoded). */
+async function expectFullInfo(fileId: string, title: string, linkName: string): Promise<void> {
+  await golden(
+    await srv.fetch(`/files/${fileId}`, auth(ada)),
+    200,
+    feed('File Full info', '/files/{file_id}', [
+      '  <entry>',
+      '    <id>{file_id}</id>',
+      `    <title>${title}</title>`,
+      '    <ed:status>A</ed:status>',
+      `    <link href="{web_url}/{file_id}/${linkName}" rel="enclosure" length="48213"/>`,
+      '  </entry>',
+    ]),
+    { fileId },
+  );
+}
+
 const auth = (account: TestAccount, init: RequestInit = {}): RequestInit => ({
   ...init,
   headers: { ...(init.headers as Record<string, string> | undefined), Authorization: account.key },
@@ -405,19 +422,7 @@ test('a name with <&">\' is XML-escaped (quotes stay literal in text) in the tit
 
   // The same name in the File Full info title and link.
   const fileId = bindings.get('fileId')!;
-  await golden(
-    await srv.fetch(`/files/${fileId}`, auth(ada)),
-    200,
-    feed('File Full info', '/files/{file_id}', [
-      '  <entry>',
-      '    <id>{file_id}</id>',
-      `    <title>q&lt;&amp;"&gt;'.txt</title>`,
-      '    <ed:status>A</ed:status>',
-      '    <link href="{web_url}/{file_id}/q%3C%26%22%3E%27.txt" rel="enclosure" length="48213"/>',
-      '  </entry>',
-    ]),
-    { fileId },
-  );
+  await expectFullInfo(fileId, `q&lt;&amp;"&gt;'.txt`, 'q%3C%26%22%3E%27.txt');
 });
 
 // ---------------------------------------------------------------------------------------
@@ -448,19 +453,7 @@ test('resumable upload: the finishing PATCH (200) is the API.md upload feed with
   const { bindings } = await golden(await patch(uploadId, 20000, REPORT.subarray(20000)), 200, expected, { uploadId });
   // The same file as a POST /files upload of these bytes: same name, size and links.
   const fileId = bindings.get('fileId')!;
-  await golden(
-    await srv.fetch(`/files/${fileId}`, auth(ada)),
-    200,
-    feed('File Full info', '/files/{file_id}', [
-      '  <entry>',
-      '    <id>{file_id}</id>',
-      '    <title>report 2026.pdf</title>',
-      '    <ed:status>A</ed:status>',
-      '    <link href="{web_url}/{file_id}/report%202026.pdf" rel="enclosure" length="48213"/>',
-      '  </entry>',
-    ]),
-    { fileId },
-  );
+  await expectFullInfo(fileId, 'report 2026.pdf', 'report%202026.pdf');
 });
 
 test('resumable upload: errors are the API.md error feed with a SPEC code', async () => {
