@@ -261,11 +261,6 @@ export class ResumableUploadsService {
     return record !== null && record.fileId === null;
   }
 
-  /** Uploads in progress (for stats). */
-  inProgress(): Promise<number> {
-    return this.deps.store.resumableUploads.countInProgress();
-  }
-
   /** The digest state at `offset`: saved, or caught up from a saved one by reading stored bytes (and saved); null when neither can be had. */
   private async digestAt(id: string, checkpoints: { list: DigestCheckpoint[] }, offset: number): Promise<ResumableDigest | null> {
     if (offset === 0) return ResumableDigest.fresh();

@@ -252,8 +252,6 @@ export interface ResumableUploadsRepository {
   take(id: string): Promise<ResumableUploadRecord | null>;
   /** Up to `limit` uploads whose expiry is before `now`, oldest first. */
   expired(now: number, limit: number): Promise<ResumableUploadRecord[]>;
-  /** How many uploads are in progress (not stored yet), for `stats`. */
-  countInProgress(): Promise<number>;
 }
 
 /**

@@ -54,14 +54,6 @@ export function resumableUploadsRepository(db: Kysely<Database>): ResumableUploa
       const rows = await db.selectFrom('resumable_uploads').selectAll().where('expires_at', '<', now).orderBy('expires_at').limit(limit).execute();
       return rows.map(toRecord);
     },
-    async countInProgress() {
-      const row = await db
-        .selectFrom('resumable_uploads')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('file_id', 'is', null)
-        .executeTakeFirstOrThrow();
-      return Number(row.n);
-    },
   };
 }
 

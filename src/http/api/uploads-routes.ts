@@ -7,7 +7,7 @@ import { ApiError, errors } from '../../domain/errors.js';
 import type { Account, FileRecord } from '../../domain/types.js';
 import { UPLOAD_ID } from '../../resumable/resumable-storage.js';
 import type { FinishedUpload } from '../../resumable/resumable-uploads-service.js';
-import { entryEl, linkEl, textEl, type XmlElement } from '../atom.js';
+import { entryEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import type { Links } from '../links.js';
 import { apiKeyOf, requireAccount } from '../plugins/api-auth.js';
@@ -222,11 +222,7 @@ function sendFinished(context: HttpContext, request: FastifyRequest, reply: Fast
   const { links } = context;
   // The delete link is a secret, shown this once: no cache may keep it.
   reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
-  const entry: XmlElement[] =
-    finished.deleteSecret === null
-      ? [textEl('id', finished.file.id), textEl('title', finished.file.name), textEl('ed:size', finished.file.size), linkEl(['title', 'download_link'], ['href', links.download(finished.file)], ['rel', 'enclosure'], ['length', finished.file.size])]
-      : createdFileEntry(links, finished.file, finished.deleteSecret, 'self');
-  return sendAtom(context, request, reply, status, 'File upload result', [entryEl(...entry)]);
+  return sendAtom(context, request, reply, status, 'File upload result', [entryEl(...createdFileEntry(links, finished.file, finished.deleteSecret, 'self'))]);
 }
 
 function fileHeaders(links: Links, file: FileRecord, deleteSecret: string | null): Record<string, string> {
