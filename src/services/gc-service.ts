@@ -32,6 +32,8 @@ export interface GcServiceDeps {
   metrics: Pick<Metrics, 'gcRan'>;
   /** Resumable uploads past their expiry are removed with their bytes. */
   resumable: { expire(): Promise<number>; holdsKey(key: string): Promise<boolean> };
+  /** Rows read at a time (expired files, unreferenced blobs); 500 unless a test makes it small. */
+  batchSize?: number;
 }
 
 /** What one gc run removed (or, in a dry run, would remove). */
@@ -77,9 +79,8 @@ export interface StatsReport {
 const DAY_MS = 86_400_000;
 /** The upload volume window (API.md 8: rolling 24 h). */
 const UPLOAD_LOG_KEEP_MS = DAY_MS;
-const EXPIRY_BATCH = 500;
-/** Unreferenced blob rows read at a time. */
-const BLOB_BATCH = 500;
+/** Expired files and unreferenced blob rows read at a time. */
+const BATCH = 500;
 
 /**
  * Housekeeping: expiry, unreferenced and orphaned blobs, abandoned temp files, the upload
@@ -87,7 +88,11 @@ const BLOB_BATCH = 500;
  * can run beside uploads, copies and deletes, in the server or from the CLI.
  */
 export class GcService {
-  constructor(private readonly deps: GcServiceDeps) {}
+  private readonly batch: number;
+
+  constructor(private readonly deps: GcServiceDeps) {
+    this.batch = deps.batchSize ?? BATCH;
+  }
 
   /**
    * One gc pass. A real one runs on one server (or CLI) at a time across the fleet and
@@ -165,7 +170,7 @@ export class GcService {
       return;
     }
     for (;;) {
-      const ids = await this.deps.store.housekeeping.expiredFiles(cutoff, EXPIRY_BATCH);
+      const ids = await this.deps.store.housekeeping.expiredFiles(cutoff, this.batch);
       for (const id of ids) {
         try {
           // The operator's delete: A/B → D and the blob released in one transaction.
@@ -177,16 +182,16 @@ export class GcService {
         }
       }
       // Every listed file is deleted now (or was already), so the next page is new rows.
-      if (ids.length < EXPIRY_BATCH) return;
+      if (ids.length < this.batch) return;
     }
   }
 
-  /** (a) Blob rows with no live file, and their bytes, BLOB_BATCH rows at a time by digest. */
+  /** (a) Blob rows with no live file, and their bytes, a batch of rows at a time by digest. */
   private async removeUnreferencedBlobs(report: GcReport): Promise<void> {
     const before = this.deps.clock() - this.deps.tempGraceMs;
     let after: string | undefined;
     for (;;) {
-      const batch = await this.deps.store.housekeeping.unreferencedBlobs(before, BLOB_BATCH, after);
+      const batch = await this.deps.store.housekeeping.unreferencedBlobs(before, this.batch, after);
       for (const { sha256, size } of batch) {
         // The reference check is repeated under the digest's lock: an upload or copy of the
         // same digest since the listing keeps the blob.
@@ -195,7 +200,7 @@ export class GcService {
         report.blobsRemoved += 1;
         report.bytesFreed += size;
       }
-      if (batch.length < BLOB_BATCH) return;
+      if (batch.length < this.batch) return;
       // Keyset on the digest: removals behind the position cannot shift what follows.
       after = batch.at(-1)!.sha256;
     }
