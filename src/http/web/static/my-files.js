@@ -70,8 +70,14 @@ function readLimits() {
   return { maxFileSize: number(data.maxFileSize), volumeLeft: number(data.volumeLeft), volumeLimit: number(data.volumeLimit) };
 }
 
-let limits = readLimits();
-/** Bytes of this page's uploads under way, not yet in `limits.volumeLeft`. */
+/** A stored file's bytes leave the volume left this page shows, until the next refresh says it exactly. */
+function spendVolume(bytes) {
+  const line = document.getElementById('upload-limits');
+  const { volumeLeft } = readLimits();
+  if (line && volumeLeft !== null) line.dataset.volumeLeft = String(Math.max(0, volumeLeft - bytes));
+}
+
+/** Bytes of this page's uploads under way, not yet out of #upload-limits' volume left. */
 let pendingBytes = 0;
 /** Ids of files this page uploaded, marked in the list when it shows them. */
 const uploadedIds = new Set();
@@ -88,7 +94,6 @@ async function refreshLists() {
   }
   // The server's count includes what is stored and reserved now, so what this page still
   // sends is counted twice until the next refresh: a cautious estimate, never a permission.
-  limits = readLimits();
   enableCopyButtons(document);
   for (const id of uploadedIds) document.querySelector(`#files li.file[data-file="${CSS.escape(id)}"]`)?.classList.add('just-uploaded');
 }
@@ -361,10 +366,11 @@ function postUpload(file, ui) {
           retryAfter: answer?.retryAfter ?? (Number.isFinite(header) ? header : null),
         };
         // The server's words when it gave them, else ours for its status.
-        const words = stored?.reason ?? answer?.reason ?? text.explain(problem, limits);
-        fail(words, problem.code !== 'errorUploadLimit' && text.retryable(problem.status));
+        const words = stored?.reason ?? answer?.reason ?? text.explain(problem, readLimits());
+        // A body cut short (errorUploadFaild, 400) is worth sending again too.
+        fail(words, problem.code === 'errorUploadFaild' || (problem.code !== 'errorUploadLimit' && text.retryable(problem.status)));
       });
-      request.addEventListener('error', () => fail(text.explain({ status: 0 }, limits), true));
+      request.addEventListener('error', () => fail(text.explain({ status: 0 }, readLimits()), true));
       request.addEventListener('abort', () => fail('Upload cancelled.', false));
       request.send(body);
     };
@@ -416,7 +422,7 @@ function describeTusError(error) {
   const problem = { status, code, message, retryAfter: Number.isFinite(retryAfter) ? retryAfter : null };
   return {
     ...problem,
-    message: text.explain(problem, limits),
+    message: text.explain(problem, readLimits()),
     // Gone or refused (signed out, expired form, too large, not allowed) will not change by
     // itself; a busy or failing server, a conflict or a lock may.
     retryable: status === 429 || status === 409 || status === 423 || status >= 500,
@@ -635,7 +641,7 @@ async function uploadAll(files) {
   const queue = [];
   for (const file of files) {
     const ui = uploadRow(file);
-    const refused = text.refusal(file, limits, pendingBytes);
+    const refused = text.refusal(file, readLimits(), pendingBytes);
     if (refused) {
       // Nothing was sent: no bar to show.
       ui.row.classList.add('refused');
@@ -659,7 +665,7 @@ async function uploadAll(files) {
       else stored = await postUpload(job.file, job.ui);
     } finally {
       pendingBytes -= job.file.size;
-      if (stored && limits.volumeLeft !== null) limits.volumeLeft = Math.max(0, limits.volumeLeft - job.file.size);
+      if (stored) spendVolume(job.file.size);
     }
   };
   const workers = Array.from({ length: Math.min(MAX_PARALLEL, queue.length) }, async () => {

@@ -93,7 +93,7 @@ window.FilehavenUploadText = (() => {
     if (code === 'errorFileInBlackList') return 'This file is not allowed on this site (its content or its name is on the blacklist).';
     if (code === 'errorFolderNotFound') return 'The folder you are uploading into no longer exists. Reload the page.';
     if (status === 401) return 'You are signed out. Sign in again, then choose the file again.';
-    if (code === 'errorUploadFaild' && status < 500) return 'The file did not arrive whole (the upload was cut off). Press Retry to try again.';
+    if (code === 'errorUploadFaild' && status < 500) return 'The file did not arrive whole (the upload was cut off). Please try again.';
     if (status >= 500) return 'The server could not take the file (a problem on its side). Please press Retry in a moment.';
     return message || `The server refused the upload (HTTP ${status}).`;
   }
