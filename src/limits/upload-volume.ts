@@ -42,6 +42,12 @@ export class UploadVolume {
     return this.deps.isPremium(account) ? this.deps.premiumLimit : this.deps.freeLimit;
   }
 
+  /** The account's limit and what it has used of it now (stored and in flight); used is 0 when unlimited. */
+  async usage(account: Account): Promise<{ limit: number | null; used: number }> {
+    const limit = this.limitOf(account);
+    return { limit, used: limit === null ? 0 : await this.deps.quota.used(account.id) };
+  }
+
   /**
    * Starts one upload: errorUploadLimit when the account has no volume left at all.
    * `expectedBytes` (the request's Content-Length, which the file cannot exceed) is

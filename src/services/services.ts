@@ -123,7 +123,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     redis,
     refused: (limit) => metrics.limitRefused(limit),
   });
-  const uploads = new UploadsService({ files, volume: limits.uploads, metrics });
+  const uploads = new UploadsService({ files, volume: limits.uploads, maxFileSize: config.maxFileSize, metrics });
   const resumableStorage = await openResumableStorage(config, blobs);
   const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({

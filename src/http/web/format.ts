@@ -15,3 +15,27 @@ export function humanSize(bytes: number): string {
 export function humanDate(epochMs: number): string {
   return `${new Date(epochMs).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
+
+/**
+ * A link as people read it: the path's percent-escapes decoded ("/AB12CD34EF/holiday
+ * photo.jpg"), for the text of a link whose href stays encoded. A malformed escape is
+ * left as it is.
+ */
+export function readableUrl(link: string): string {
+  try {
+    const url = new URL(link);
+    const path = url.pathname
+      .split('/')
+      .map((segment) => {
+        try {
+          return decodeURIComponent(segment);
+        } catch {
+          return segment;
+        }
+      })
+      .join('/');
+    return `${url.origin}${path}${url.search}`;
+  } catch {
+    return link;
+  }
+}
