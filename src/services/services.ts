@@ -17,6 +17,9 @@ import { FilesService } from './files-service.js';
 import { FoldersService } from './folders-service.js';
 import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
+import { OperatorActionsService } from './operator-actions-service.js';
+import { OperatorSearchService } from './operator-search-service.js';
+import { StatsHistoryService } from './stats-history-service.js';
 import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
@@ -50,6 +53,8 @@ export interface Services {
   moderation: ModerationService;
   /** The audit log of operator actions. */
   audit: AuditService;
+  /** Operators' audited changes, searches and history: one use case for the CLI and the web console. */
+  operator: { actions: OperatorActionsService; search: OperatorSearchService; history: StatsHistoryService };
   /** This server's Prometheus metrics (`/metrics`); counted where each event happens. */
   metrics: Metrics;
   /** Web sign-in sessions and their CSRF tokens. */
@@ -113,6 +118,11 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
+  const operator = {
+    actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
+    search: new OperatorSearchService({ store }),
+    history: new StatsHistoryService({ store, clock }),
+  };
   const limits = createLimits(config, {
     store,
     reservations,
@@ -170,6 +180,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     limits,
     moderation,
     audit,
+    operator,
     gc,
     metrics,
     sessions,

@@ -3,7 +3,7 @@ import { premiumState, type Account } from '../../domain/types.js';
 import { sqlDateTime } from '../../domain/dates.js';
 import { money } from '../../domain/money.js';
 import { optionalNumber, parseCommandArgs, required, UsageError } from '../args.js';
-import { audit } from '../audit-trail.js';
+import { cliActor } from '../audit-trail.js';
 import { joinNegativeValues, moneyFlag, noPositionals } from '../flags.js';
 import { withServices } from '../with-services.js';
 
@@ -64,11 +64,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
         trafficBytes: optionalNumber(values, 'traffic', parseBytes),
       };
       await withServices(settings, async (services) => {
-        const account = await services.accounts.create(input);
-        const details = [`id=${account.id}`];
-        if (input.premiumDays) details.push(`premium-days=${input.premiumDays}`);
-        if (input.trafficBytes) details.push(`traffic=${input.trafficBytes}`);
-        await audit(services, 'accounts.create', `account:${account.login}`, details.join(' '));
+        const account = await services.operator.actions.createAccount(cliActor(), input);
         if (values.json) console.log(JSON.stringify(describe(account, services.clock())));
         else console.log(`created account ${account.id} "${account.login}"`);
       });
@@ -92,9 +88,8 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const traffic = optionalNumber(values, 'traffic', parseBytes) ?? 0;
       if (addDays === 0 && traffic === 0) throw new UsageError('give --days D and/or --traffic BYTES');
       await withServices(settings, async (services) => {
-        const account = await services.accounts.extendPremium(login, addDays, traffic);
+        const account = await services.operator.actions.extendPremium(cliActor(), login, addDays, traffic);
         const d = describe(account, services.clock());
-        await audit(services, 'accounts.premium', `account:${d.login}`, `days=${addDays} traffic=${traffic}; premium until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft}`);
         console.log(`${d.login}: premium ${d.premium} until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft} bytes`);
       });
       return;
@@ -104,10 +99,9 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const login = required(values, 'login');
       const disabled = sub === 'disable';
       await withServices(settings, async (services) => {
-        const { before } = await services.accounts.setDisabled(login, disabled);
-        if (before.disabled === disabled) return console.log(`account "${before.login}" was already ${sub}d`);
-        await audit(services, `accounts.${sub}`, `account:${before.login}`, `id=${before.id}`);
-        console.log(disabled ? `disabled account "${before.login}": its API key and sign-in stop working now` : `enabled account "${before.login}"`);
+        const { account, changed } = await services.operator.actions.setDisabled(cliActor(), login, disabled);
+        if (!changed) return console.log(`account "${account.login}" was already ${sub}d`);
+        console.log(disabled ? `disabled account "${account.login}": its API key and sign-in stop working now` : `enabled account "${account.login}"`);
       });
       return;
     }
@@ -115,8 +109,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const login = required(values, 'login');
       const password = required(values, 'password');
       await withServices(settings, async (services) => {
-        const account = await services.accounts.setPassword(login, password);
-        await audit(services, 'accounts.set-password', `account:${account.login}`, `id=${account.id}`);
+        const account = await services.operator.actions.setPassword(cliActor(), login, password);
         console.log(`password of "${account.login}" changed; the old one no longer works`);
       });
       return;
@@ -124,9 +117,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
     case 'regenerate-key': {
       const login = required(values, 'login');
       await withServices(settings, async (services) => {
-        const account = await services.accounts.byLoginOrFail(login);
-        const key = await services.accounts.regenerateApiKey(account.id);
-        await audit(services, 'accounts.regenerate-key', `account:${account.login}`, `id=${account.id}`);
+        const { key } = await services.operator.actions.regenerateKey(cliActor(), login);
         // The key alone, so scripts can take it with $(...); the old key no longer works.
         console.log(key);
       });
@@ -138,9 +129,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const add = moneyFlag(values, 'add');
       if ((set === undefined) === (add === undefined)) throw new UsageError('give exactly one of --set AMOUNT and --add AMOUNT');
       await withServices(settings, async (services) => {
-        const { before, after } = set !== undefined ? await services.accounts.setBalance(login, set) : await services.accounts.addBalance(login, add!);
-        const what = set !== undefined ? `set ${money(set)}` : `add ${money(add!)}`;
-        await audit(services, 'accounts.balance', `account:${before.login}`, `${what}: ${money(before.balanceCents)} -> ${money(after.balanceCents)}`);
+        const { before, after } = await services.operator.actions.changeBalance(cliActor(), login, set !== undefined ? { set } : { add: add! });
         console.log(`${before.login}: balance ${money(after.balanceCents)} (was ${money(before.balanceCents)})`);
       });
       return;

@@ -3,7 +3,7 @@ import { sqlDateTime } from '../../domain/dates.js';
 import type { OperatorFileInfo, OperatorFileView } from '../../services/moderation-service.js';
 import { humanDateOrDash } from '../format.js';
 import { parseCommandArgs, UsageError, type ParsedArgs } from '../args.js';
-import { audit } from '../audit-trail.js';
+import { cliActor } from '../audit-trail.js';
 import { limitFlag, noPositionals, onePositional, reasonFlag } from '../flags.js';
 import { withServices } from '../with-services.js';
 
@@ -92,9 +92,7 @@ export async function filesCommand(args: string[]): Promise<void> {
     case 'delete': {
       const id = onePositional(positionals, `files ${sub}`, 'file id');
       await withServices(settings, async (services) => {
-        const action = { block: services.files.block, unblock: services.files.unblock, delete: services.files.operatorDelete }[sub];
-        const file = await action.call(services.files, id);
-        await audit(services, `files.${sub}`, `file:${file.id}`, `"${file.name}" owner=${file.ownerId} sha256=${file.sha256}`);
+        const file = await services.operator.actions.changeFile(cliActor(), sub, id);
         console.log(`file ${file.id} "${file.name}" is now ${STATE_NAMES[file.status]} (${file.status})`);
       });
       return;
@@ -139,30 +137,23 @@ export async function blacklistCommand(args: string[]): Promise<void> {
   await withServices(settings, async (services) => {
     switch (sub) {
       case 'add': {
-        const digest = argument.trim().toLowerCase();
-        const blocked = await services.files.blacklistAdd(argument, reason, values['block-existing'] === true);
-        const details = [reason ? `reason: ${reason}` : '', values['block-existing'] ? `blocked ${blocked} existing file(s)` : ''].filter(Boolean).join('; ');
-        await audit(services, 'blacklist.add', `sha256:${digest}`, details);
+        const { digest, blocked } = await services.operator.actions.blacklistDigest(cliActor(), argument, reason, values['block-existing'] === true);
         console.log(`added ${digest}`);
         if (values['block-existing']) console.log(`blocked ${blocked} existing file${blocked === 1 ? '' : 's'} with this digest`);
         return;
       }
       case 'remove': {
-        await services.files.blacklistRemove(argument);
-        const digest = argument.trim().toLowerCase();
-        await audit(services, 'blacklist.remove', `sha256:${digest}`);
+        const digest = await services.operator.actions.unblacklistDigest(cliActor(), argument);
         console.log(`removed ${digest}`);
         return;
       }
       case 'add-name': {
-        const pattern = await services.moderation.addNamePattern(argument, reason);
-        await audit(services, 'blacklist.add-name', `name:${pattern}`, reason ? `reason: ${reason}` : '');
+        const pattern = await services.operator.actions.blacklistName(cliActor(), argument, reason);
         console.log(`added name pattern ${pattern}`);
         return;
       }
       case 'remove-name': {
-        const pattern = await services.moderation.removeNamePattern(argument);
-        await audit(services, 'blacklist.remove-name', `name:${pattern}`);
+        const pattern = await services.operator.actions.unblacklistName(cliActor(), argument);
         console.log(`removed name pattern ${pattern}`);
         return;
       }
