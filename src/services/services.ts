@@ -14,6 +14,7 @@ import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
 import { FilesService } from './files-service.js';
+import { FolderArchiveService } from './folder-archive-service.js';
 import { FoldersService } from './folders-service.js';
 import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
@@ -39,6 +40,8 @@ export interface Services {
   /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
   resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
   folders: FoldersService;
+  /** A folder and what is below it as one streamed ZIP. */
+  archives: FolderArchiveService;
   downloads: DownloadsService;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
   reservations: ReservationsService;
@@ -109,6 +112,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     directLinkRequiresKey: config.directLinkRequiresKey,
     reservations,
   });
+  const archives = new FolderArchiveService({ store, downloads });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
@@ -165,6 +169,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     uploads,
     resumable,
     folders,
+    archives,
     downloads,
     reservations,
     limits,
