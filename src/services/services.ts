@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
-import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage } from '../composition.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from '../composition.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
@@ -21,6 +21,7 @@ import { ModerationService } from './moderation-service.js';
 import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
+import { ThumbnailsService } from './thumbnails-service.js';
 import { UploadsService } from '../uploads/uploads-service.js';
 import { ResumableDataStore } from '../resumable/resumable-data-store.js';
 import { ResumableUploadsService } from '../resumable/resumable-uploads-service.js';
@@ -42,6 +43,8 @@ export interface Services {
   folders: FoldersService;
   /** A folder and what is below it as one streamed ZIP. */
   archives: FolderArchiveService;
+  /** Thumbnails of image files, made once per digest and stored beside the blobs. */
+  thumbnails: ThumbnailsService;
   downloads: DownloadsService;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
   reservations: ReservationsService;
@@ -113,6 +116,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     reservations,
   });
   const archives = new FolderArchiveService({ store, downloads });
+  const thumbs = await openThumbnailStore(config, blobs);
+  const thumbnails = new ThumbnailsService({ thumbs, downloads, log });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
@@ -157,6 +162,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     holder: `${server} ${instance}`,
     metrics,
     resumable: resumableService,
+    thumbnails: thumbs,
   });
 
   return {
@@ -170,6 +176,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     resumable,
     folders,
     archives,
+    thumbnails,
     downloads,
     reservations,
     limits,
