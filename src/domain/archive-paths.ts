@@ -20,9 +20,10 @@ export function safeSegment(raw: string, fallback: string): string {
   let name = raw.normalize('NFC').replace(UNWANTED, '').replace(/[\\/]/g, '_').trim();
   // A leading drive letter ("C:") makes extractors treat the name as absolute on Windows.
   if (/^[A-Za-z]:/.test(name)) name = `_${name}`;
-  // Only dots (".", "..", "...") means "here" or "up" to some extractors.
-  if (/^\.+$/.test(name)) name = name.replace(/\./g, '_');
   name = truncateUtf8(name, MAX_SEGMENT_BYTES).trim();
+  // Only dots (".", "..", "...") means "here" or "up" to some extractors; checked last, so
+  // no cut or trim can make one.
+  if (/^\.+$/.test(name)) name = name.replace(/\./g, '_');
   return name === '' ? fallback : name;
 }
 
