@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
 import type { BlobStore } from '../blob/blob-store.js';
+import type { ThumbnailStore } from '../blob/thumbnail-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -32,6 +33,8 @@ export interface GcServiceDeps {
   metrics: Pick<Metrics, 'gcRan'>;
   /** Resumable uploads past their expiry are removed with their bytes. */
   resumable: { expire(): Promise<number>; holdsKey(key: string): Promise<boolean> };
+  /** Thumbnails whose digest has no blob row any more are removed (none when not given). */
+  thumbnails?: ThumbnailStore;
   /** Rows read at a time (expired files, unreferenced blobs); 500 unless a test makes it small. */
   batchSize?: number;
 }
@@ -57,6 +60,8 @@ export interface GcReport {
   trafficRefunded: number;
   /** Resumable uploads past --upload-expiry, removed with their bytes (0 in a dry run). */
   resumableUploadsExpired: number;
+  /** Thumbnails of digests no blob row names any more (README "Thumbnails"). */
+  thumbnailsRemoved: number;
 }
 
 /** What `filehaven stats` reports. */
@@ -126,12 +131,15 @@ export class GcService {
       reservationsSettled: 0,
       trafficRefunded: 0,
       resumableUploadsExpired: 0,
+      thumbnailsRemoved: 0,
     };
     // Expiry first: the blobs it leaves without a live file are released by the deletes.
     await this.expire(report);
     await this.removeUnreferencedBlobs(report);
     await this.removeOrphanFiles(report);
     await this.removeStaleTemp(report);
+    // After the blobs: a thumbnail goes in the same run as the blob it was made from.
+    await this.removeOrphanThumbnails(report);
     if (!report.dryRun) {
       report.resumableUploadsExpired = await this.deps.resumable.expire();
       const settled = await this.deps.reservations.settleAbandoned({ ofThisServer: false });
@@ -236,6 +244,32 @@ export class GcService {
       if (staged.modifiedAt >= cutoff) continue;
       if (!report.dryRun) await this.deps.blobs.deleteStaged(staged.handle);
       report.tempFilesRemoved += 1;
+    }
+  }
+
+  /**
+   * (e) Thumbnails whose digest no blob row names: the blob went (its last file deleted),
+   * or a thumbnail was written just as its blob went. Decided under the digest's lock, as
+   * an upload of the same digest takes it, so a thumbnail of bytes stored again is kept;
+   * younger than the grace, left for the next run. A thumbnail never keeps a blob: nothing
+   * about blobs looks at thumbnails.
+   */
+  private async removeOrphanThumbnails(report: GcReport): Promise<void> {
+    const thumbnails = this.deps.thumbnails;
+    if (!thumbnails) return;
+    const cutoff = this.deps.fileClock() - this.deps.tempGraceMs;
+    for await (const thumbnail of thumbnails.list()) {
+      if (thumbnail.modifiedAt >= cutoff) continue;
+      if ((await this.deps.store.blobs.keyOf(thumbnail.sha256)) !== null) continue;
+      const removed =
+        report.dryRun ||
+        (await this.deps.store.transaction(async (repos) => {
+          await repos.locks.blob(thumbnail.sha256);
+          if ((await repos.blobs.keyOf(thumbnail.sha256)) !== null) return false;
+          await thumbnails.delete(thumbnail.sha256);
+          return true;
+        }));
+      if (removed) report.thumbnailsRemoved += 1;
     }
   }
 

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
-import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage } from '../composition.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from '../composition.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
@@ -14,6 +14,7 @@ import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
 import { FilesService } from './files-service.js';
+import { FolderArchiveService } from './folder-archive-service.js';
 import { FoldersService } from './folders-service.js';
 import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
@@ -23,6 +24,7 @@ import { StatsHistoryService } from './stats-history-service.js';
 import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
+import { ThumbnailsService } from './thumbnails-service.js';
 import { UploadsService } from '../uploads/uploads-service.js';
 import { ResumableDataStore } from '../resumable/resumable-data-store.js';
 import { ResumableUploadsService } from '../resumable/resumable-uploads-service.js';
@@ -42,6 +44,10 @@ export interface Services {
   /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
   resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
   folders: FoldersService;
+  /** A folder and what is below it as one streamed ZIP. */
+  archives: FolderArchiveService;
+  /** Thumbnails of image files, made once per digest and stored beside the blobs. */
+  thumbnails: ThumbnailsService;
   downloads: DownloadsService;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
   reservations: ReservationsService;
@@ -114,6 +120,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     directLinkRequiresKey: config.directLinkRequiresKey,
     reservations,
   });
+  const archives = new FolderArchiveService({ store, downloads });
+  const thumbs = await openThumbnailStore(config, blobs);
+  const thumbnails = new ThumbnailsService({ thumbs, downloads, log });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
@@ -163,6 +172,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     holder: `${server} ${instance}`,
     metrics,
     resumable: resumableService,
+    thumbnails: thumbs,
   });
 
   return {
@@ -175,6 +185,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     uploads,
     resumable,
     folders,
+    archives,
+    thumbnails,
     downloads,
     reservations,
     limits,

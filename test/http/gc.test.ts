@@ -93,6 +93,7 @@ const emptyReport = (overrides: Partial<GcReport> = {}): GcReport => ({
   reservationsSettled: 0,
   trafficRefunded: 0,
   resumableUploadsExpired: 0,
+  thumbnailsRemoved: 0,
   ...overrides,
 });
 
