@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { DuplicateError } from '../db/repositories/repositories.js';
+import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../domain/account-bounds.js';
 import { errors } from '../domain/errors.js';
 import type { Clock, IdSource } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
@@ -9,16 +10,6 @@ import { decoyHash, hashPassword, verifyPassword } from '../security/passwords.j
 import type { ServerSecrets } from '../security/secrets.js';
 
 const DAY_MS = 86_400_000;
-
-/**
- * Bounds of what an operator may grant (issue 12): a premium period ends at most 100 years
- * from now, and an account holds at most 1 PiB of traffic. Beyond them a typo
- * (`--premium-days 99999999`) once wrote dates no page could show.
- */
-export const MAX_PREMIUM_DAYS = 36_500;
-export const MAX_TRAFFIC_BYTES = 2 ** 50;
-/** How MAX_TRAFFIC_BYTES is written in messages. */
-const MAX_TRAFFIC_TEXT = '1 PiB';
 
 /** A problem with operator input (CLI, sign-up); its message is shown as is. */
 export class InputError extends Error {
