@@ -45,14 +45,34 @@ export class OperatorActionsService {
     return account;
   }
 
-  /** Extends premium by `days` and adds `trafficBytes` (AccountsService.extendPremium). */
+  /**
+   * Extends premium by `days` (negative: shortens an active period) and adds
+   * `trafficBytes` (AccountsService.extendPremium, which bounds both).
+   */
   async extendPremium(actor: string, login: string, days: number, trafficBytes: number): Promise<Account> {
     if (days === 0 && trafficBytes === 0) throw new InputError('give premium days and/or traffic to add');
     const account = await this.deps.accounts.extendPremium(login, days, trafficBytes);
-    const until = sqlDateTime(account.premiumEnd) || '-';
-    await this.record(actor, 'accounts.premium', `account:${account.login}`, `days=${days} traffic=${trafficBytes}; premium until ${until}, traffic left ${account.trafficLeft}`);
+    await this.recordPremium(actor, account, `days=${days} traffic=${trafficBytes}`);
     return account;
   }
+
+  /**
+   * Ends an active premium period now, and adds `trafficBytes` if any; `ended` is false
+   * (and nothing is recorded) when premium was not active and there is no traffic to add.
+   */
+  async endPremium(actor: string, login: string, trafficBytes = 0): Promise<{ account: Account; ended: boolean }> {
+    const { account: afterEnd, ended } = await this.deps.accounts.endPremium(login);
+    if (!ended && trafficBytes === 0) return { account: afterEnd, ended };
+    const account = trafficBytes > 0 ? await this.deps.accounts.extendPremium(login, 0, trafficBytes) : afterEnd;
+    await this.recordPremium(actor, account, `end${ended ? '' : ' (was not active)'} traffic=${trafficBytes}`);
+    return { account, ended };
+  }
+
+  private recordPremium(actor: string, account: Account, change: string): Promise<void> {
+    const until = sqlDateTime(account.premiumEnd) || '-';
+    return this.record(actor, 'accounts.premium', `account:${account.login}`, `${change}; premium until ${until}, traffic left ${account.trafficLeft}`);
+  }
+
 
   /** Disables or enables an account; `changed` is false (and nothing is audited) when it already was. */
   async setDisabled(actor: string, login: string, disabled: boolean): Promise<{ account: Account; changed: boolean }> {

@@ -79,6 +79,11 @@ export interface ServiceOptions {
   log?: (error: unknown, message: string) => void;
   /** A warning for the operator (a `<data>/secret` others may read); stderr when not given. */
   warn?: (message: string) => void;
+  /**
+   * Whether a missing data folder is created (default true): `serve` sets a site up, the
+   * other commands run on an existing one (config/site-folder.ts) and create nothing.
+   */
+  createDataFolder?: boolean;
 }
 
 /** The services, wired to the storage backends the configuration names (composition.ts). */
@@ -89,7 +94,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const warn = options.warn ?? ((message) => console.error(message));
   // Owner only when filehaven makes it (it holds the secret and the database); a folder the
   // operator made keeps the mode they gave it (issue 14).
-  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  if (options.createDataFolder !== false) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
   const store = await openConfiguredMetadataStore(config);
   let blobs: BlobStore;

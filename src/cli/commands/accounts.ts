@@ -1,35 +1,14 @@
-import { parseBytes } from '../../config/units.js';
 import { premiumState, type Account } from '../../domain/types.js';
 import { sqlDateTime } from '../../domain/dates.js';
 import { money } from '../../domain/money.js';
-import { optionalNumber, parseCommandArgs, required, UsageError } from '../args.js';
+import { parseCommandArgs, required, UsageError } from '../args.js';
 import { cliActor } from '../audit-trail.js';
-import { joinNegativeValues, moneyFlag, noPositionals } from '../flags.js';
+import { columns, humanBytes } from '../client/display.js';
+import { daysFlag, moneyFlag, noPositionals, passwordFlag, sizeFlag } from '../flags.js';
+import { optionsFor, subcommandsOf } from '../help.js';
 import { withServices } from '../with-services.js';
 
-export const ACCOUNTS_USAGE = `filehaven accounts create --login L --password W [--name N] [--email E] [--premium-days D] [--traffic BYTES] [--json]
-filehaven accounts list [--json]
-filehaven accounts premium --login L [--days D] [--traffic BYTES]
-filehaven accounts disable|enable --login L
-filehaven accounts set-password --login L --password W
-filehaven accounts regenerate-key --login L
-filehaven accounts balance --login L (--set AMOUNT | --add AMOUNT)    AMOUNT like 12.50 or -3.00`;
-
-const days = (raw: string) => (/^\d+(\.\d+)?$/.test(raw) ? Number(raw) : null);
-
-// The flags each command takes; anything else is a usage error naming the flag.
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
-const FLAGS = {
-  create: { login: str, password: str, name: str, email: str, 'premium-days': str, traffic: str, json: bool },
-  list: { json: bool },
-  premium: { login: str, days: str, traffic: str },
-  disable: { login: str },
-  enable: { login: str },
-  'set-password': { login: str, password: str },
-  'regenerate-key': { login: str },
-  balance: { login: str, set: str, add: str },
-};
+const SUBCOMMANDS = subcommandsOf('accounts')!;
 
 function describe(account: Account, now: number) {
   return {
@@ -50,19 +29,16 @@ function describe(account: Account, now: number) {
 /** `filehaven accounts ...` */
 export async function accountsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !Object.hasOwn(FLAGS, sub)) throw new UsageError(sub ? `unknown accounts command "${sub}"` : 'accounts needs a command');
-  const { values, positionals, settings } = parseCommandArgs(joinNegativeValues(rest, ['set', 'add']), FLAGS[sub as keyof typeof FLAGS]);
+  if (!sub || !SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown accounts command "${sub}"` : `accounts needs a command: ${SUBCOMMANDS.join(', ')}`);
+  const { values, positionals, settings } = parseCommandArgs(rest, optionsFor('accounts', sub));
   noPositionals(positionals, `accounts ${sub}`);
   switch (sub) {
     case 'create': {
-      const input = {
-        login: required(values, 'login'),
-        password: required(values, 'password'),
-        name: values.name as string | undefined,
-        email: values.email as string | undefined,
-        premiumDays: optionalNumber(values, 'premium-days', days),
-        trafficBytes: optionalNumber(values, 'traffic', parseBytes),
-      };
+      const login = required(values, 'login');
+      const premiumDays = daysFlag(values, 'premium-days');
+      const trafficBytes = sizeFlag(values, 'traffic');
+      // Read last: every mistake in the flags is reported before stdin is waited on.
+      const input = { login, password: await passwordFlag(values), name: values.name as string | undefined, email: values.email as string | undefined, premiumDays, trafficBytes };
       await withServices(settings, async (services) => {
         const account = await services.operator.actions.createAccount(cliActor(), input);
         if (values.json) console.log(JSON.stringify(describe(account, services.clock())));
@@ -75,22 +51,37 @@ export async function accountsCommand(args: string[]): Promise<void> {
         const now = services.clock();
         const accounts = (await services.accounts.list()).map((a) => describe(a, now));
         if (values.json) return console.log(JSON.stringify(accounts));
-        console.log(['ID', 'LOGIN', 'PREMIUM', 'PREMIUM END', 'TRAFFIC LEFT', 'FLAGS'].join('\t'));
-        for (const a of accounts) {
+        if (accounts.length === 0) return console.log('no accounts');
+        const rows = accounts.map((a) => {
           const flags = [a.operator ? 'operator' : '', a.disabled ? 'disabled' : ''].filter(Boolean).join(',');
-          console.log([a.id, a.login, a.premium, a.premiumEnd ?? '-', a.trafficLeft, flags || '-'].join('\t'));
-        }
+          return [String(a.id), a.login, a.premium, a.premiumEnd ?? '-', humanBytes(a.trafficLeft), flags || '-'];
+        });
+        console.log(columns([['ID', 'LOGIN', 'PREMIUM', 'PREMIUM END (UTC)', 'TRAFFIC LEFT', 'FLAGS'], ...rows]));
       });
       return;
     case 'premium': {
       const login = required(values, 'login');
-      const addDays = optionalNumber(values, 'days', days) ?? 0;
-      const traffic = optionalNumber(values, 'traffic', parseBytes) ?? 0;
-      if (addDays === 0 && traffic === 0) throw new UsageError('give --days D and/or --traffic BYTES');
+      const days = daysFlag(values, 'days', true);
+      const traffic = sizeFlag(values, 'traffic') ?? 0;
+      const end = values.end === true;
+      if (end && days !== undefined) throw new UsageError('give --days D or --end, not both');
+      if (!end && !days && traffic === 0) throw new UsageError('give --days D, --end and/or --traffic SIZE');
       await withServices(settings, async (services) => {
-        const account = await services.operator.actions.extendPremium(cliActor(), login, addDays, traffic);
+        let account: Account;
+        if (end) {
+          const ended = await services.operator.actions.endPremium(cliActor(), login, traffic);
+          if (!ended.ended && traffic === 0) {
+            const d = describe(ended.account, services.clock());
+            return console.log(values.json ? JSON.stringify(d) : `${d.login}: premium was not active (${d.premium}); nothing changed`);
+          }
+          account = ended.account;
+        } else {
+          account = await services.operator.actions.extendPremium(cliActor(), login, days ?? 0, traffic);
+        }
         const d = describe(account, services.clock());
-        console.log(`${d.login}: premium ${d.premium} until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft} bytes`);
+        if (values.json) return console.log(JSON.stringify(d));
+        const period = d.premium === 'Active' ? ` until ${d.premiumEnd} UTC` : d.premium === 'Expired' ? ` (ended ${d.premiumEnd} UTC)` : '';
+        console.log(`${d.login}: premium ${d.premium}${period}, traffic left ${humanBytes(d.trafficLeft)}`);
       });
       return;
     }
@@ -107,7 +98,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
     }
     case 'set-password': {
       const login = required(values, 'login');
-      const password = required(values, 'password');
+      const password = await passwordFlag(values);
       await withServices(settings, async (services) => {
         const account = await services.operator.actions.setPassword(cliActor(), login, password);
         console.log(`password of "${account.login}" changed; the old one no longer works`);
