@@ -108,6 +108,16 @@ describe('operator console over HTTP', () => {
 
     redirect(await operator.post(`/console/accounts/${login}/premium`, { csrf, days: '5', traffic: '1GiB' }), `/console/accounts/${login}?done=premium`);
     assert.equal((await t.server.services.accounts.byLoginOrFail(login)).trafficLeft, 11 * 1024 ** 3);
+    // Shortened by 10 of its 35 days, then ended now.
+    const extended = (await t.server.services.accounts.byLoginOrFail(login)).premiumEnd!;
+    redirect(await operator.post(`/console/accounts/${login}/premium`, { csrf, days: '-10' }), `/console/accounts/${login}?done=premium`);
+    assert.equal((await t.server.services.accounts.byLoginOrFail(login)).premiumEnd, extended - 10 * 86_400_000);
+    assert.match(page(await operator.get(`/console/accounts/${login}`)), /End premium now/);
+    redirect(await operator.post(`/console/accounts/${login}/end-premium`, { csrf }), `/console/accounts/${login}?done=premium-ended`);
+    const ended = await t.server.services.accounts.byLoginOrFail(login);
+    assert.equal(t.server.services.accounts.isPremium(ended), false);
+    assert.doesNotMatch(page(await operator.get(`/console/accounts/${login}`)), /End premium now/);
+    redirect(await operator.post(`/console/accounts/${login}/end-premium`, { csrf }), `/console/accounts/${login}?done=premium-not-active`);
     redirect(await operator.post(`/console/accounts/${login}/disable`, { csrf }), `/console/accounts/${login}?done=disabled`);
     assert.equal((await t.server.services.accounts.byLoginOrFail(login)).disabled, true);
     redirect(await operator.post(`/console/accounts/${login}/disable`, { csrf }), `/console/accounts/${login}?done=already-disabled`);
@@ -115,19 +125,20 @@ describe('operator console over HTTP', () => {
 
     assert.deepEqual(
       (await audit('accounts.')).filter((e) => e.object === `account:${login}`).map((e) => e.action),
-      ['accounts.enable', 'accounts.disable', 'accounts.premium', 'accounts.create'],
+      ['accounts.enable', 'accounts.disable', 'accounts.premium', 'accounts.premium', 'accounts.premium', 'accounts.create'],
     );
     // The audit page shows them, filtered by object.
     const log = page(await operator.get(`/console/audit?object=${encodeURIComponent(`account:${login}`)}&actor=${encodeURIComponent(`web:${adminLogin}`)}`));
-    assert.equal(log.match(/<td><code>accounts\.[a-z-]+<\/code><\/td>/g)?.length, 4, log);
+    assert.equal(log.match(/<td><code>accounts\.[a-z-]+<\/code><\/td>/g)?.length, 6, log);
   });
 
   test('bad input gets a 400 page with the reason, never a crash, and changes nothing', async () => {
     const { login } = await t.account();
     const before = await t.server.services.accounts.byLoginOrFail(login);
     const cases: [string, Record<string, string>, RegExp][] = [
-      [`/console/accounts/${login}/premium`, { days: '99999999' }, /premium days must be a whole number from 0 to 36500/],
-      [`/console/accounts/${login}/premium`, { days: '-3' }, /premium days must be a whole number/i],
+      [`/console/accounts/${login}/premium`, { days: '99999999' }, /premium days must be a whole number from -36500 to 36500/],
+      [`/console/accounts/${login}/premium`, { days: '2.5' }, /premium days must be a whole number/i],
+      [`/console/accounts/${login}/premium`, { days: '-3' }, /is not active: there is nothing to shorten/i],
       [`/console/accounts/${login}/premium`, { traffic: '10XB' }, /traffic must be a size like 10GiB/i],
       [`/console/accounts/${login}/premium`, {}, /give premium days and\/or traffic/i],
       ['/console/accounts/nobody-at-all/disable', {}, /no account with login &quot;nobody-at-all&quot;/i],

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseBytes } from '../../../config/units.js';
+import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../../../domain/account-bounds.js';
 import { premiumState, type Account } from '../../../domain/types.js';
 import { InputError } from '../../../services/accounts-service.js';
 import type { HttpContext } from '../../context.js';
@@ -20,14 +21,12 @@ import {
 
 const ACCOUNTS_PATH = `${CONSOLE_PATH}/accounts`;
 const PAGE_SIZE = 50;
-// Bounds of the console's forms: far beyond any real grant, far below what breaks dates
-// and byte counts (issue 12: `--premium-days 99999999` made the account unreadable).
-const MAX_DAYS = 36_500;
-const MAX_TRAFFIC = 2 ** 50; // 1 PiB
 
 const NOTES: Record<string, string> = {
   created: 'Account created.',
   premium: 'Premium and traffic updated.',
+  'premium-ended': 'Premium ended now.',
+  'premium-not-active': 'Premium was not active; nothing changed.',
   disabled: 'Account disabled: its API key and sign-in stopped working, its sessions ended.',
   enabled: 'Account enabled.',
   'already-disabled': 'The account was already disabled; nothing changed.',
@@ -35,11 +34,17 @@ const NOTES: Record<string, string> = {
   'signed-out': 'Every web session of the account has ended; its API key still works.',
 };
 
-/** Whole days from a form field, '' meaning 0; InputError past the bounds. */
-function daysField(raw: string | undefined): number {
+/**
+ * Whole days from a form field, '' meaning 0; negative (shortening) only where `signed`.
+ * The service checks the same bounds (account-bounds.ts); this only words the form's refusal.
+ */
+function daysField(raw: string | undefined, signed = false): number {
   const text = (raw ?? '').trim();
   if (text === '') return 0;
-  if (!/^\d{1,6}$/.test(text) || Number(text) > MAX_DAYS) throw new InputError(`premium days must be a whole number from 0 to ${MAX_DAYS}`);
+  const least = signed ? -MAX_PREMIUM_DAYS : 0;
+  if (!/^-?\d{1,6}$/.test(text) || Number(text) > MAX_PREMIUM_DAYS || Number(text) < least) {
+    throw new InputError(`premium days must be a whole number from ${least} to ${MAX_PREMIUM_DAYS}`);
+  }
   return Number(text);
 }
 
@@ -48,7 +53,7 @@ function trafficField(raw: string | undefined): number {
   const text = (raw ?? '').trim();
   if (text === '') return 0;
   const bytes = parseBytes(text);
-  if (bytes === null || bytes > MAX_TRAFFIC) throw new InputError(`traffic must be a size like 10GiB or 500MB, at most 1 PiB; "${text}" is not`);
+  if (bytes === null || bytes > MAX_TRAFFIC_BYTES) throw new InputError(`traffic must be a size like 10GiB or 500MB, at most ${MAX_TRAFFIC_TEXT}; "${text}" is not`);
   return bytes;
 }
 
@@ -173,16 +178,17 @@ ${doneNote(queryText(request.query, 'done'), NOTES)}
 <p class="links"><a href="${CONSOLE_PATH}/files?owner=${encodeURIComponent(account.login)}">Files of this account</a> · <a href="${CONSOLE_PATH}/audit?object=${encodeURIComponent(`account:${account.login}`)}">Audit entries</a></p>
 </section>
 <section class="card">
-<h2>Add premium</h2>
+<h2>Premium</h2>
 ${form(
   'premium',
   html`<div class="field-row">
-<label for="days">Days</label><input id="days" name="days" inputmode="numeric" pattern="\\d{0,5}" maxlength="5" placeholder="30">
+<label for="days">Days</label><input id="days" name="days" inputmode="numeric" pattern="-?\\d{0,5}" maxlength="6" placeholder="30">
 <label for="traffic">Traffic</label><input id="traffic" name="traffic" maxlength="32" placeholder="10GiB">
-<button class="button small" type="submit">Add</button>
+<button class="button small" type="submit">Apply</button>
 </div>
-<p class="hint">Days extend an active period from its end, else start one now.</p>`,
+<p class="hint">Days extend an active period from its end, else start one now; negative days shorten an active period. Traffic is added.</p>`,
 )}
+${premiumState(account, now) === 'Active' ? form('end-premium', html`<button class="button small danger" type="submit">End premium now</button>`) : ''}
 </section>
 <section class="card">
 <h2>Access</h2>
@@ -213,10 +219,15 @@ ${form('reset-password', html`<button class="button small secondary" type="submi
     });
 
   accountAction('premium', async (request, reply) => {
-    const days = daysField(bodyField(request, 'days'));
+    const days = daysField(bodyField(request, 'days'), true);
     const traffic = trafficField(bodyField(request, 'traffic'));
     const account = await actions.extendPremium(webActor(request), request.params.login, days, traffic);
     return redirectTo(reply, `${accountPath(account.login)}?done=premium`);
+  });
+
+  accountAction('end-premium', async (request, reply) => {
+    const { account, ended } = await actions.endPremium(webActor(request), request.params.login);
+    return redirectTo(reply, `${accountPath(account.login)}?done=${ended ? 'premium-ended' : 'premium-not-active'}`);
   });
 
   for (const verb of ['disable', 'enable'] as const) {
