@@ -169,6 +169,7 @@ const CATALOGUE: Record<string, Entry> = {
         flags: [login, { name: 'password', value: 'W', text: 'the new password (visible in ps: prefer --password-stdin)' }, passwordStdin],
       },
       'regenerate-key': { usage: '--login L', summary: 'replaces the API key and prints the new one alone', flags: [login] },
+      'sign-out': { usage: '--login L', summary: 'ends every web session of the account (its API key keeps working)', flags: [login] },
       balance: {
         usage: '--login L (--set AMOUNT | --add AMOUNT)',
         summary: 'sets or changes the balance (never below 0.00)',

@@ -161,6 +161,20 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       assert.match(rows[0]!, /^AT \(UTC\) +ACTOR +ACTION +OBJECT +DETAILS$/);
       assert.match(rows[1]!, new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +${ACTOR} +accounts\\.balance +account:bob +add -3\\.00`));
     });
+
+    test('sign-out ends every web session of the account, audited; its API key keeps working', async () => {
+      const id = (await bob()).id;
+      const apiKey = await services.accounts.apiKeyFor(await bob());
+      const first = await services.sessions.start(id);
+      const second = await services.sessions.start(id);
+      assert.match(assertOk(await accounts('sign-out', '--login', 'bob')), /^ended 2 web sessions of "bob"; its API key still works$/m);
+      assert.equal(await services.sessions.resume(first.token), null);
+      assert.equal(await services.sessions.resume(second.token), null);
+      assert.equal((await services.accounts.accountForApiKey(apiKey))?.login, 'bob');
+      const [entry] = await auditEntries(data, '--action', 'accounts.sign-out');
+      assert.equal(entry?.object, 'account:bob');
+      assert.match(entry!.details, /sessions=2/);
+    });
   });
 
   describe('files list and info', { concurrency: 1 }, () => {

@@ -105,6 +105,14 @@ export async function accountsCommand(args: string[]): Promise<void> {
       });
       return;
     }
+    case 'sign-out': {
+      const login = required(values, 'login');
+      await withServices(settings, async (services) => {
+        const { account, ended } = await services.operator.actions.signOutEverywhere(cliActor(), login);
+        console.log(`ended ${ended} web session${ended === 1 ? '' : 's'} of "${account.login}"; its API key still works`);
+      });
+      return;
+    }
     case 'regenerate-key': {
       const login = required(values, 'login');
       await withServices(settings, async (services) => {
