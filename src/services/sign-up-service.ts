@@ -28,6 +28,14 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 // Deliberately loose: one @, something on both sides, a dot in the domain, no blanks.
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/**
+ * Logins visitors cannot take, compared ignoring case: `admin` is the first start's
+ * operator, created only once the server listens (a visitor signing up in that moment
+ * would otherwise leave the site without one), and the others would pass for staff.
+ * Operators can still create them with the CLI or the console.
+ */
+const RESERVED_LOGINS = new Set(['admin', 'administrator', 'root', 'operator', 'support', 'filehaven']);
+
 /** Self-service accounts, when the operator opens them (`--signup open`). */
 export class SignUpService {
   constructor(private readonly deps: SignUpServiceDeps) {}
@@ -51,6 +59,7 @@ export class SignUpService {
       throw new InputError('e-mail must look like name@example.org (or be left empty)');
     }
     if (input.password !== input.passwordAgain) throw new InputError('the two passwords differ');
+    if (RESERVED_LOGINS.has(input.login.toLowerCase())) throw new InputError(`login "${input.login}" is reserved`);
     // Login rules, password rules and "login taken" live in AccountsService.create.
     return this.deps.accounts.create({ login: input.login, password: input.password, name, email });
   }
