@@ -172,7 +172,9 @@ describe('copy to my account', () => {
   test('signed out: a hint with a link to sign in, no form', async () => {
     const up = await t.upload(owner.key, 'shared.bin', randomPayload(10));
     const body = await page(await fetch(up.downloadLink), 200);
-    assert.match(body, /<a href="\/signin">Sign in<\/a> to copy this file/);
+    // The sign-in link returns to this page (return-path.ts).
+    const here = new URL(up.downloadLink).pathname;
+    assert.ok(body.includes(`<a href="/signin?next=${encodeURIComponent(here)}">Sign in</a> to copy this file`), body);
     assert.ok(!body.includes(`/${up.id}/copy`), body);
   });
 

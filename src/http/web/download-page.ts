@@ -10,6 +10,7 @@ import { pageCspAddition, previewCsp, previewOf } from './preview.js';
 import { myFilesUrl } from './my-files-paths.js';
 import { sendFreeFile } from './free-download.js';
 import { CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
+import { signInUrl } from './return-path.js';
 
 /** The path of a file's download page (`/<id>/<url-encoded name>`), for same-origin references. */
 const pagePath = (context: HttpContext, file: Pick<FileRecord, 'id' | 'name'>) => new URL(context.links.download(file)).pathname;
@@ -47,9 +48,9 @@ function previewBlock(file: FileRecord, src: string): { block: Html | string; cs
 }
 
 /** The copy part: a form for a signed-in visitor, a note for the owner, a sign-in hint otherwise. */
-function copyBlock(request: FastifyRequest, file: FileRecord): Html {
+function copyBlock(request: FastifyRequest, file: FileRecord, path: string): Html {
   const session = request.webSession;
-  if (!session) return html`<p class="meta copy-hint"><a href="/signin">Sign in</a> to copy this file into your own account.</p>`;
+  if (!session) return html`<p class="meta copy-hint"><a href="${signInUrl(path)}">Sign in</a> to copy this file into your own account.</p>`;
   if (session.account.id === file.ownerId) return html`<p class="meta copy-hint">This file is in your account: see <a href="${myFilesUrl(file.folderId)}">My files</a>.</p>`;
   return html`<form class="copy-form" method="post" action="${copyPath(file)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
@@ -76,7 +77,7 @@ ${copied ? html`<p class="notice ok" role="status">Copied into your account. Thi
 <p class="meta">${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}</p>
 ${block}
 <p class="download-row"><a class="button big" href="${context.links.download(file)}?download=1" download>Download <span class="button-note">${humanSize(file.size)}</span></a></p>
-${copyBlock(request, file)}
+${copyBlock(request, file, pagePath(context, file))}
 </section>`,
     pageCsp(csp),
   );
