@@ -43,6 +43,17 @@ export class UploadVolume {
   }
 
   /**
+   * What the account has uploaded in the rolling window and what is left of its limit
+   * (left and limit null when unlimited). Stored uploads only: bytes of uploads still in
+   * flight are not in `used` until they are stored.
+   */
+  async usage(account: Account): Promise<{ used: number; limit: number | null; left: number | null; windowMs: number }> {
+    const limit = this.limitOf(account);
+    const used = await this.deps.log.windowSum(account.id, this.deps.clock() - UPLOAD_WINDOW_MS);
+    return { used, limit, left: limit === null ? null : Math.max(0, limit - used), windowMs: UPLOAD_WINDOW_MS };
+  }
+
+  /**
    * Starts one upload: errorUploadLimit when the account has no volume left at all.
    * `expectedBytes` (the request's Content-Length, which the file cannot exceed) is
    * reserved up front when it fits, so parallel uploads are served whole, first come
