@@ -47,6 +47,33 @@ function previewBlock(file: FileRecord, src: string): { block: Html | string; cs
   }
 }
 
+/**
+ * OpenGraph and Twitter card tags, so a shared link unfurls in chat apps: the name, size
+ * and date, the page's absolute address (from {web_url}: crawlers never see a relative
+ * one) and, for an image small enough to embed, the image itself through its preview URL.
+ * Everything is escaped by html``, like the page.
+ */
+export function socialTags(context: HttpContext, file: FileRecord): Html {
+  const url = context.links.download(file);
+  const description = `${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}`;
+  const preview = previewOf(file.name);
+  const image = preview?.kind === 'image' && file.size <= preview.maxEmbedBytes ? { url: `${url}?preview=1`, type: preview.contentType } : null;
+  return html`
+<meta name="description" content="${file.name} · ${description}">
+<meta property="og:type" content="website">
+<meta property="og:site_name" content="filehaven">
+<meta property="og:title" content="${file.name}">
+<meta property="og:description" content="${description}">
+<meta property="og:url" content="${url}">${image ? html`
+<meta property="og:image" content="${image.url}">
+<meta property="og:image:type" content="${image.type}">
+<meta property="og:image:alt" content="Preview of ${file.name}">` : ''}
+<meta name="twitter:card" content="${image ? 'summary_large_image' : 'summary'}">
+<meta name="twitter:title" content="${file.name}">
+<meta name="twitter:description" content="${description}">${image ? html`
+<meta name="twitter:image" content="${image.url}">` : ''}`;
+}
+
 /** The copy part: a form for a signed-in visitor, a note for the owner, a sign-in hint otherwise. */
 function copyBlock(request: FastifyRequest, file: FileRecord, path: string): Html {
   const session = request.webSession;
@@ -80,6 +107,7 @@ ${block}
 ${copyBlock(request, file, pagePath(context, file))}
 </section>`,
     pageCsp(csp),
+    socialTags(context, file),
   );
 }
 

@@ -8,6 +8,15 @@ import { sendDevelopersPage } from './developers-page.js';
 import { sendPage } from './layout.js';
 
 const stylesheet = readFileSync(new URL('./static/site.css', import.meta.url), 'utf8');
+const favicon = readFileSync(new URL('./static/favicon.svg', import.meta.url));
+
+/** A week: the icon changes with a release, if ever. No script can run in it (CSP). */
+const FAVICON_HEADERS = {
+  'Content-Type': 'image/svg+xml',
+  'Cache-Control': 'public, max-age=604800',
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'",
+};
 
 /** The home page of a visitor: what this site is, and the way in. */
 function visitorHome(signUpOpen: boolean, maxFileSize: number): Html {
@@ -45,11 +54,16 @@ ${uploadVolumeBlock(usage)}
 </section>`;
 }
 
-/** Home, developers page, health check and the stylesheet. */
+/** Home, developers page, the stylesheet and the favicon. */
 export function registerSitePages(app: FastifyInstance, context: HttpContext): void {
   app.get('/static/site.css', async (_request, reply) =>
     reply.headers({ 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }).send(stylesheet),
   );
+
+  // The layout links /favicon.svg; /favicon.ico is what browsers and crawlers ask for on
+  // their own. Every current browser takes an SVG icon by its Content-Type at either.
+  app.get('/favicon.svg', async (_request, reply) => reply.headers(FAVICON_HEADERS).send(favicon));
+  app.get('/favicon.ico', async (_request, reply) => reply.headers(FAVICON_HEADERS).send(favicon));
 
   app.get('/', { config: { web: true } }, async (request, reply) => {
     const session = request.webSession;
