@@ -12,6 +12,7 @@ import type { ActiveSession } from '../../services/session-service.js';
 import { changePassword, CHANGE_PASSWORD_PATH, passwordCard, type PasswordNote } from './password-form.js';
 import { signInUrl } from './return-path.js';
 import { usageCard, usageOf } from './usage-section.js';
+import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 
 const script = readFileSync(new URL('./static/profile.js', import.meta.url), 'utf8');
 
@@ -70,6 +71,7 @@ interface KeyNote {
  */
 export function registerProfilePage(app: FastifyInstance, context: HttpContext): void {
   const { services } = context;
+  registerUploaderConfigs(app, context);
 
   app.get('/static/profile.js', async (_request, reply) =>
     reply
@@ -116,6 +118,7 @@ ${note ? html`<p class="notice ${note.ok ? 'ok' : 'error'}" role="${note.ok ? 's
 </form>
 </details>
 </section>
+${uploadersCard()}
 <script src="/static/profile.js" defer></script>`,
     );
   };
