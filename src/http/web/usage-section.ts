@@ -49,14 +49,13 @@ export function uploadVolumeBlock(usage: Usage): Html {
 <p class="scale"><span>${humanSize(usage.uploaded)} used</span><span>${humanSize(usage.uploadLimit)}</span></p>`;
 }
 
-/** The "Usage and limits" card: upload volume, largest file, traffic, download speed. */
+/** The profile's "Usage and limits" card: upload volume, largest file, download speed (traffic is in the premium card). */
 export function usageCard(usage: Usage, id = 'usage'): Html {
   return html`<section class="card" id="${id}">
 <h2>Usage and limits</h2>
 ${uploadVolumeBlock(usage)}
 <dl class="facts usage-facts">
 <dt>Largest file</dt><dd>${humanSize(usage.maxFileSize)}</dd>
-<dt>Premium traffic left</dt><dd>${humanSize(usage.trafficLeft)}${usage.premium ? '' : html` <span class="meta">(needs active premium)</span>`}</dd>
 <dt>Free downloads</dt><dd>${usage.freeSpeed === null ? 'no speed cap' : html`up to ${humanSize(usage.freeSpeed)}/s each`}</dd>
 </dl>
 </section>`;
