@@ -10,7 +10,6 @@ import { sendPage } from './layout.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 import type { ActiveSession } from '../../services/session-service.js';
 import { changePassword, CHANGE_PASSWORD_PATH, passwordCard, type PasswordNote } from './password-form.js';
-import { signInUrl } from './return-path.js';
 import { usageCard, usageOf } from './usage-section.js';
 import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 
@@ -125,7 +124,8 @@ ${uploadersCard()}
 
   app.get(PROFILE_PATH, { config: { web: true } }, async (request, reply) => {
     const session = request.webSession;
-    if (!session) return redirectTo(reply, signInUrl(request.url));
+    // Sign-in lands on the profile anyway: no return path needed.
+    if (!session) return redirectTo(reply, '/signin');
     const query = request.query as Record<string, unknown>;
     return profilePage(reply, session, {
       key: query.key === 'new' ? { status: 200, ok: true, message: 'This is your new API key. The old one no longer works.' } : undefined,
