@@ -4,7 +4,7 @@
 //   1. every test/**/*.test.ts on SQLite + the local data folder (the default);
 //   2. the HTTP suite (test/http: endpoints, pages, limits, the race tests) again on
 //      PostgreSQL + S3 (FILEHAVEN_TEST_BACKEND=postgres-s3), as Kysely's tests loop over
-//      dialects. Both passes run at once, one file at a time each.
+//      dialects. Both passes run at once, two files at a time each.
 // PostgreSQL is FILEHAVEN_TEST_DATABASE_URL (default: the machine's server). S3 is
 // FILEHAVEN_TEST_S3_ENDPOINT/_ACCESS_KEY/_SECRET_KEY, or else one Ceph RADOS Gateway started
 // here for the whole run (scripts/ceph-rgw.sh) when `radosgw` is installed. What is missing
@@ -126,11 +126,12 @@ try {
   process.env.FILEHAVEN_TEST_ENTRY = path.join(buildDir, 'cli', 'index.js');
   const problems = [s3.problem, await postgresProblem()].filter(Boolean);
   const all = find('test').sort();
-  // The SQLite pass has twice the files of the other: two at a time, so both end together.
-  const passes = [runTests(all, { ...s3.env, FILEHAVEN_TEST_BACKEND: 'sqlite-local' }, problems.length === 0 ? 'sqlite' : undefined, problems.length === 0 ? 2 : 1)];
+  // Two files at a time in each pass: much of a test's time is spent waiting (on radosgw,
+  // on child servers, on throttled transfers), so four files share the two cores well.
+  const passes = [runTests(all, { ...s3.env, FILEHAVEN_TEST_BACKEND: 'sqlite-local' }, problems.length === 0 ? 'sqlite' : undefined, 2)];
   if (problems.length === 0) {
     const http = find(path.join('test', 'http')).sort();
-    passes.push(runTests(http, { ...s3.env, FILEHAVEN_TEST_BACKEND: 'postgres-s3' }, 'postgres-s3'));
+    passes.push(runTests(http, { ...s3.env, FILEHAVEN_TEST_BACKEND: 'postgres-s3' }, 'postgres-s3', 2));
   } else {
     console.log(`PostgreSQL + S3 pass skipped: ${problems.join('; ')}`);
     if (CI) {

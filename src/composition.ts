@@ -1,6 +1,8 @@
 import type { BlobStore } from './blob/blob-store.js';
 import { BlobStoreUnavailableError } from './blob/blob-store.js';
 import { LocalBlobStore } from './blob/local-blob-store.js';
+import { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
+import type { ThumbnailStore } from './blob/thumbnail-store.js';
 import { LocalResumableStorage } from './resumable/local-resumable-storage.js';
 import type { ResumableStorage } from './resumable/resumable-storage.js';
 import { ConfigError, type Config } from './config/config.js';
@@ -87,6 +89,20 @@ export async function openResumableStorage(config: Config, blobs: BlobStore): Pr
     },
     blobs,
   );
+}
+
+/**
+ * Where thumbnails are kept, beside the blobs they are made from: `<data>/thumbs` for the
+ * data folder, `<prefix>thumbs/` in the bucket for S3 (README "Thumbnails").
+ */
+export async function openThumbnailStore(config: Config, blobs: BlobStore): Promise<ThumbnailStore> {
+  if (blobs instanceof LocalBlobStore) return new LocalThumbnailStore(config.dataDir);
+  const { createS3Client } = await import('./blob/s3-blob-store.js');
+  const { S3ThumbnailStore } = await import('./blob/s3-thumbnail-store.js');
+  if (config.s3Bucket === null) throw new Error('thumbnails need the local or the S3 blob store');
+  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
+  const client = createS3Client({ endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums });
+  return new S3ThumbnailStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client });
 }
 
 /** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */

@@ -27,7 +27,9 @@ const CUT_WAIT_MS = 5_000;
 export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
   const services = await openServices(config, options);
   try {
-    const bootstrap = await services.accounts.bootstrapOperator();
+    // Decided before listening, done after: a visitor who signs up in between (--signup
+    // open) must not take the first start's operator away.
+    const firstStart = await services.accounts.hasNoAccounts();
     // Transfers an earlier process of this server left (a crash, a kill) are settled at
     // their last checkpoint before this one serves: nobody pays for bytes never sent.
     const leftover = await services.reservations.settleAbandoned({ ofThisServer: true });
@@ -41,6 +43,16 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     // port 0 (tests) they are set right after listen.
     if (config.port !== 0) links.configure(resolveUrls(config, { host: config.host, port: config.port }));
     await app.listen({ port: config.port, host: config.host });
+    // The first operator is created only once the server listens: a first start that
+    // cannot (the port taken) must not leave an `admin` whose password nobody saw. The
+    // next start that listens creates it and shows the password (issue 12).
+    let bootstrap: RunningServer['bootstrap'] = null;
+    try {
+      if (firstStart) bootstrap = await services.accounts.createFirstOperator();
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
     const address = app.server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
     const urls = resolveUrls(config, { host: config.host, port });

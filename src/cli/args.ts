@@ -20,14 +20,51 @@ export interface ParsedArgs {
   settings: Record<string, string | undefined>;
 }
 
+/**
+ * parseArgs refuses `--days -10` as ambiguous (the value looks like a flag); a value flag
+ * followed by a negative number becomes `--days=-10`, so negative numbers work wherever
+ * they make sense and get the flag's own message where they do not.
+ */
+export function joinNegativeValues(args: string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === '--') return [...out, ...args.slice(i)];
+    const next = args[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : null;
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && /^-\.?\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
+/** parseArgs with the options given, strictly; its errors as UsageErrors without its prefix. */
+export function parseStrict(args: string[], options: Options) {
+  try {
+    return parseArgs({ args: joinNegativeValues(args, options), options, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(parseArgsMessage(error as Error));
+  }
+}
+
+/** parseArgs' error in one short line. */
+function parseArgsMessage(error: Error): string {
+  const message = error.message;
+  const flag = /'(--?[^' ]+)/.exec(message)?.[1] ?? '';
+  if (/^Unknown option/.test(message)) return `unknown flag ${flag}`;
+  if (/argument missing/.test(message)) return `${flag} needs a value`;
+  if (/ambiguous/.test(message)) return `${flag} needs a value (write one that starts with - as ${flag}=-VALUE)`;
+  if (/does not take an argument/.test(message)) return `${flag} takes no value`;
+  return message.split('\n')[0]!;
+}
+
 /** Parses a command's arguments strictly; unknown flags are a UsageError. */
 export function parseCommandArgs(args: string[], options: Options = {}): ParsedArgs {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { ...SETTING_OPTIONS, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^.*?: /, ''));
-  }
+  const parsed = parseStrict(args, { ...SETTING_OPTIONS, ...options });
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const settings: Record<string, string | undefined> = {};
   for (const flag of [...SETTINGS.map((s) => s.flag), CONFIG_FILE_FLAG]) {
@@ -42,13 +79,4 @@ export function required(values: ParsedArgs['values'], name: string): string {
   const value = values[name];
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`);
   return value;
-}
-
-/** An optional non-negative number flag. */
-export function optionalNumber(values: ParsedArgs['values'], name: string, parse: (raw: string) => number | null): number | undefined {
-  const value = values[name];
-  if (value === undefined) return undefined;
-  const parsed = typeof value === 'string' ? parse(value) : null;
-  if (parsed === null || !Number.isFinite(parsed) || parsed < 0) throw new UsageError(`--${name} expects a number >= 0, got "${value}"`);
-  return parsed;
 }

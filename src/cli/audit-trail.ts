@@ -3,7 +3,6 @@ import { openSqlite } from '../db/dialect.js';
 import { openMetadataStore } from '../db/metadata-store.js';
 import { systemClock } from '../domain/ids.js';
 import { AuditService } from '../services/audit-service.js';
-import type { Services } from '../services/services.js';
 
 /** Who runs this CLI, as the audit log names it: `cli:<os user name>`. */
 export function cliActor(): string {
@@ -15,14 +14,6 @@ export function cliActor(): string {
   }
   user ||= process.env.USER || process.env.LOGNAME || (typeof process.getuid === 'function' ? `uid${process.getuid()}` : 'unknown');
   return `cli:${user}`;
-}
-
-/**
- * Records a change the CLI made (API.md 8; issue "Operator controls"). Called after the
- * change succeeded; `details` must never hold a password or an API key.
- */
-export async function audit(services: Services, action: string, object: string, details = ''): Promise<void> {
-  await services.audit.record({ actor: cliActor(), action, object, details });
 }
 
 /**

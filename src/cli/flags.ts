@@ -1,23 +1,52 @@
+import { parseBytes } from '../config/units.js';
 import { parseMoney } from '../domain/money.js';
 import { UsageError, type ParsedArgs } from './args.js';
 
-/**
- * parseArgs refuses `--add -3.00` as ambiguous; turns such a pair into `--add=-3.00` for
- * the named flags when the value looks like a negative number.
- */
-export function joinNegativeValues(args: string[], flags: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    const next = args[i + 1];
-    if (flags.includes(arg.replace(/^--/, '')) && arg.startsWith('--') && next !== undefined && /^-[\d.]/.test(next)) {
-      out.push(`${arg}=${next}`);
-      i++;
-    } else {
-      out.push(arg);
-    }
+/** A number of days (`30`, `1.5`, and with `negative` also `-10`), or undefined when absent. */
+export function daysFlag(values: ParsedArgs['values'], name: string, negative = false): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !(negative ? /^-?\d+(\.\d+)?$/ : /^\d+(\.\d+)?$/).test(raw)) {
+    throw new UsageError(`--${name} expects a number of days such as 30${negative ? ' or -10' : ''}, got "${String(raw)}"`);
   }
-  return out;
+  return Number(raw);
+}
+
+/** A size flag (`500MB`, `2GiB`, `1048576`) in bytes, or undefined when absent. */
+export function sizeFlag(values: ParsedArgs['values'], name: string): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const bytes = typeof raw === 'string' ? parseBytes(raw) : null;
+  if (bytes === null) throw new UsageError(`--${name} expects a size such as 500MB or 2GiB, got "${String(raw)}"`);
+  return bytes;
+}
+
+/**
+ * The password of `--password W` or `--password-stdin` (the first line of standard input,
+ * so it stays out of `ps` and the shell's history); exactly one of them.
+ */
+export async function passwordFlag(values: ParsedArgs['values']): Promise<string> {
+  const fromStdin = values['password-stdin'] === true;
+  if (fromStdin && values.password !== undefined) throw new UsageError('give --password or --password-stdin, not both');
+  if (!fromStdin) {
+    if (typeof values.password !== 'string' || values.password === '') throw new UsageError('--password W or --password-stdin is required');
+    return values.password;
+  }
+  const password = await firstLineOfStdin();
+  if (password === '') throw new UsageError('--password-stdin: no password on standard input');
+  return password;
+}
+
+/** The first line of standard input, without its line break ('' when there is none). */
+export async function firstLineOfStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += (chunk as Buffer).toString('utf8');
+    if (text.includes('\n')) break;
+  }
+  // Stop reading: the rest of stdin is not ours, and a paused stream lets the process end.
+  process.stdin.pause();
+  return text.split('\n')[0]!.replace(/\r$/, '');
 }
 
 /** A `--limit`-style flag: a whole number from 1 to `max`, or `fallback` when absent. */

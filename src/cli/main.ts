@@ -3,6 +3,8 @@ import { InputError } from '../services/accounts-service.js';
 import { RunningElsewhereError } from '../services/run-alone.js';
 import { UsageError } from './args.js';
 import { CommandExit } from './client/command-exit.js';
+import { helpText, isCommand, overview, settingsHelp, subcommandsOf } from './help.js';
+import { filehavenVersion } from './version.js';
 
 type Command = (args: string[]) => Promise<void>;
 
@@ -40,62 +42,59 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   migrate: async () => (await import('./commands/migrate.js')).migrateCommand,
 };
 
-/** The help text. It loads every command module for its usage line: only help and mistakes need it. */
-async function usage(): Promise<string> {
-  const [login, upload, download, myFiles, myAccount, serve, accounts, moderation, audit, housekeeping, reservations, backup, migrate] = await Promise.all([
-    import('./commands/login.js'),
-    import('./commands/upload.js'),
-    import('./commands/download.js'),
-    import('./commands/my-files.js'),
-    import('./commands/my-account.js'),
-    import('./commands/serve.js'),
-    import('./commands/accounts.js'),
-    import('./commands/moderation.js'),
-    import('./commands/audit.js'),
-    import('./commands/housekeeping.js'),
-    import('./commands/reservations.js'),
-    import('./commands/backup.js'),
-    import('./commands/migrate.js'),
-  ]);
-  const lines = (text: string) => text.split('\n').join('\n  ');
-  return `usage:
+/** `filehaven help [CMD [SUB]]`, `help settings`; exit code 0, or 2 for an unknown command. */
+function help(args: string[]): number {
+  const [command, sub] = args;
+  if (command === undefined) {
+    console.log(overview());
+    return 0;
+  }
+  if (command === 'settings') {
+    console.log(settingsHelp());
+    return 0;
+  }
+  if (!isCommand(command)) return unknownCommand(command, 'help');
+  const subs = subcommandsOf(command);
+  if (sub !== undefined && (subs === null || !subs.includes(sub))) {
+    console.error(`filehaven help: ${subs === null ? `${command} has no subcommands` : `unknown ${command} command "${sub}"`}`);
+    console.error(`Run 'filehaven help ${command}' for usage.`);
+    return 2;
+  }
+  console.log(helpText(command, sub));
+  return 0;
+}
 
-For users of a filehaven site (talk to a server over its API; server and key from
-filehaven login, or FILEHAVEN_SERVER and FILEHAVEN_KEY; exit codes 0 done, 1 failed,
-2 usage, 3 not signed in or key refused, 130 interrupted):
-  ${lines(login.LOGIN_USAGE)}
-  ${upload.UPLOAD_USAGE}
-  ${download.DOWNLOAD_USAGE}
-  ${lines(myFiles.MY_FILES_USAGE)}
-  ${myAccount.MY_ACCOUNT_USAGE}
+function unknownCommand(command: string, where = ''): number {
+  console.error(`filehaven${where ? ` ${where}` : ''}: unknown command "${command}"`);
+  console.error("Run 'filehaven help' for the list of commands.");
+  return 2;
+}
 
-For operators of this server (work on its data folder and storage, not over HTTP):
-  ${serve.SERVE_USAGE}
-  ${accounts.ACCOUNTS_USAGE.split('\n').join('\n  ')}
-  ${moderation.FILES_USAGE.split('\n').join('\n  ')}
-  ${moderation.BLACKLIST_USAGE.split('\n').join('\n  ')}
-  ${audit.AUDIT_USAGE}
-  ${housekeeping.GC_USAGE}
-  ${housekeeping.STATS_USAGE}
-  ${reservations.RESERVATIONS_USAGE}
-  ${backup.BACKUP_USAGE}
-  ${backup.RESTORE_USAGE}
-  ${migrate.MIGRATE_USAGE.split('\n').join('\n  ')}
-
-Every operator command takes --data DIR (or FILEHAVEN_DATA) and the other settings of the README.`;
+/** Whether the arguments ask for help (`--help` or `-h` before any `--`). */
+function asksForHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failure, 2 usage; the user commands also 3 and 130, command-exit.ts). */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
-  if (!command || command === 'help' || command === '--help' || command === '-h') {
-    console.log(await usage());
-    return command ? 0 : 2;
+  if (command === undefined) {
+    console.error(overview());
+    return 2;
+  }
+  if (command === 'help' || command === '--help' || command === '-h') return help(args);
+  if (command === '--version' || command === '-V' || command === 'version') {
+    console.log(`filehaven ${filehavenVersion()}`);
+    return 0;
   }
   const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!load) {
-    console.error(`filehaven: unknown command "${command}"\n\n${await usage()}`);
-    return 2;
+  if (!load || !isCommand(command)) return unknownCommand(command);
+  // The subcommand a group was given, for help and for the hint after a usage error.
+  const sub = subcommandsOf(command)?.includes(args[0] ?? '') ? args[0] : undefined;
+  if (asksForHelp(args)) {
+    console.log(helpText(command, sub));
+    return 0;
   }
   try {
     const run = await load();
@@ -105,7 +104,9 @@ export async function main(argv: string[]): Promise<number> {
     // A user command has printed its failure (and its --json document) already.
     if (error instanceof CommandExit) return error.exitCode;
     if (error instanceof UsageError) {
-      console.error(`filehaven ${command}: ${error.message}\n\n${await usage()}`);
+      // The mistake and where to read more, nothing else: a page of usage would bury it.
+      console.error(`filehaven ${command}: ${error.message}`);
+      console.error(`Run 'filehaven help ${sub ? `${command} ${sub}` : command}' for usage.`);
       return 2;
     }
     if (error instanceof ConfigError || error instanceof InputError || error instanceof RunningElsewhereError) {

@@ -1,10 +1,17 @@
 import { loadConfig } from '../config/config.js';
+import { checkSiteFolder } from '../config/site-folder.js';
 import { openServices, type Services } from '../services/services.js';
 
-/** Opens the services of the data folder for one CLI command, and closes them after. */
+/**
+ * Opens the services of an existing site for one CLI command, and closes them after; a
+ * data folder that is not a site's is refused, never created (only `serve` creates one).
+ */
 export async function withServices<T>(settings: Record<string, string | undefined>, work: (services: Services) => Promise<T>): Promise<T> {
-  const services = await openServices(loadConfig(settings, process.env), {
+  const config = loadConfig(settings, process.env);
+  await checkSiteFolder(config);
+  const services = await openServices(config, {
     log: (error, message) => console.error(message, (error as Error).message),
+    createDataFolder: false,
   });
   try {
     return await work(services);

@@ -7,6 +7,7 @@ import { blacklistRepository, blobsRepository } from './repositories/blobs-repos
 import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
 import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
+import { operatorQueriesRepository } from './repositories/operator-queries-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { locksRepository } from './repositories/locks-repository.js';
@@ -24,6 +25,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     blacklist: blacklistRepository(db),
     uploadLog: uploadLogRepository(db),
     audit: auditRepository(db),
+    operatorQueries: operatorQueriesRepository(db, engine),
     housekeeping: housekeepingRepository(db),
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),

@@ -23,6 +23,7 @@ import { registerEveryMethod } from './plugins/method-dispatch.js';
 import { registerProtocolChecks } from './plugins/protocol-checks.js';
 import { registerRequestMetrics } from './plugins/request-metrics.js';
 import { registerAccountPages } from './web/account-pages.js';
+import { registerConsole } from './web/console/console-routes.js';
 import { registerCopyToAccount } from './web/download-page.js';
 import { registerFilePages } from './web/file-pages.js';
 import { registerFolderPage } from './web/folder-page.js';
@@ -116,5 +117,6 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerAccountPages(app, context);
   registerProfilePage(app, context);
   registerMyFiles(app, context);
+  registerConsole(app, context);
   return { app, links, lifecycle };
 }

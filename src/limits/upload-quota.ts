@@ -39,6 +39,11 @@ export interface UploadQuota {
    * enough frees up, when it is over.
    */
   recheck(accountId: number, limit: number): Promise<Reservation>;
+  /**
+   * Bytes the account has used in the window now: stored uploads plus every reservation in
+   * flight. A reading for pages (what is left), never a check: it takes no lock.
+   */
+  used(accountId: number): Promise<number>;
 }
 
 /** Who a detached reservation row names, and until when it counts. */
@@ -204,6 +209,11 @@ export class ReservedUploadQuota implements UploadQuota {
       if (used <= limit) return { granted: true };
       return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, used - limit, now) };
     });
+  }
+
+  async used(accountId: number): Promise<number> {
+    const { store, clock } = this.deps;
+    return (await store.uploadLog.windowSum(accountId, this.windowStart(clock()))) + (await store.reservations.uploadsInFlight(accountId));
   }
 
   /**

@@ -42,15 +42,10 @@ export class UploadVolume {
     return this.deps.isPremium(account) ? this.deps.premiumLimit : this.deps.freeLimit;
   }
 
-  /**
-   * What the account has uploaded in the rolling window and what is left of its limit
-   * (left and limit null when unlimited). Stored uploads only: bytes of uploads still in
-   * flight are not in `used` until they are stored.
-   */
-  async usage(account: Account): Promise<{ used: number; limit: number | null; left: number | null; windowMs: number }> {
+  /** The account's limit and what it has used of it now (stored and in flight); used is 0 when unlimited. */
+  async usage(account: Account): Promise<{ limit: number | null; used: number }> {
     const limit = this.limitOf(account);
-    const used = await this.deps.log.windowSum(account.id, this.deps.clock() - UPLOAD_WINDOW_MS);
-    return { used, limit, left: limit === null ? null : Math.max(0, limit - used), windowMs: UPLOAD_WINDOW_MS };
+    return { limit, used: limit === null ? 0 : await this.deps.quota.used(account.id) };
   }
 
   /**

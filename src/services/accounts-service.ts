@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { DuplicateError } from '../db/repositories/repositories.js';
+import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../domain/account-bounds.js';
 import { errors } from '../domain/errors.js';
 import type { Clock, IdSource } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
@@ -45,7 +46,8 @@ export class AccountsService {
     checkPassword(input.password);
     const now = this.deps.clock();
     const days = input.premiumDays ?? 0;
-    if (!Number.isFinite(days) || days < 0) throw new InputError('premium days must be a number >= 0');
+    if (!Number.isFinite(days) || days < 0 || days > MAX_PREMIUM_DAYS) throw new InputError(`premium days must be a number from 0 to ${MAX_PREMIUM_DAYS}`);
+    checkTraffic(input.trafficBytes ?? 0);
     try {
       return await this.deps.store.accounts.create({
         login,
@@ -53,7 +55,7 @@ export class AccountsService {
         name: (input.name ?? '').trim(),
         email: (input.email ?? '').trim(),
         premiumStart: days > 0 ? now : null,
-        premiumEnd: days > 0 ? now + days * DAY_MS : null,
+        premiumEnd: days > 0 ? Math.round(now + days * DAY_MS) : null,
         trafficLeft: input.trafficBytes ?? 0,
         isOperator: input.isOperator ?? false,
         createdAt: now,
@@ -64,12 +66,16 @@ export class AccountsService {
     }
   }
 
+  /** Whether the site has no account yet: its first start creates the operator. */
+  async hasNoAccounts(): Promise<boolean> {
+    return (await this.deps.store.accounts.count()) === 0;
+  }
+
   /**
-   * Creates the operator account on a fresh install; returns its password once, or null
-   * when accounts already exist.
+   * Creates the operator account `admin` of a fresh install and returns its password, to
+   * be shown once; null when another process created it first.
    */
-  async bootstrapOperator(): Promise<{ login: string; password: string } | null> {
-    if ((await this.deps.store.accounts.count()) > 0) return null;
+  async createFirstOperator(): Promise<{ login: string; password: string } | null> {
     const password = randomBytes(12).toString('base64url');
     try {
       await this.create({ login: 'admin', password, name: 'Operator', isOperator: true });
@@ -148,30 +154,53 @@ export class AccountsService {
   }
 
   /**
-   * Extends premium by `days` (from its end if still active, else from now) and adds
-   * `trafficBytes` to the traffic left.
+   * Changes premium by `days` and adds `trafficBytes` to the traffic left. Positive days
+   * extend an active period from its end, else start a new one now; negative days shorten
+   * an active period, ending it now when they reach past now. The period never ends more
+   * than MAX_PREMIUM_DAYS from now, and the traffic never exceeds MAX_TRAFFIC_BYTES.
    */
   async extendPremium(login: string, days: number, trafficBytes: number): Promise<Account> {
+    if (!Number.isFinite(days) || Math.abs(days) > MAX_PREMIUM_DAYS) throw new InputError(`days must be a number from -${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS}`);
+    checkTraffic(trafficBytes);
     const account = await this.byLoginOrFail(login);
-    if (!Number.isFinite(days) || days < 0) throw new InputError('days must be a number >= 0');
-    if (!Number.isSafeInteger(trafficBytes) || trafficBytes < 0) throw new InputError('traffic must be a whole number of bytes >= 0');
     const now = this.deps.clock();
+    const active = premiumState(account, now) === 'Active' && account.premiumEnd !== null;
     let { premiumStart: start, premiumEnd: end } = account;
     if (days > 0) {
-      if (premiumState(account, now) === 'Active' && end !== null) {
-        end += days * DAY_MS;
+      if (active) {
+        end = Math.round(end! + days * DAY_MS);
       } else {
         start = now;
-        end = now + days * DAY_MS;
+        end = Math.round(now + days * DAY_MS);
       }
+      if (end - now > MAX_PREMIUM_DAYS * DAY_MS) {
+        throw new InputError(`premium of "${account.login}" would end more than ${MAX_PREMIUM_DAYS} days from now; give fewer days`);
+      }
+    } else if (days < 0) {
+      if (!active) throw new InputError(`premium of "${account.login}" is not active: there is nothing to shorten`);
+      end = Math.max(now, Math.round(end! + days * DAY_MS));
     }
     // Traffic is added in SQL, not as read-then-write: a download running in the server
     // may reserve or refund between our read and our write.
     await this.deps.store.transaction(async (repos) => {
       await repos.accounts.setPremiumPeriod(account.id, start, end);
       await repos.accounts.addTraffic(account.id, trafficBytes);
+      const after = await repos.accounts.byId(account.id);
+      if (after && after.trafficLeft > MAX_TRAFFIC_BYTES) throw new InputError(`traffic of "${account.login}" would exceed ${MAX_TRAFFIC_TEXT}`);
     });
     return (await this.deps.store.accounts.byId(account.id))!;
+  }
+
+  /**
+   * Ends an active premium period now (its start is kept, so the account reads Expired);
+   * `ended` is false when premium was not active, and nothing changed.
+   */
+  async endPremium(login: string): Promise<{ account: Account; ended: boolean }> {
+    const account = await this.byLoginOrFail(login);
+    const now = this.deps.clock();
+    if (premiumState(account, now) !== 'Active') return { account, ended: false };
+    await this.deps.store.accounts.setPremiumPeriod(account.id, account.premiumStart, now);
+    return { account: (await this.deps.store.accounts.byId(account.id))!, ended: true };
   }
 
   /** The account with this login; InputError when there is none. */
@@ -243,6 +272,13 @@ export class AccountsService {
       return after;
     });
     return { before, after: { ...before, balanceCents: balance } };
+  }
+}
+
+/** Traffic an operator grants: whole bytes from 0 to MAX_TRAFFIC_BYTES. */
+function checkTraffic(bytes: number): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_TRAFFIC_BYTES) {
+    throw new InputError(`traffic must be a whole number of bytes from 0 to ${MAX_TRAFFIC_TEXT} (${MAX_TRAFFIC_BYTES})`);
   }
 }
 

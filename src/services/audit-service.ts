@@ -1,4 +1,4 @@
-import type { AuditEntry, MetadataStore } from '../db/repositories/repositories.js';
+import type { AuditEntry, AuditFilter, MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import { truncateUtf8 } from '../domain/names.js';
 import { InputError } from './accounts-service.js';
@@ -45,6 +45,27 @@ export class AuditService {
       throw new InputError(`the limit must be a whole number from 1 to ${MAX_LIST}`);
     }
     return this.deps.store.audit.list({ limit: options.limit, action: options.action || undefined });
+  }
+
+  /**
+   * A page of entries matching every filter given, newest first, and where the next page
+   * starts (null on the last). InputError for a bad page size or a time range that ends
+   * before it starts.
+   */
+  async search(filter: AuditFilter): Promise<{ items: AuditEntry[]; next: { at: number; id: number } | null }> {
+    if (!Number.isSafeInteger(filter.limit) || filter.limit < 1 || filter.limit > 500) throw new InputError('the page size must be a whole number from 1 to 500');
+    if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) throw new InputError('the time range ends before it starts');
+    const clean = (text: string | undefined) => text?.trim() || undefined;
+    const rows = await this.deps.store.audit.search({
+      ...filter,
+      actor: clean(filter.actor),
+      action: clean(filter.action),
+      object: clean(filter.object),
+      limit: filter.limit + 1,
+    });
+    const items = rows.slice(0, filter.limit);
+    const last = items.at(-1);
+    return { items, next: rows.length > filter.limit && last ? { at: last.at, id: last.id } : null };
   }
 }
 

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
 import type { BlobStore } from '../blob/blob-store.js';
+import type { ThumbnailStore } from '../blob/thumbnail-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -32,6 +33,10 @@ export interface GcServiceDeps {
   metrics: Pick<Metrics, 'gcRan'>;
   /** Resumable uploads past their expiry are removed with their bytes. */
   resumable: { expire(): Promise<number>; holdsKey(key: string): Promise<boolean> };
+  /** Thumbnails whose digest has no blob row any more are removed (none when not given). */
+  thumbnails?: ThumbnailStore;
+  /** Rows read at a time (expired files, unreferenced blobs); 500 unless a test makes it small. */
+  batchSize?: number;
 }
 
 /** What one gc run removed (or, in a dry run, would remove). */
@@ -55,6 +60,8 @@ export interface GcReport {
   trafficRefunded: number;
   /** Resumable uploads past --upload-expiry, removed with their bytes (0 in a dry run). */
   resumableUploadsExpired: number;
+  /** Thumbnails of digests no blob row names any more (README "Thumbnails"). */
+  thumbnailsRemoved: number;
 }
 
 /** What `filehaven stats` reports. */
@@ -77,9 +84,8 @@ export interface StatsReport {
 const DAY_MS = 86_400_000;
 /** The upload volume window (API.md 8: rolling 24 h). */
 const UPLOAD_LOG_KEEP_MS = DAY_MS;
-const EXPIRY_BATCH = 500;
-/** Unreferenced blob rows read at a time. */
-const BLOB_BATCH = 500;
+/** Expired files and unreferenced blob rows read at a time. */
+const BATCH = 500;
 
 /**
  * Housekeeping: expiry, unreferenced and orphaned blobs, abandoned temp files, the upload
@@ -87,7 +93,11 @@ const BLOB_BATCH = 500;
  * can run beside uploads, copies and deletes, in the server or from the CLI.
  */
 export class GcService {
-  constructor(private readonly deps: GcServiceDeps) {}
+  private readonly batch: number;
+
+  constructor(private readonly deps: GcServiceDeps) {
+    this.batch = deps.batchSize ?? BATCH;
+  }
 
   /**
    * One gc pass. A real one runs on one server (or CLI) at a time across the fleet and
@@ -121,12 +131,15 @@ export class GcService {
       reservationsSettled: 0,
       trafficRefunded: 0,
       resumableUploadsExpired: 0,
+      thumbnailsRemoved: 0,
     };
     // Expiry first: the blobs it leaves without a live file are released by the deletes.
     await this.expire(report);
     await this.removeUnreferencedBlobs(report);
     await this.removeOrphanFiles(report);
     await this.removeStaleTemp(report);
+    // After the blobs: a thumbnail goes in the same run as the blob it was made from.
+    await this.removeOrphanThumbnails(report);
     if (!report.dryRun) {
       report.resumableUploadsExpired = await this.deps.resumable.expire();
       const settled = await this.deps.reservations.settleAbandoned({ ofThisServer: false });
@@ -165,7 +178,7 @@ export class GcService {
       return;
     }
     for (;;) {
-      const ids = await this.deps.store.housekeeping.expiredFiles(cutoff, EXPIRY_BATCH);
+      const ids = await this.deps.store.housekeeping.expiredFiles(cutoff, this.batch);
       for (const id of ids) {
         try {
           // The operator's delete: A/B → D and the blob released in one transaction.
@@ -177,16 +190,16 @@ export class GcService {
         }
       }
       // Every listed file is deleted now (or was already), so the next page is new rows.
-      if (ids.length < EXPIRY_BATCH) return;
+      if (ids.length < this.batch) return;
     }
   }
 
-  /** (a) Blob rows with no live file, and their bytes, BLOB_BATCH rows at a time by digest. */
+  /** (a) Blob rows with no live file, and their bytes, a batch of rows at a time by digest. */
   private async removeUnreferencedBlobs(report: GcReport): Promise<void> {
     const before = this.deps.clock() - this.deps.tempGraceMs;
     let after: string | undefined;
     for (;;) {
-      const batch = await this.deps.store.housekeeping.unreferencedBlobs(before, BLOB_BATCH, after);
+      const batch = await this.deps.store.housekeeping.unreferencedBlobs(before, this.batch, after);
       for (const { sha256, size } of batch) {
         // The reference check is repeated under the digest's lock: an upload or copy of the
         // same digest since the listing keeps the blob.
@@ -195,7 +208,7 @@ export class GcService {
         report.blobsRemoved += 1;
         report.bytesFreed += size;
       }
-      if (batch.length < BLOB_BATCH) return;
+      if (batch.length < this.batch) return;
       // Keyset on the digest: removals behind the position cannot shift what follows.
       after = batch.at(-1)!.sha256;
     }
@@ -231,6 +244,32 @@ export class GcService {
       if (staged.modifiedAt >= cutoff) continue;
       if (!report.dryRun) await this.deps.blobs.deleteStaged(staged.handle);
       report.tempFilesRemoved += 1;
+    }
+  }
+
+  /**
+   * (e) Thumbnails whose digest no blob row names: the blob went (its last file deleted),
+   * or a thumbnail was written just as its blob went. Decided under the digest's lock, as
+   * an upload of the same digest takes it, so a thumbnail of bytes stored again is kept;
+   * younger than the grace, left for the next run. A thumbnail never keeps a blob: nothing
+   * about blobs looks at thumbnails.
+   */
+  private async removeOrphanThumbnails(report: GcReport): Promise<void> {
+    const thumbnails = this.deps.thumbnails;
+    if (!thumbnails) return;
+    const cutoff = this.deps.fileClock() - this.deps.tempGraceMs;
+    for await (const thumbnail of thumbnails.list()) {
+      if (thumbnail.modifiedAt >= cutoff) continue;
+      if ((await this.deps.store.blobs.keyOf(thumbnail.sha256)) !== null) continue;
+      const removed =
+        report.dryRun ||
+        (await this.deps.store.transaction(async (repos) => {
+          await repos.locks.blob(thumbnail.sha256);
+          if ((await repos.blobs.keyOf(thumbnail.sha256)) !== null) return false;
+          await thumbnails.delete(thumbnail.sha256);
+          return true;
+        }));
+      if (removed) report.thumbnailsRemoved += 1;
     }
   }
 

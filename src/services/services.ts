@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { loadOrCreateSecret } from '../config/secret-file.js';
-import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage } from '../composition.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from '../composition.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
@@ -14,12 +14,17 @@ import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
 import { FilesService } from './files-service.js';
+import { FolderArchiveService } from './folder-archive-service.js';
 import { FoldersService } from './folders-service.js';
 import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
+import { OperatorActionsService } from './operator-actions-service.js';
+import { OperatorSearchService } from './operator-search-service.js';
+import { StatsHistoryService } from './stats-history-service.js';
 import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
+import { ThumbnailsService } from './thumbnails-service.js';
 import { UploadsService } from '../uploads/uploads-service.js';
 import { ResumableDataStore } from '../resumable/resumable-data-store.js';
 import { ResumableUploadsService } from '../resumable/resumable-uploads-service.js';
@@ -39,6 +44,10 @@ export interface Services {
   /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
   resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
   folders: FoldersService;
+  /** A folder and what is below it as one streamed ZIP. */
+  archives: FolderArchiveService;
+  /** Thumbnails of image files, made once per digest and stored beside the blobs. */
+  thumbnails: ThumbnailsService;
   downloads: DownloadsService;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
   reservations: ReservationsService;
@@ -50,6 +59,8 @@ export interface Services {
   moderation: ModerationService;
   /** The audit log of operator actions. */
   audit: AuditService;
+  /** Operators' audited changes, searches and history: one use case for the CLI and the web console. */
+  operator: { actions: OperatorActionsService; search: OperatorSearchService; history: StatsHistoryService };
   /** This server's Prometheus metrics (`/metrics`); counted where each event happens. */
   metrics: Metrics;
   /** Web sign-in sessions and their CSRF tokens. */
@@ -68,6 +79,11 @@ export interface ServiceOptions {
   log?: (error: unknown, message: string) => void;
   /** A warning for the operator (a `<data>/secret` others may read); stderr when not given. */
   warn?: (message: string) => void;
+  /**
+   * Whether a missing data folder is created (default true): `serve` sets a site up, the
+   * other commands run on an existing one (config/site-folder.ts) and create nothing.
+   */
+  createDataFolder?: boolean;
 }
 
 /** The services, wired to the storage backends the configuration names (composition.ts). */
@@ -78,7 +94,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const warn = options.warn ?? ((message) => console.error(message));
   // Owner only when filehaven makes it (it holds the secret and the database); a folder the
   // operator made keeps the mode they gave it (issue 14).
-  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  if (options.createDataFolder !== false) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
   const store = await openConfiguredMetadataStore(config);
   let blobs: BlobStore;
@@ -109,10 +125,18 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     directLinkRequiresKey: config.directLinkRequiresKey,
     reservations,
   });
+  const archives = new FolderArchiveService({ store, downloads });
+  const thumbs = await openThumbnailStore(config, blobs);
+  const thumbnails = new ThumbnailsService({ thumbs, downloads, log });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
+  const operator = {
+    actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
+    search: new OperatorSearchService({ store }),
+    history: new StatsHistoryService({ store, clock }),
+  };
   const limits = createLimits(config, {
     store,
     reservations,
@@ -123,7 +147,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     redis,
     refused: (limit) => metrics.limitRefused(limit),
   });
-  const uploads = new UploadsService({ files, volume: limits.uploads, metrics });
+  const uploads = new UploadsService({ files, volume: limits.uploads, maxFileSize: config.maxFileSize, metrics });
   const resumableStorage = await openResumableStorage(config, blobs);
   const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({
@@ -153,6 +177,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     holder: `${server} ${instance}`,
     metrics,
     resumable: resumableService,
+    thumbnails: thumbs,
   });
 
   return {
@@ -165,11 +190,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     uploads,
     resumable,
     folders,
+    archives,
+    thumbnails,
     downloads,
     reservations,
     limits,
     moderation,
     audit,
+    operator,
     gc,
     metrics,
     sessions,

@@ -27,9 +27,21 @@ export interface PendingUpload {
   cancel(): void;
 }
 
+/** What an account may upload now (API.md 8), for a page to check files before sending them. */
+export interface UploadAllowanceView {
+  /** The largest file the server accepts, in bytes. */
+  maxFileSize: number;
+  /** The account's upload volume per rolling 24 h in bytes; null = unlimited. */
+  volumeLimit: number | null;
+  /** Bytes of it left now (stored and in-flight uploads counted); null = unlimited. */
+  volumeLeft: number | null;
+}
+
 export interface UploadsServiceDeps {
   files: FilesService;
   volume: UploadVolume;
+  /** The largest file (--max-file-size); FilesService enforces it while staging. */
+  maxFileSize: number;
   /** Uploads in flight, their bytes and durations, counted here for every entry point. */
   metrics: Pick<Metrics, 'uploadStarted'>;
 }
@@ -75,6 +87,15 @@ export class UploadsService {
         meter.end('failed');
       },
     };
+  }
+
+  /**
+   * What `owner` may upload now: a reading, not a reservation (another upload may take the
+   * volume meanwhile); every upload is still checked while it streams.
+   */
+  async allowance(owner: Account): Promise<UploadAllowanceView> {
+    const { limit, used } = await this.deps.volume.usage(owner);
+    return { maxFileSize: this.deps.maxFileSize, volumeLimit: limit, volumeLeft: limit === null ? null : Math.max(0, limit - used) };
   }
 
   /** Drops staged bytes that will not be stored (a second file part, a refused form). */

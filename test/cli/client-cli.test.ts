@@ -192,7 +192,7 @@ describe('files', () => {
     for (const args of [['upload'], ['info'], ['info', '../x'], ['mv', 'A'], ['ls', '--status', 'D'], ['upload', 'x', '--parallel', '0'], ['nonsense-flag', '--bogus']]) {
       const usage = await run(args[0] === 'nonsense-flag' ? ['ls', '--bogus'] : args, { env: { FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: ada.key } });
       assert.equal(usage.code, 2, `${args.join(' ')}: ${usage.stderr}`);
-      assert.match(usage.stderr, /\nusage:\n/);
+      assert.match(usage.stderr, new RegExp(`^filehaven ${args[0] === 'nonsense-flag' ? 'ls' : args[0]}: .+\\nRun 'filehaven help ${args[0] === 'nonsense-flag' ? 'ls' : args[0]}' for usage\\.\\n$`));
     }
   });
 

@@ -90,7 +90,7 @@ describe('filehaven gc and stats', { concurrency: 1, timeout: 120_000 }, () => {
     await writeFile(orphanPath, orphan);
     await age(orphanPath, 2 * HOUR_MS);
 
-    const expected = { filesExpired: 0, blobsRemoved: 0, orphanFilesRemoved: 1, bytesFreed: 777, tempFilesRemoved: 1, uploadLogPruned: 0, reservationsSettled: 0, trafficRefunded: 0, resumableUploadsExpired: 0 };
+    const expected = { filesExpired: 0, blobsRemoved: 0, orphanFilesRemoved: 1, bytesFreed: 777, tempFilesRemoved: 1, uploadLogPruned: 0, reservationsSettled: 0, trafficRefunded: 0, resumableUploadsExpired: 0, thumbnailsRemoved: 0 };
     const dry = JSON.parse(assertOk(await cli('gc', '--dry-run', '--json')));
     assert.deepEqual(dry, { dryRun: true, ...expected });
     assert.ok(existsSync(tmp) && existsSync(orphanPath), 'a dry run removes nothing');

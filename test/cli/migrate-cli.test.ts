@@ -443,7 +443,7 @@ describe('filehaven migrate', { concurrency: 1, timeout: 120_000, skip: pgSkip }
       [[], 2, /^filehaven migrate: say where the site moves: --to-database-url and\/or --to-s3-bucket/],
       [['--to-s3-prefix', 'x/'], 2, /^filehaven migrate: --to-s3-prefix needs --to-s3-bucket/],
       [['--to-database-url', 'mysql://x'], 2, /^filehaven migrate: invalid --to-database-url "mysql:\/\/x"/],
-      [['--data', nowhere, ...toPostgres('unused')], 1, /^filehaven migrate: no site in /],
+      [['--data', nowhere, ...toPostgres('unused')], 1, /^filehaven migrate: no data folder at /],
     ];
     for (const [args, code, message] of cases) assertFails(await cliInProcess(['migrate', '--data', small.dataDir, ...args]), code, message);
   });

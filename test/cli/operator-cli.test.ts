@@ -155,11 +155,11 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       const text = JSON.stringify(entries);
       for (const secret of secrets) assert.ok(!text.includes(secret), `the audit log holds a secret: ${secret}`);
 
-      // Text form: a header, then one tab-separated row per entry; --limit and a prefix filter.
+      // Text form: a header, then one aligned row per entry; --limit and a prefix filter.
       const rows = assertOk(await runCli(['audit', '--limit', '2', '--action', 'accounts.bal', '--data', data])).trim().split('\n');
       assert.equal(rows.length, 3, rows.join('\n'));
-      assert.match(rows[0]!, /^AT\tACTOR\tACTION\tOBJECT\tDETAILS$/);
-      assert.match(rows[1]!, new RegExp(`^\\S+ \\S+\\t${ACTOR}\\taccounts\\.balance\\taccount:bob\\tadd -3\\.00`));
+      assert.match(rows[0]!, /^AT \(UTC\) +ACTOR +ACTION +OBJECT +DETAILS$/);
+      assert.match(rows[1]!, new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +${ACTOR} +accounts\\.balance +account:bob +add -3\\.00`));
     });
   });
 
@@ -205,8 +205,9 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       assert.deepEqual(mine.map((f) => f.id), [oldest.id]);
       const rows = assertOk(await files('list', '--status', 'a,b', '--limit', '1')).trim().split('\n');
       assert.equal(rows.length, 2, rows.join('\n'));
-      assert.match(rows[0]!, /^ID\tSTATUS\tSIZE\tCREATED\tOWNER\tDOWNLOADS\tNAME$/);
-      assert.equal(rows[1], [newest.id, 'A', 5, '2026-11-21 10:06:05', 'alice', 1, 'report 2026.pdf'].join('\t'));
+      assert.match(rows[0]!, /^ID +STATUS +SIZE +CREATED \(UTC\) +OWNER +DOWNLOADS +NAME$/);
+      // The size for people (5 B); --json keeps the bytes.
+      assert.match(rows[1]!, new RegExp(`^${newest.id} +A +5 B +2026-11-21 10:06:05 +alice +1 +report 2026\\.pdf$`));
     });
 
     test('info shows owner, digest, size, status, dates, downloads and folder', async () => {

@@ -37,6 +37,24 @@ export function runCli(args: string[], env: Record<string, string> = {}, root: s
   return outcomeOf(spawn(process.execPath, [filehavenEntry(root), ...args], { cwd: root, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
+/** Runs `filehaven <args>` with `input` on its standard input (`--password-stdin`). */
+export function runCliWithInput(args: string[], input: string, env: Record<string, string> = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, [filehavenEntry(), ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin!.end(input);
+  return outcomeOf(child);
+}
+
+/**
+ * Sets a site up in `dataDir` as a first `filehaven serve` would (the database and the
+ * secret), without a server: the operator commands refuse a folder that is not a site's.
+ */
+export async function createSite(dataDir: string): Promise<void> {
+  const { loadConfig } = await import('../../src/config/config.js');
+  const { openServices } = await import('../../src/services/services.js');
+  const services = await openServices(loadConfig({ data: dataDir }, {}), { log: () => {} });
+  await services.close();
+}
+
 /** A child's exit code and everything it printed, once it has closed. */
 export function outcomeOf(child: ChildProcess): Promise<CliResult> {
   return new Promise((resolve, reject) => {
@@ -58,14 +76,18 @@ export function assertOk(result: CliResult): string {
 
 /**
  * Asserts a failed run: the exit code, a first stderr line matching `message`, no stack
- * trace. Failures (1) print exactly one line; usage errors (2) add the usage after it.
+ * trace. Failures (1) print exactly one line; usage errors (2) add one line pointing at
+ * the help (`Run 'filehaven help accounts' for usage.`), and nothing else.
  */
 export function assertFails(result: CliResult, code: 1 | 2, message: RegExp): void {
   assert.equal(result.code, code, `exit code; stdout: ${result.stdout} stderr: ${result.stderr}`);
   const lines = result.stderr.trimEnd().split('\n');
   assert.match(lines[0]!, message);
   if (code === 1) assert.equal(lines.length, 1, `more than one line on stderr:\n${result.stderr}`);
-  else assert.match(result.stderr, /\nusage:\n/);
+  else {
+    assert.equal(lines.length, 2, `a usage error and its hint only:\n${result.stderr}`);
+    assert.match(lines[1]!, /^Run 'filehaven help( [a-z-]+){0,2}' for usage\.$/);
+  }
   assert.doesNotMatch(result.stderr, /^\s+at /m, 'stack trace on stderr');
   assert.equal(result.stdout, '', 'nothing on stdout');
 }

@@ -160,6 +160,9 @@ describe('my files (no JavaScript)', () => {
     const empty = await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'empty.txt', '')], 'application/json');
     assert.equal(empty.status, 400);
     assert.equal(JSON.parse(empty.body).files[0].error, 'The uploaded file is empty');
+    // The code lets the script decide about Retry; the reason is said for people.
+    assert.equal(JSON.parse(empty.body).files[0].code, 'errorEmptyFile');
+    assert.equal(JSON.parse(empty.body).files[0].reason, 'The file is empty (0 B): there is nothing to upload.');
   });
 
   test('the CSRF token must come first: missing, wrong or after the file, nothing is kept', async () => {
@@ -180,8 +183,18 @@ describe('my files (no JavaScript)', () => {
     const { b, csrf, key } = await signedIn();
     const body = page(await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'empty.txt', ''), filePart('upload', 'kept.txt', 'kept')]), 200);
     assert.match(body, /<h1>Uploaded 1 file<\/h1>/);
-    assert.match(body, /empty\.txt[\s\S]*The uploaded file is empty/);
+    assert.match(body, /empty\.txt[\s\S]*The file is empty \(0 B\): there is nothing to upload\./);
     assert.deepEqual([...(await apiFiles(t, key)).keys()], ['kept.txt']);
+  });
+
+  test('the results page shows links as people read them; the hrefs stay encoded', async () => {
+    const { b, csrf } = await signedIn();
+    const body = page(await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'holiday photo «été».txt', 'x')]), 200);
+    const link = /<dt>Download link<\/dt><dd><a href="([^"]+)">([^<]+)<\/a>/.exec(body);
+    assert.ok(link, body);
+    assert.match(link[1]!, /\/[A-Z0-9]{10}\/holiday%20photo%20%C2%AB%C3%A9t%C3%A9%C2%BB\.txt$/);
+    assert.equal(link[2], decodeURI(link[1]!));
+    assert.match(link[2]!, /\/holiday photo «été»\.txt$/);
   });
 
   test('hostile file and folder names are escaped everywhere', async () => {
@@ -310,6 +323,22 @@ describe('my files upload limits', () => {
   });
   after(() => t.close());
 
+  test('the page states the limits in human sizes (and as numbers for the script); the volume left goes down', async () => {
+    const user = await t.account();
+    const b = new Browser(t.url);
+    await b.signIn(user.login, user.password);
+    const limitsLine = (body: string) => /<p class="hint upload-limits" id="upload-limits"([^>]*)>([^<]*)<\/p>/.exec(body);
+    const before = limitsLine(page(await b.get(MY), 200));
+    assert.ok(before, 'the limits line');
+    assert.equal(before[1], ` data-max-file-size="${64 * KiB}" data-volume-left="${100 * KiB}" data-volume-limit="${100 * KiB}"`);
+    assert.equal(before[2], 'Up to 64.0 KiB per file · 100.0 KiB of 100.0 KiB upload volume left (rolling 24 hours)');
+    const csrf = csrfOf((await b.get(MY)).body)!;
+    assert.equal((await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'forty.bin', randomBytes(40 * KiB))], 'application/json')).status, 201);
+    const after = limitsLine(page(await b.get(MY), 200));
+    assert.match(after?.[1] ?? '', new RegExp(` data-volume-left="${60 * KiB}"`));
+    assert.equal(after?.[2], 'Up to 64.0 KiB per file · 60.0 KiB of 100.0 KiB upload volume left (rolling 24 hours)');
+  });
+
   test('a file over the size limit ends the form: earlier files are kept, nothing of it', async () => {
     const user = await t.account();
     const b = new Browser(t.url);
@@ -317,7 +346,9 @@ describe('my files upload limits', () => {
     const csrf = csrfOf((await b.get(MY)).body)!;
     const response = await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'small.txt', 'small'), filePart('upload', 'huge.bin', randomBytes(80 * KiB)), filePart('upload', 'after.txt', 'after')]);
     const body = page(response, 413);
-    assert.match(body, /File size exceeds the limit/);
+    // In words and human sizes, not the API's "limit of 65536 bytes".
+    assert.match(body, /The file is larger than the limit of 64\.0 KiB per file\./);
+    assert.doesNotMatch(body, /65536/);
     assert.match(body, /small\.txt/);
     assert.deepEqual([...(await apiFiles(t, user.key)).keys()], ['small.txt']);
     assert.ok(await eventually(async () => (await t.storage.leftovers()).length === 0), `left behind: ${(await t.storage.leftovers()).join(', ')}`);
@@ -354,8 +385,11 @@ describe('my files upload limits', () => {
     const response = await postUpload(t, b, parts, 'application/json');
     assert.equal(response.status, 429, response.body);
     assert.match(String(response.headers['retry-after']), /^\d+$/);
-    const answer = JSON.parse(response.body) as { files: Array<{ name: string }>; error: string };
+    const answer = JSON.parse(response.body) as { files: Array<{ name: string }>; error: string; code: string; reason: string; retryAfter: number };
     assert.equal(answer.error, 'Upload limit exceeded');
+    assert.equal(answer.code, 'errorUploadLimit');
+    assert.equal(answer.retryAfter, Number(response.headers['retry-after']));
+    assert.match(answer.reason, /^Your upload volume for the last 24 hours is used up: you can upload again in about \d+ h( \d+ min)?\./);
     assert.deepEqual(answer.files.map((f) => f.name), ['a.bin']);
     assert.deepEqual([...(await apiFiles(t, user.key)).keys()], ['a.bin']);
     // The API sees the same volume used up.

@@ -1,6 +1,6 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { ParseArgsConfig } from 'node:util';
 import { FilehavenApiError, FilehavenClient, FilehavenConnectionError } from '../../client/index.js';
-import { UsageError } from '../args.js';
+import { parseStrict, UsageError } from '../args.js';
 import { clientConfigPath, readStoredLogin, uploadStatePath } from './client-config.js';
 import { CommandExit, EXIT } from './command-exit.js';
 import { terminalText } from './display.js';
@@ -99,12 +99,7 @@ export function errorJson(error: unknown): Record<string, unknown> {
  * calls `body`, prints its outcome, and turns failures into the documented exit codes.
  */
 export async function runUserCommand(name: string, args: string[], options: Options, body: (command: UserCommand) => Promise<Outcome>): Promise<void> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError((error as Error).message.replace(/^.*?: /, ''));
-  }
+  const parsed = parseStrict(args, { ...COMMON, ...options });
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const json = values.json === true;
   const controller = new AbortController();

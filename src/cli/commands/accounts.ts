@@ -1,35 +1,14 @@
-import { parseBytes } from '../../config/units.js';
 import { premiumState, type Account } from '../../domain/types.js';
 import { sqlDateTime } from '../../domain/dates.js';
 import { money } from '../../domain/money.js';
-import { optionalNumber, parseCommandArgs, required, UsageError } from '../args.js';
-import { audit } from '../audit-trail.js';
-import { joinNegativeValues, moneyFlag, noPositionals } from '../flags.js';
+import { parseCommandArgs, required, UsageError } from '../args.js';
+import { cliActor } from '../audit-trail.js';
+import { columns, humanBytes } from '../client/display.js';
+import { daysFlag, moneyFlag, noPositionals, passwordFlag, sizeFlag } from '../flags.js';
+import { optionsFor, subcommandsOf } from '../help.js';
 import { withServices } from '../with-services.js';
 
-export const ACCOUNTS_USAGE = `filehaven accounts create --login L --password W [--name N] [--email E] [--premium-days D] [--traffic BYTES] [--json]
-filehaven accounts list [--json]
-filehaven accounts premium --login L [--days D] [--traffic BYTES]
-filehaven accounts disable|enable --login L
-filehaven accounts set-password --login L --password W
-filehaven accounts regenerate-key --login L
-filehaven accounts balance --login L (--set AMOUNT | --add AMOUNT)    AMOUNT like 12.50 or -3.00`;
-
-const days = (raw: string) => (/^\d+(\.\d+)?$/.test(raw) ? Number(raw) : null);
-
-// The flags each command takes; anything else is a usage error naming the flag.
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
-const FLAGS = {
-  create: { login: str, password: str, name: str, email: str, 'premium-days': str, traffic: str, json: bool },
-  list: { json: bool },
-  premium: { login: str, days: str, traffic: str },
-  disable: { login: str },
-  enable: { login: str },
-  'set-password': { login: str, password: str },
-  'regenerate-key': { login: str },
-  balance: { login: str, set: str, add: str },
-};
+const SUBCOMMANDS = subcommandsOf('accounts')!;
 
 function describe(account: Account, now: number) {
   return {
@@ -50,25 +29,18 @@ function describe(account: Account, now: number) {
 /** `filehaven accounts ...` */
 export async function accountsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !Object.hasOwn(FLAGS, sub)) throw new UsageError(sub ? `unknown accounts command "${sub}"` : 'accounts needs a command');
-  const { values, positionals, settings } = parseCommandArgs(joinNegativeValues(rest, ['set', 'add']), FLAGS[sub as keyof typeof FLAGS]);
+  if (!sub || !SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown accounts command "${sub}"` : `accounts needs a command: ${SUBCOMMANDS.join(', ')}`);
+  const { values, positionals, settings } = parseCommandArgs(rest, optionsFor('accounts', sub));
   noPositionals(positionals, `accounts ${sub}`);
   switch (sub) {
     case 'create': {
-      const input = {
-        login: required(values, 'login'),
-        password: required(values, 'password'),
-        name: values.name as string | undefined,
-        email: values.email as string | undefined,
-        premiumDays: optionalNumber(values, 'premium-days', days),
-        trafficBytes: optionalNumber(values, 'traffic', parseBytes),
-      };
+      const login = required(values, 'login');
+      const premiumDays = daysFlag(values, 'premium-days');
+      const trafficBytes = sizeFlag(values, 'traffic');
+      // Read last: every mistake in the flags is reported before stdin is waited on.
+      const input = { login, password: await passwordFlag(values), name: values.name as string | undefined, email: values.email as string | undefined, premiumDays, trafficBytes };
       await withServices(settings, async (services) => {
-        const account = await services.accounts.create(input);
-        const details = [`id=${account.id}`];
-        if (input.premiumDays) details.push(`premium-days=${input.premiumDays}`);
-        if (input.trafficBytes) details.push(`traffic=${input.trafficBytes}`);
-        await audit(services, 'accounts.create', `account:${account.login}`, details.join(' '));
+        const account = await services.operator.actions.createAccount(cliActor(), input);
         if (values.json) console.log(JSON.stringify(describe(account, services.clock())));
         else console.log(`created account ${account.id} "${account.login}"`);
       });
@@ -79,23 +51,37 @@ export async function accountsCommand(args: string[]): Promise<void> {
         const now = services.clock();
         const accounts = (await services.accounts.list()).map((a) => describe(a, now));
         if (values.json) return console.log(JSON.stringify(accounts));
-        console.log(['ID', 'LOGIN', 'PREMIUM', 'PREMIUM END', 'TRAFFIC LEFT', 'FLAGS'].join('\t'));
-        for (const a of accounts) {
+        if (accounts.length === 0) return console.log('no accounts');
+        const rows = accounts.map((a) => {
           const flags = [a.operator ? 'operator' : '', a.disabled ? 'disabled' : ''].filter(Boolean).join(',');
-          console.log([a.id, a.login, a.premium, a.premiumEnd ?? '-', a.trafficLeft, flags || '-'].join('\t'));
-        }
+          return [String(a.id), a.login, a.premium, a.premiumEnd ?? '-', humanBytes(a.trafficLeft), flags || '-'];
+        });
+        console.log(columns([['ID', 'LOGIN', 'PREMIUM', 'PREMIUM END (UTC)', 'TRAFFIC LEFT', 'FLAGS'], ...rows]));
       });
       return;
     case 'premium': {
       const login = required(values, 'login');
-      const addDays = optionalNumber(values, 'days', days) ?? 0;
-      const traffic = optionalNumber(values, 'traffic', parseBytes) ?? 0;
-      if (addDays === 0 && traffic === 0) throw new UsageError('give --days D and/or --traffic BYTES');
+      const days = daysFlag(values, 'days', true);
+      const traffic = sizeFlag(values, 'traffic') ?? 0;
+      const end = values.end === true;
+      if (end && days !== undefined) throw new UsageError('give --days D or --end, not both');
+      if (!end && !days && traffic === 0) throw new UsageError('give --days D, --end and/or --traffic SIZE');
       await withServices(settings, async (services) => {
-        const account = await services.accounts.extendPremium(login, addDays, traffic);
+        let account: Account;
+        if (end) {
+          const ended = await services.operator.actions.endPremium(cliActor(), login, traffic);
+          if (!ended.ended && traffic === 0) {
+            const d = describe(ended.account, services.clock());
+            return console.log(values.json ? JSON.stringify(d) : `${d.login}: premium was not active (${d.premium}); nothing changed`);
+          }
+          account = ended.account;
+        } else {
+          account = await services.operator.actions.extendPremium(cliActor(), login, days ?? 0, traffic);
+        }
         const d = describe(account, services.clock());
-        await audit(services, 'accounts.premium', `account:${d.login}`, `days=${addDays} traffic=${traffic}; premium until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft}`);
-        console.log(`${d.login}: premium ${d.premium} until ${d.premiumEnd ?? '-'}, traffic left ${d.trafficLeft} bytes`);
+        if (values.json) return console.log(JSON.stringify(d));
+        const period = d.premium === 'Active' ? ` until ${d.premiumEnd} UTC` : d.premium === 'Expired' ? ` (ended ${d.premiumEnd} UTC)` : '';
+        console.log(`${d.login}: premium ${d.premium}${period}, traffic left ${humanBytes(d.trafficLeft)}`);
       });
       return;
     }
@@ -104,19 +90,17 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const login = required(values, 'login');
       const disabled = sub === 'disable';
       await withServices(settings, async (services) => {
-        const { before } = await services.accounts.setDisabled(login, disabled);
-        if (before.disabled === disabled) return console.log(`account "${before.login}" was already ${sub}d`);
-        await audit(services, `accounts.${sub}`, `account:${before.login}`, `id=${before.id}`);
-        console.log(disabled ? `disabled account "${before.login}": its API key and sign-in stop working now` : `enabled account "${before.login}"`);
+        const { account, changed } = await services.operator.actions.setDisabled(cliActor(), login, disabled);
+        if (!changed) return console.log(`account "${account.login}" was already ${sub}d`);
+        console.log(disabled ? `disabled account "${account.login}": its API key and sign-in stop working now` : `enabled account "${account.login}"`);
       });
       return;
     }
     case 'set-password': {
       const login = required(values, 'login');
-      const password = required(values, 'password');
+      const password = await passwordFlag(values);
       await withServices(settings, async (services) => {
-        const account = await services.accounts.setPassword(login, password);
-        await audit(services, 'accounts.set-password', `account:${account.login}`, `id=${account.id}`);
+        const account = await services.operator.actions.setPassword(cliActor(), login, password);
         console.log(`password of "${account.login}" changed; the old one no longer works`);
       });
       return;
@@ -124,9 +108,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
     case 'regenerate-key': {
       const login = required(values, 'login');
       await withServices(settings, async (services) => {
-        const account = await services.accounts.byLoginOrFail(login);
-        const key = await services.accounts.regenerateApiKey(account.id);
-        await audit(services, 'accounts.regenerate-key', `account:${account.login}`, `id=${account.id}`);
+        const { key } = await services.operator.actions.regenerateKey(cliActor(), login);
         // The key alone, so scripts can take it with $(...); the old key no longer works.
         console.log(key);
       });
@@ -138,9 +120,7 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const add = moneyFlag(values, 'add');
       if ((set === undefined) === (add === undefined)) throw new UsageError('give exactly one of --set AMOUNT and --add AMOUNT');
       await withServices(settings, async (services) => {
-        const { before, after } = set !== undefined ? await services.accounts.setBalance(login, set) : await services.accounts.addBalance(login, add!);
-        const what = set !== undefined ? `set ${money(set)}` : `add ${money(add!)}`;
-        await audit(services, 'accounts.balance', `account:${before.login}`, `${what}: ${money(before.balanceCents)} -> ${money(after.balanceCents)}`);
+        const { before, after } = await services.operator.actions.changeBalance(cliActor(), login, set !== undefined ? { set } : { add: add! });
         console.log(`${before.login}: balance ${money(after.balanceCents)} (was ${money(before.balanceCents)})`);
       });
       return;

@@ -2,17 +2,13 @@ import { sqlDateTime } from '../../domain/dates.js';
 import { parseCommandArgs } from '../args.js';
 import { limitFlag, noPositionals } from '../flags.js';
 import { humanDateOrDash } from '../format.js';
+import { columns } from '../client/display.js';
+import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
-
-export const AUDIT_USAGE = 'filehaven audit [--limit N] [--action PREFIX] [--json]    operator actions, newest first';
 
 /** `filehaven audit`: the audit log of operator actions, newest first. */
 export async function auditCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, {
-    limit: { type: 'string' },
-    action: { type: 'string' },
-    json: { type: 'boolean' },
-  });
+  const { positionals, values, settings } = parseCommandArgs(args, optionsFor('audit'));
   noPositionals(positionals, 'audit');
   const limit = limitFlag(values, 'limit', 50);
   const action = typeof values.action === 'string' ? values.action : undefined;
@@ -21,7 +17,8 @@ export async function auditCommand(args: string[]): Promise<void> {
     if (values.json) {
       return console.log(JSON.stringify(entries.map((e) => ({ ...e, at: sqlDateTime(e.at) }))));
     }
-    console.log(['AT', 'ACTOR', 'ACTION', 'OBJECT', 'DETAILS'].join('\t'));
-    for (const e of entries) console.log([humanDateOrDash(e.at), e.actor, e.action, e.object, e.details || '-'].join('\t'));
+    if (entries.length === 0) return console.log('no audit entries');
+    const rows = entries.map((e) => [humanDateOrDash(e.at), e.actor, e.action, e.object, e.details || '-']);
+    console.log(columns([['AT (UTC)', 'ACTOR', 'ACTION', 'OBJECT', 'DETAILS'], ...rows]));
   });
 }

@@ -7,13 +7,12 @@ import { interruptible } from '../interruptible.js';
 import { parseCommandArgs, required } from '../args.js';
 import { auditFolder } from '../audit-trail.js';
 import { noPositionals } from '../flags.js';
+import { optionsFor } from '../help.js';
 
-export const BACKUP_USAGE = 'filehaven backup --to DIR [--json]      consistent copy of the (running) site into a new or empty DIR';
-export const RESTORE_USAGE = 'filehaven restore --from DIR [--json]   into the --data folder, which must be new or empty';
 
 /** `filehaven backup`: database snapshot, the blobs it uses and the secret, while the server runs. */
 export async function backupCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, { to: { type: 'string' }, json: { type: 'boolean' } });
+  const { positionals, values, settings } = parseCommandArgs(args, optionsFor('backup'));
   noPositionals(positionals, 'backup');
   const to = required(values, 'to');
   const config = loadConfig(settings, process.env);
@@ -30,7 +29,7 @@ export async function backupCommand(args: string[]): Promise<void> {
 
 /** `filehaven restore`: a backup into a new data folder, every byte verified first. */
 export async function restoreCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, { from: { type: 'string' }, json: { type: 'boolean' } });
+  const { positionals, values, settings } = parseCommandArgs(args, optionsFor('restore'));
   noPositionals(positionals, 'restore');
   const from = required(values, 'from');
   const config = loadConfig(settings, process.env);

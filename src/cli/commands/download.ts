@@ -9,8 +9,7 @@ import { localFileName } from '../client/local-file-name.js';
 import { humanBytes, shown } from '../client/display.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { runUserCommand } from '../client/user-command.js';
-
-export const DOWNLOAD_USAGE = 'filehaven download URL|ID [-o FILE|DIR|-] [--force] [--json]   resumes from FILE.part';
+import { optionsFor } from '../help.js';
 
 /** What is remembered beside a partial download, so a later run resumes only the same bytes. */
 interface PartState {
@@ -39,8 +38,7 @@ async function readPartState(file: string): Promise<PartState | null> {
  * ever complete; an existing FILE is left alone unless --force.
  */
 export async function downloadCommand(args: string[]): Promise<void> {
-  const flags = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' } } as const;
-  await runUserCommand('download', args, flags, async (command) => {
+  await runUserCommand('download', args, optionsFor('download'), async (command) => {
     const ref = onePositional(command.positionals, 'download', 'URL or file id');
     if (!/^https?:\/\//i.test(ref) && !/^[A-Za-z0-9]+$/.test(ref)) throw new UsageError(`not a download link or a file id: "${ref}"`);
     const output = command.values.output as string | undefined;

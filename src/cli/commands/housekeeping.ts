@@ -1,14 +1,13 @@
 import type { GcReport, StatsReport } from '../../services/gc-service.js';
 import { RUN_LEASE_MS, RunningElsewhereError } from '../../services/run-alone.js';
 import { parseCommandArgs, UsageError } from '../args.js';
+import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
 
-export const GC_USAGE = 'filehaven gc [--dry-run] [--wait] [--json]';
-export const STATS_USAGE = 'filehaven stats [--json]';
 
 /** `filehaven gc`: one housekeeping pass (the server also runs it every --gc-interval). */
 export async function gcCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, { 'dry-run': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' } });
+  const { positionals, values, settings } = parseCommandArgs(args, optionsFor('gc'));
   if (positionals.length > 0) throw new UsageError('gc takes no arguments');
   await withServices(settings, async (services) => {
     const run = () => services.gc.run({ dryRun: values['dry-run'] === true });
@@ -19,7 +18,7 @@ export async function gcCommand(args: string[]): Promise<void> {
 
 /** `filehaven stats`: accounts, files, storage, de-duplication, traffic, expiry. */
 export async function statsCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, { json: { type: 'boolean' } });
+  const { positionals, values, settings } = parseCommandArgs(args, optionsFor('stats'));
   if (positionals.length > 0) throw new UsageError('stats takes no arguments');
   await withServices(settings, async (services) => {
     const stats = await services.gc.stats();

@@ -1,12 +1,10 @@
 import { FilehavenClient } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { noPositionals } from '../flags.js';
+import { noPositionals, passwordFlag } from '../flags.js';
 import { clientConfigPath, removeStoredLogin, writeStoredLogin } from '../client/client-config.js';
 import { Prompt } from '../client/prompt.js';
 import { runUserCommand } from '../client/user-command.js';
-
-export const LOGIN_USAGE = `filehaven login --server URL [--login L] [--key -|KEY] [--json]   asks for login and password (or takes the key; - reads it from stdin)
-filehaven logout [--json]`;
+import { optionsFor } from '../help.js';
 
 /**
  * `filehaven login`: gets the account's key with POST /apikeys (or checks a given one with
@@ -14,7 +12,7 @@ filehaven logout [--json]`;
  * never printed.
  */
 export async function loginCommand(args: string[]): Promise<void> {
-  await runUserCommand('login', args, { login: { type: 'string' }, key: { type: 'string' } }, async (command) => {
+  await runUserCommand('login', args, optionsFor('login'), async (command) => {
     noPositionals(command.positionals, 'login');
     const server = (command.values.server as string | undefined) ?? (process.env.FILEHAVEN_SERVER || undefined);
     if (!server) throw new UsageError('--server URL is required (or FILEHAVEN_SERVER)');
@@ -27,11 +25,17 @@ export async function loginCommand(args: string[]): Promise<void> {
     // Only a key given here: FILEHAVEN_KEY may belong to another server, and would be sent to
     // this one unasked. `--key -` reads it from stdin, out of the process list and history.
     const flag = command.values.key as string | undefined;
+    let login = command.values.login as string | undefined;
+    const passwordStdin = command.values['password-stdin'] === true;
+    if (passwordStdin && flag !== undefined) throw new UsageError('give --key or --password-stdin, not both');
+    if (passwordStdin && !login) throw new UsageError('--password-stdin needs --login L (standard input holds only the password)');
     const given = flag === '-' ? await readStdin() : flag;
     let key: string;
-    let login = command.values.login as string | undefined;
     if (given !== undefined) {
       key = given.trim();
+    } else if (passwordStdin) {
+      const password = await passwordFlag(command.values);
+      key = await client.createApiKey(login!, password, { signal: command.signal });
     } else {
       const prompt = new Prompt();
       try {
@@ -57,7 +61,7 @@ export async function loginCommand(args: string[]): Promise<void> {
 
 /** `filehaven logout`: forgets the stored key (the key itself stays valid on the server). */
 export async function logoutCommand(args: string[]): Promise<void> {
-  await runUserCommand('logout', args, {}, async (command) => {
+  await runUserCommand('logout', args, optionsFor('logout'), async (command) => {
     noPositionals(command.positionals, 'logout');
     const file = clientConfigPath();
     const removed = await removeStoredLogin(file);

@@ -1,10 +1,10 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { BlobStore } from '../../blob/blob-store.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl, rootCause } from '../../composition.js';
 import { interruptible } from '../interruptible.js';
 import { ConfigError, DEFAULTS, loadConfig, SETTINGS, type Config } from '../../config/config.js';
 import { readSecretFile, SECRET_FILE } from '../../config/secret-file.js';
+import { checkSiteFolder } from '../../config/site-folder.js';
 import { SQLITE_FILE, type OpenedDatabase } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import { migrateSite, type MigrateProgress, type MigrateReport } from '../../migrate/migrate-service.js';
@@ -12,9 +12,6 @@ import { ServerSecrets } from '../../security/secrets.js';
 import { secretMatchesSite } from '../../services/services.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { noPositionals } from '../flags.js';
-
-export const MIGRATE_USAGE = `filehaven migrate --to-database-url URL [--to-database-schema NAME] and/or --to-s3-bucket NAME [--to-s3-endpoint URL]
-    [--to-s3-region R] [--to-s3-force-path-style] [--to-s3-prefix P] [--to-s3-*]   move the STOPPED site; a rerun resumes`;
 
 /** The settings that say where the site is stored; each has a `--to-` twin naming the target. */
 const MOVABLE = SETTINGS.filter((s) => s.key.startsWith('database') || s.key.startsWith('s3'));
@@ -103,9 +100,7 @@ function targetConfig(source: Config, values: Record<string, string | boolean | 
  * secret at hand the one its API keys are sealed with: the migrated site starts with it.
  */
 async function checkSourceSite(source: Config): Promise<void> {
-  if (source.databaseUrl === null && !existsSync(path.join(source.dataDir, SQLITE_FILE))) {
-    throw new ConfigError(`no site in ${source.dataDir}: it holds no ${SQLITE_FILE} (--data, FILEHAVEN_DATA)`);
-  }
+  await checkSiteFolder(source);
   const secret = source.secret ?? (await readSecretFile(source.dataDir));
   if (secret === null) {
     throw new ConfigError(`no server secret: ${path.join(source.dataDir, SECRET_FILE)} does not exist and --secret (FILEHAVEN_SECRET) is not set; the migrated site needs the secret its API keys are sealed with`);

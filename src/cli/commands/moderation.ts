@@ -2,37 +2,16 @@ import { isFileStatus, type FileStatus } from '../../domain/types.js';
 import { sqlDateTime } from '../../domain/dates.js';
 import type { OperatorFileInfo, OperatorFileView } from '../../services/moderation-service.js';
 import { humanDateOrDash } from '../format.js';
+import { columns, humanBytes, shown } from '../client/display.js';
+import { optionsFor, subcommandsOf } from '../help.js';
 import { parseCommandArgs, UsageError, type ParsedArgs } from '../args.js';
-import { audit } from '../audit-trail.js';
+import { cliActor } from '../audit-trail.js';
 import { limitFlag, noPositionals, onePositional, reasonFlag } from '../flags.js';
 import { withServices } from '../with-services.js';
 
-export const FILES_USAGE = `filehaven files block|unblock|delete <file_id>
-filehaven files list [--login L] [--status A|B|D] [--limit N] [--json]
-filehaven files info <file_id> [--json]`;
-export const BLACKLIST_USAGE = `filehaven blacklist add <sha256> [--reason TEXT] [--block-existing]
-filehaven blacklist remove <sha256>
-filehaven blacklist add-name <pattern> [--reason TEXT]    pattern with * and ?, e.g. '*.exe'
-filehaven blacklist remove-name <pattern>
-filehaven blacklist list [--json]`;
-
 const STATE_NAMES: Record<FileStatus, string> = { A: 'active', B: 'blocked', D: 'deleted' };
-const str = { type: 'string' } as const;
-const bool = { type: 'boolean' } as const;
-const FILES_FLAGS = {
-  block: {},
-  unblock: {},
-  delete: {},
-  list: { login: str, status: str, limit: str, json: bool },
-  info: { json: bool },
-};
-const BLACKLIST_FLAGS = {
-  add: { reason: str, 'block-existing': bool },
-  remove: {},
-  'add-name': { reason: str },
-  'remove-name': {},
-  list: { json: bool },
-};
+const FILES_SUBCOMMANDS = subcommandsOf('files')!;
+const BLACKLIST_SUBCOMMANDS = subcommandsOf('blacklist')!;
 
 /** `--status A,B` (letters or names, any case) → states. */
 function statusFlag(values: ParsedArgs['values']): FileStatus[] | undefined {
@@ -71,9 +50,9 @@ function printInfo(file: OperatorFileInfo): void {
     ['name', file.name],
     ['owner', `${file.ownerLogin || '?'} (account ${file.ownerId})`],
     ['status', `${file.status} (${STATE_NAMES[file.status]})`],
-    ['size', `${file.size} bytes`],
+    ['size', `${humanBytes(file.size)} (${file.size} bytes)`],
     ['sha256', file.sha256],
-    ['created', humanDateOrDash(file.createdAt)],
+    ['created', `${humanDateOrDash(file.createdAt)} UTC`],
     ['downloads', file.downloads],
     ['last download', humanDateOrDash(file.lastDownloadAt)],
     ['folder', folder],
@@ -84,17 +63,15 @@ function printInfo(file: OperatorFileInfo): void {
 /** `filehaven files block|unblock|delete|list|info` */
 export async function filesCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !Object.hasOwn(FILES_FLAGS, sub)) throw new UsageError(sub ? `unknown files command "${sub}"` : 'files needs a command');
-  const { positionals, values, settings } = parseCommandArgs(rest, FILES_FLAGS[sub as keyof typeof FILES_FLAGS]);
+  if (!sub || !FILES_SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown files command "${sub}"` : `files needs a command: ${FILES_SUBCOMMANDS.join(', ')}`);
+  const { positionals, values, settings } = parseCommandArgs(rest, optionsFor('files', sub));
   switch (sub) {
     case 'block':
     case 'unblock':
     case 'delete': {
       const id = onePositional(positionals, `files ${sub}`, 'file id');
       await withServices(settings, async (services) => {
-        const action = { block: services.files.block, unblock: services.files.unblock, delete: services.files.operatorDelete }[sub];
-        const file = await action.call(services.files, id);
-        await audit(services, `files.${sub}`, `file:${file.id}`, `"${file.name}" owner=${file.ownerId} sha256=${file.sha256}`);
+        const file = await services.operator.actions.changeFile(cliActor(), sub, id);
         console.log(`file ${file.id} "${file.name}" is now ${STATE_NAMES[file.status]} (${file.status})`);
       });
       return;
@@ -109,10 +86,9 @@ export async function filesCommand(args: string[]): Promise<void> {
       await withServices(settings, async (services) => {
         const files = await services.moderation.listFiles(query);
         if (values.json) return console.log(JSON.stringify(files.map(fileJson)));
-        console.log(['ID', 'STATUS', 'SIZE', 'CREATED', 'OWNER', 'DOWNLOADS', 'NAME'].join('\t'));
-        for (const f of files) {
-          console.log([f.id, f.status, f.size, humanDateOrDash(f.createdAt), f.ownerLogin || `#${f.ownerId}`, f.downloads, f.name].join('\t'));
-        }
+        if (files.length === 0) return console.log('no files');
+        const rows = files.map((f) => [f.id, f.status, humanBytes(f.size), humanDateOrDash(f.createdAt), f.ownerLogin || `#${f.ownerId}`, String(f.downloads), shown(f.name)]);
+        console.log(columns([['ID', 'STATUS', 'SIZE', 'CREATED (UTC)', 'OWNER', 'DOWNLOADS', 'NAME'], ...rows]));
       });
       return;
     }
@@ -131,38 +107,31 @@ export async function filesCommand(args: string[]): Promise<void> {
 /** `filehaven blacklist add|remove|add-name|remove-name|list` */
 export async function blacklistCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !Object.hasOwn(BLACKLIST_FLAGS, sub)) throw new UsageError(sub ? `unknown blacklist command "${sub}"` : 'blacklist needs a command');
-  const { positionals, values, settings } = parseCommandArgs(rest, BLACKLIST_FLAGS[sub as keyof typeof BLACKLIST_FLAGS]);
+  if (!sub || !BLACKLIST_SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown blacklist command "${sub}"` : `blacklist needs a command: ${BLACKLIST_SUBCOMMANDS.join(', ')}`);
+  const { positionals, values, settings } = parseCommandArgs(rest, optionsFor('blacklist', sub));
   const reason = reasonFlag(values);
   if (sub === 'list') noPositionals(positionals, 'blacklist list');
   const argument = sub === 'list' ? '' : onePositional(positionals, `blacklist ${sub}`, sub.endsWith('-name') ? 'name pattern' : 'sha256');
   await withServices(settings, async (services) => {
     switch (sub) {
       case 'add': {
-        const digest = argument.trim().toLowerCase();
-        const blocked = await services.files.blacklistAdd(argument, reason, values['block-existing'] === true);
-        const details = [reason ? `reason: ${reason}` : '', values['block-existing'] ? `blocked ${blocked} existing file(s)` : ''].filter(Boolean).join('; ');
-        await audit(services, 'blacklist.add', `sha256:${digest}`, details);
+        const { digest, blocked } = await services.operator.actions.blacklistDigest(cliActor(), argument, reason, values['block-existing'] === true);
         console.log(`added ${digest}`);
         if (values['block-existing']) console.log(`blocked ${blocked} existing file${blocked === 1 ? '' : 's'} with this digest`);
         return;
       }
       case 'remove': {
-        await services.files.blacklistRemove(argument);
-        const digest = argument.trim().toLowerCase();
-        await audit(services, 'blacklist.remove', `sha256:${digest}`);
+        const digest = await services.operator.actions.unblacklistDigest(cliActor(), argument);
         console.log(`removed ${digest}`);
         return;
       }
       case 'add-name': {
-        const pattern = await services.moderation.addNamePattern(argument, reason);
-        await audit(services, 'blacklist.add-name', `name:${pattern}`, reason ? `reason: ${reason}` : '');
+        const pattern = await services.operator.actions.blacklistName(cliActor(), argument, reason);
         console.log(`added name pattern ${pattern}`);
         return;
       }
       case 'remove-name': {
-        const pattern = await services.moderation.removeNamePattern(argument);
-        await audit(services, 'blacklist.remove-name', `name:${pattern}`);
+        const pattern = await services.operator.actions.unblacklistName(cliActor(), argument);
         console.log(`removed name pattern ${pattern}`);
         return;
       }

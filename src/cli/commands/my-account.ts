@@ -1,12 +1,11 @@
 import { noPositionals } from '../flags.js';
 import { fields, humanBytes, shown } from '../client/display.js';
 import { runUserCommand } from '../client/user-command.js';
-
-export const MY_ACCOUNT_USAGE = 'filehaven account [--json]              your account and premium details';
+import { optionsFor } from '../help.js';
 
 /** `filehaven account`: GET /account. */
 export async function accountCommand(args: string[]): Promise<void> {
-  await runUserCommand('account', args, {}, async (command) => {
+  await runUserCommand('account', args, optionsFor('account'), async (command) => {
     noPositionals(command.positionals, 'account');
     const client = await command.client();
     const account = await client.account();

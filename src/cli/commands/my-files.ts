@@ -4,14 +4,7 @@ import { limitFlag, noPositionals, onePositional } from '../flags.js';
 import { columns, fields, humanBytes, shown } from '../client/display.js';
 import { EXIT } from '../client/command-exit.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
-
-export const MY_FILES_USAGE = `filehaven ls [--folder ID|root] [--status A|B] [--limit N] [--folders] [--json]
-filehaven info ID [--json]              file details (premium)
-filehaven link ID [--json]              a direct download link (premium)
-filehaven cp ID [--json]                copies any active file into your account
-filehaven mv ID... --folder ID [--json]
-filehaven mkdir NAME [--parent ID] [--json]
-filehaven rm ID... [--json]`;
+import { optionsFor } from '../help.js';
 
 /** Ids go into URL paths: letters and digits only, refused as usage mistakes otherwise. */
 function ids(positionals: string[], command: string, what = 'file id'): string[] {
@@ -39,8 +32,7 @@ function statusFlag(value: string | boolean | undefined): FileStatus[] | undefin
 
 /** `filehaven ls`: your files (or folders), newest first, page after page up to --limit. */
 export async function lsCommand(args: string[]): Promise<void> {
-  const flags = { folder: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, folders: { type: 'boolean' } } as const;
-  await runUserCommand('ls', args, flags, async (command) => {
+  await runUserCommand('ls', args, optionsFor('ls'), async (command) => {
     noPositionals(command.positionals, 'ls');
     const limit = limitFlag(command.values, 'limit', 1000, 100_000);
     const client = await command.client();
@@ -73,7 +65,7 @@ export async function lsCommand(args: string[]): Promise<void> {
 
 /** `filehaven info ID`: file details (GET /files/<id>, premium). */
 export async function infoCommand(args: string[]): Promise<void> {
-  await runUserCommand('info', args, {}, async (command) => {
+  await runUserCommand('info', args, optionsFor('info'), async (command) => {
     const id = oneId(command.positionals, 'info');
     const file = await (await command.client()).fileDetails(id);
     const status = file.status === 'A' ? 'A (active)' : 'B (blocked)';
@@ -86,7 +78,7 @@ export async function infoCommand(args: string[]): Promise<void> {
 
 /** `filehaven link ID`: a signed direct link (premium); the user asked for it, so it is printed. */
 export async function linkCommand(args: string[]): Promise<void> {
-  await runUserCommand('link', args, {}, async (command) => {
+  await runUserCommand('link', args, optionsFor('link'), async (command) => {
     const id = oneId(command.positionals, 'link');
     const link = await (await command.client()).directLink(id);
     return { human: link.url, json: link };
@@ -95,7 +87,7 @@ export async function linkCommand(args: string[]): Promise<void> {
 
 /** `filehaven cp ID`: a copy of any active file in your account. */
 export async function cpCommand(args: string[]): Promise<void> {
-  await runUserCommand('cp', args, {}, async (command) => {
+  await runUserCommand('cp', args, optionsFor('cp'), async (command) => {
     const id = oneId(command.positionals, 'cp');
     const copy = await (await command.client()).copy(id);
     return { human: `${copy.id}  ${copy.downloadLink}`, json: copy };
@@ -104,7 +96,7 @@ export async function cpCommand(args: string[]): Promise<void> {
 
 /** `filehaven mv ID... --folder ID`: all or nothing (SPEC.md, API.md 7). */
 export async function mvCommand(args: string[]): Promise<void> {
-  await runUserCommand('mv', args, { folder: { type: 'string' } }, async (command) => {
+  await runUserCommand('mv', args, optionsFor('mv'), async (command) => {
     const files = ids(command.positionals, 'mv');
     const folder = folderFlag(command.values.folder, 'folder', false);
     if (folder === undefined) throw new UsageError('mv needs --folder ID');
@@ -115,7 +107,7 @@ export async function mvCommand(args: string[]): Promise<void> {
 
 /** `filehaven mkdir NAME`: a folder at the top or in --parent. */
 export async function mkdirCommand(args: string[]): Promise<void> {
-  await runUserCommand('mkdir', args, { parent: { type: 'string' } }, async (command) => {
+  await runUserCommand('mkdir', args, optionsFor('mkdir'), async (command) => {
     const name = onePositional(command.positionals, 'mkdir', 'folder NAME');
     const parent = folderFlag(command.values.parent, 'parent', false);
     const folder = await (await command.client()).createFolder(name, parent);
@@ -125,7 +117,7 @@ export async function mkdirCommand(args: string[]): Promise<void> {
 
 /** `filehaven rm ID...`: deletes your files, each on its own; the failures are reported and make the exit code. */
 export async function rmCommand(args: string[]): Promise<void> {
-  await runUserCommand('rm', args, {}, async (command) => {
+  await runUserCommand('rm', args, optionsFor('rm'), async (command) => {
     const files = ids(command.positionals, 'rm');
     const client = await command.client();
     const results: Array<Record<string, unknown>> = [];

@@ -1,9 +1,8 @@
 import type { ReservationRecord } from '../../db/repositories/repositories.js';
 import { parseCommandArgs, UsageError } from '../args.js';
+import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
 import { formatBytes } from './migrate.js';
-
-export const RESERVATIONS_USAGE = 'filehaven reservations [--json]';
 
 /** Rows listed at most; a site with more transfers in flight than this says so. */
 const LIST_LIMIT = 1000;
@@ -14,7 +13,7 @@ const LIST_LIMIT = 1000;
  * died; the next gc (or that server's next start) settles it.
  */
 export async function reservationsCommand(args: string[]): Promise<void> {
-  const { positionals, values, settings } = parseCommandArgs(args, { json: { type: 'boolean' } });
+  const { positionals, values, settings } = parseCommandArgs(args, optionsFor('reservations'));
   if (positionals.length > 0) throw new UsageError('reservations takes no arguments');
   await withServices(settings, async (services) => {
     const rows = await services.reservations.list(LIST_LIMIT + 1);

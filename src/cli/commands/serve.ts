@@ -2,8 +2,6 @@ import { loadConfig } from '../../config/config.js';
 import { startServer } from '../../server.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 
-export const SERVE_USAGE = 'filehaven serve [--port 8080] [--host 127.0.0.1] [--data ./data] [--public-url URL] [--web-url URL]';
-
 /** Runs the server until SIGINT/SIGTERM. */
 export async function serveCommand(args: string[]): Promise<void> {
   const { settings, positionals } = parseCommandArgs(args);

@@ -7,8 +7,7 @@ import { EXIT } from '../client/command-exit.js';
 import { shown } from '../client/display.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
-
-export const UPLOAD_USAGE = 'filehaven upload FILE... [--folder ID] [--parallel N] [--no-resume] [--json]   prints each download link';
+import { optionsFor } from '../help.js';
 
 /** One stored file, for --json: `deleteLink` null when an earlier, interrupted run had completed the upload. */
 type Uploaded = { file: string } & Omit<StoredFile, 'deleteLink'> & { deleteLink: string | null };
@@ -26,8 +25,7 @@ type UploadResult = Uploaded | { file: string; error: Record<string, unknown> };
  * the end.
  */
 export async function uploadCommand(args: string[]): Promise<void> {
-  const flags = { folder: { type: 'string' }, parallel: { type: 'string' }, 'no-resume': { type: 'boolean' } } as const;
-  await runUserCommand('upload', args, flags, async (command) => {
+  await runUserCommand('upload', args, optionsFor('upload'), async (command) => {
     const paths = command.positionals;
     if (paths.length === 0) throw new UsageError('upload takes at least one FILE');
     const parallel = limitFlag(command.values, 'parallel', 2, 8);

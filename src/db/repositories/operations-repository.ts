@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../database.js';
 import { FileStatus } from '../../domain/types.js';
 import type { ServerSettingsRepository, AuditRepository, HousekeepingRepository, StoreStats, UploadLogRepository } from './repositories.js';
@@ -47,6 +47,18 @@ export function auditRepository(db: Kysely<Database>): AuditRepository {
       // A prefix match without LIKE, so `%` and `_` in the filter mean themselves.
       if (action) q = q.where(sql<string>`substr(action, 1, ${action.length})`, '=', action);
       const rows = await q.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+      return rows.map((r) => ({ ...r, id: Number(r.id), at: Number(r.at) }));
+    },
+    async search(filter) {
+      let q = db.selectFrom('audit_log').selectAll();
+      if (filter.actor) q = q.where('actor', '=', filter.actor);
+      if (filter.action) q = q.where(sql<string>`substr(action, 1, ${filter.action.length})`, '=', filter.action);
+      if (filter.object) q = q.where('object', '=', filter.object);
+      if (filter.from !== undefined) q = q.where('at', '>=', filter.from);
+      if (filter.to !== undefined) q = q.where('at', '<', filter.to);
+      const before = filter.before;
+      if (before) q = q.where(sql<SqlBool>`(${sql.ref('at')}, ${sql.ref('id')}) < (${before.at}, ${before.id})`);
+      const rows = await q.orderBy('at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
       return rows.map((r) => ({ ...r, id: Number(r.id), at: Number(r.at) }));
     },
   };

@@ -202,6 +202,77 @@ export interface AuditRepository {
   record(entry: Omit<AuditEntry, 'id'>): Promise<void>;
   /** The newest entries first, at most `limit`, optionally only one action prefix. */
   list(options: { limit: number; action?: string }): Promise<AuditEntry[]>;
+  /** A page of entries, newest first (at, then id, descending), matching every filter given. */
+  search(filter: AuditFilter): Promise<AuditEntry[]>;
+}
+
+/** Filters and cursor of the operator console's audit log. */
+export interface AuditFilter {
+  /** Only this actor (exact, e.g. `web:admin`). */
+  actor?: string;
+  /** Only actions starting with this (`accounts.` or `files.block`). */
+  action?: string;
+  /** Only this object (exact, e.g. `account:bob`). */
+  object?: string;
+  /** Only entries at or after this time, epoch ms. */
+  from?: number;
+  /** Only entries before this time, epoch ms. */
+  to?: number;
+  /** Entries strictly older than this position (the last entry of the previous page). */
+  before?: { at: number; id: number };
+  /** Page size. */
+  limit: number;
+}
+
+/** Filters and cursor of the operator console's account search. */
+export interface AccountSearch {
+  /** Only accounts whose login, name or e-mail contains this (ASCII case ignored). */
+  text?: string;
+  /** Accounts with an id above this (the last of the previous page). */
+  afterId?: number;
+  /** Page size. */
+  limit: number;
+}
+
+/** Filters and cursor of the operator console's file search. */
+export interface FileSearch {
+  /** Only names containing this (ASCII case ignored). */
+  name?: string;
+  /** Only this owner's files. */
+  ownerId?: number;
+  /** Only files with this digest. */
+  sha256?: string;
+  /** Only these states (default: all). */
+  states?: FileStatus[];
+  /** Files strictly older than this position (the last of the previous page). */
+  before?: { createdAt: number; id: string };
+  /** Page size. */
+  limit: number;
+}
+
+/** Uploads of one UTC day. */
+export interface DailyUploads {
+  /** The day: epoch ms of its 00:00 UTC. */
+  day: number;
+  /** Files created that day (uploads and copies), whatever became of them. */
+  files: number;
+  /** Their bytes. */
+  bytes: number;
+}
+
+/** Read-only queries of the operator console (search, and the history behind the stats charts). */
+export interface OperatorQueriesRepository {
+  /** A page of accounts by id, matching the search. */
+  searchAccounts(query: AccountSearch): Promise<Account[]>;
+  /** A page of files in any state, newest first (created_at, then id, descending). */
+  searchFiles(query: FileSearch): Promise<FileRecord[]>;
+  /** Files created per UTC day in [from, to), days without any left out, oldest first. */
+  dailyUploads(from: number, to: number): Promise<DailyUploads[]>;
+  /**
+   * What was live (active or blocked) at `at`: the files' bytes, and the bytes of their
+   * distinct contents (what the store held for them; the difference is de-duplication).
+   */
+  liveBytesAt(at: number): Promise<{ fileBytes: number; storedBytes: number }>;
 }
 
 /** Named leases for the jobs one server of a fleet runs at a time (services/run-alone.ts). */
@@ -436,6 +507,7 @@ export interface Repositories {
   blacklist: BlacklistRepository;
   uploadLog: UploadLogRepository;
   audit: AuditRepository;
+  operatorQueries: OperatorQueriesRepository;
   housekeeping: HousekeepingRepository;
   serverSettings: ServerSettingsRepository;
   sessions: SessionsRepository;

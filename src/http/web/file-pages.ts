@@ -14,6 +14,7 @@ import { sendDownloadPage, sendPreview } from './download-page.js';
 import { sendFreeFile } from './free-download.js';
 import { directInBrowser, isBrowserNavigation } from './direct-in-browser.js';
 import { humanDate, humanSize } from './format.js';
+import { registerThumbnailRoute } from './thumbnail-route.js';
 
 type IdParams = { id: string };
 
@@ -23,6 +24,7 @@ type IdParams = { id: string };
  */
 export function registerFilePages(app: FastifyInstance, context: HttpContext): void {
   const { services } = context;
+  registerThumbnailRoute(app, context);
 
   /** The file for a public page, or an error page (404 unknown/deleted, 410 blocked). */
   const publicFile = async (reply: FastifyReply, id: string): Promise<FileRecord | null> => {

@@ -7,6 +7,7 @@ import { html, type Html } from '../html.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { myFilesUrl } from './my-files-paths.js';
+import { folderZipPath, registerFolderZip } from './folder-zip.js';
 
 const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -22,6 +23,7 @@ export const FOLDER_PAGE_SIZE = 200;
  */
 export function registerFolderPage(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
+  registerFolderZip(app, context);
   app.get('/folder/:id', { config: { web: true } }, async (request, reply) => {
     const cursor = queryParam(request, 'cursor');
     const after = cursor === undefined ? undefined : decodeCursor('files', cursor);
@@ -59,6 +61,7 @@ export function registerFolderPage(app: FastifyInstance, context: HttpContext): 
 ${crumbs}
 <h1>${folder.name}</h1>
 <p class="meta">${count(listing.activeFiles, 'file')} · ${humanSize(listing.activeBytes)}${folderCount}${isOwner ? html` · <a href="${myFilesUrl(folder.id)}">open in My files</a>` : ''}</p>
+${listing.activeFiles > 0 || listing.children.length > 0 ? html`<p class="download-row"><a class="button" href="${folderZipPath(folder)}" download>Download all as ZIP</a></p>` : ''}
 ${subfolders.length > 0 ? html`<h2>Folders</h2><table class="listing"><tbody>${subfolders}</tbody></table>` : ''}
 ${subfolders.length > 0 && rows.length > 0 ? html`<h2>Files</h2>` : ''}
 ${rows.length > 0 ? html`<table class="listing"><thead><tr><th>Name</th><th class="size">Size</th><th class="date">Uploaded</th></tr></thead><tbody>${rows}</tbody></table>` : after ? html`<p>No more files.</p>` : subfolders.length > 0 ? '' : html`<p>This folder is empty.</p>`}

@@ -1,3 +1,5 @@
+import { clampDate } from '../../domain/dates.js';
+
 /** Sizes in human units: 1023 B, 1.0 KiB, 48.2 MiB (binary prefixes, as file managers show). */
 export function humanSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
@@ -11,7 +13,31 @@ export function humanSize(bytes: number): string {
   return `${value.toFixed(1)} ${units[unit]}`;
 }
 
-/** A UTC date for pages: `2026-11-21 10:04 UTC`. */
+/** A UTC date for pages: `2026-11-21 10:04 UTC` (a stored date past year 9999 shows as 9999-12-31). */
 export function humanDate(epochMs: number): string {
-  return `${new Date(epochMs).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  return `${new Date(clampDate(epochMs)).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * A link as people read it: the path's percent-escapes decoded ("/AB12CD34EF/holiday
+ * photo.jpg"), for the text of a link whose href stays encoded. A malformed escape is
+ * left as it is.
+ */
+export function readableUrl(link: string): string {
+  try {
+    const url = new URL(link);
+    const path = url.pathname
+      .split('/')
+      .map((segment) => {
+        try {
+          return decodeURIComponent(segment);
+        } catch {
+          return segment;
+        }
+      })
+      .join('/');
+    return `${url.origin}${path}${url.search}`;
+  } catch {
+    return link;
+  }
 }

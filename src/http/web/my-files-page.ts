@@ -4,6 +4,7 @@ import { errors } from '../../domain/errors.js';
 import { FileStatus, type FileRecord, type Folder } from '../../domain/types.js';
 import { ListingService, MAX_PAGE_SIZE, type FolderSummary } from '../../services/listing-service.js';
 import type { ActiveSession } from '../../services/session-service.js';
+import type { UploadAllowanceView } from '../../uploads/uploads-service.js';
 import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
 import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import type { HttpContext } from '../context.js';
@@ -17,6 +18,9 @@ import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerTusClientScript, TUS_CLIENT_PATH } from './tus-client-script.js';
 
 const script = readFileSync(new URL('./static/my-files.js', import.meta.url), 'utf8');
+/** Sizes, durations and upload errors in words, for my-files.js (loaded before it). */
+const textScript = readFileSync(new URL('./static/upload-text.js', import.meta.url), 'utf8');
+export const UPLOAD_TEXT_PATH = '/static/upload-text.js';
 
 /** The page's policy: every page's, plus requests to the site itself (the script's uploads, tus's too, and refresh). */
 export const MY_FILES_CSP = `${PAGE_CSP}; connect-src 'self'`;
@@ -46,11 +50,13 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
   const { services, links } = context;
   const listing = new ListingService({ store: services.store, folders: services.folders });
 
-  app.get('/static/my-files.js', async (_request, reply) =>
-    reply
-      .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
-      .send(script),
-  );
+  for (const [at, source] of [['/static/my-files.js', script], [UPLOAD_TEXT_PATH, textScript]] as const) {
+    app.get(at, async (_request, reply) =>
+      reply
+        .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
+        .send(source),
+    );
+  }
   registerTusClientScript(app);
 
   /** The chain of folders from the top down to `folder`, for the breadcrumb. */
@@ -89,10 +95,11 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
 
     const current = folderId === undefined || folderId === '' ? null : await services.folders.owned(account, folderId);
     const after = cursor === undefined ? undefined : decodeCursor('files', cursor);
-    const [page, all, children] = await Promise.all([
+    const [page, all, children, allowance] = await Promise.all([
       listing.files(account, { states: [FileStatus.Active, FileStatus.Blocked], folder: current?.id, limit: MY_FILES_PAGE_SIZE, after }),
       listing.folders(account, { limit: MAX_PAGE_SIZE }),
       listing.folders(account, { parent: current?.id ?? null, limit: MAX_PAGE_SIZE }),
+      services.uploads.allowance(account),
     ]);
     const known = new Map(all.items.map(({ folder }) => [folder.id, folder]));
     const menu = all.items.map(({ folder }) => ({ id: folder.id, name: pathName(folder, known) })).sort((a, b) => a.name.localeCompare(b.name));
@@ -118,6 +125,7 @@ ${current ? html`<input type="hidden" name="folder" value="${current.id}">` : ''
 <label for="upload-files">${current ? html`Upload into <bdi>${current.name}</bdi>` : 'Upload files'}</label>
 <input id="upload-files" type="file" name="upload" multiple required>
 <p class="hint" id="drop-hint">Choose one or more files, then press Upload.</p>
+${limitsLine(allowance)}
 </div>
 <button class="button" type="submit" id="upload-button">Upload</button>
 </form>
@@ -138,6 +146,7 @@ ${current ? html`<input type="hidden" name="parent" value="${current.id}">` : ''
 ${page.items.length > 0 ? html`<ul class="file-list">${page.items.map((file) => fileItem(file, view))}</ul>` : html`<p class="hint">${after ? 'No more files.' : current ? 'No files in this folder yet.' : 'No files yet: upload some above.'}</p>`}
 ${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<a href="${myFilesUrl(current?.id)}">Newest files</a>` : html`<span></span>`}${nextUrl ? html`<a href="${nextUrl}">Older files</a>` : ''}</nav>` : ''}
 </section>
+<script src="${UPLOAD_TEXT_PATH}" defer></script>
 <script src="${TUS_CLIENT_PATH}" defer></script>
 <script src="/static/my-files.js" defer></script>`,
     );
@@ -150,6 +159,23 @@ ${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<
     known: Map<string, Folder>;
     menu: Array<{ id: string; name: string }>;
   }
+
+  /**
+   * The account's upload limits in words; the numbers ride along as data attributes, so
+   * the script refuses a file that cannot fit before sending any of it (the server still
+   * checks every byte).
+   */
+  const limitsLine = ({ maxFileSize, volumeLimit, volumeLeft }: UploadAllowanceView): Html => {
+    const volume =
+      volumeLimit === null || volumeLeft === null
+        ? 'no upload volume limit'
+        : volumeLeft === 0
+          ? html`upload volume used up for now (${humanSize(volumeLimit)} per 24 hours)`
+          : html`${humanSize(volumeLeft)} of ${humanSize(volumeLimit)} upload volume left (rolling 24 hours)`;
+    return html`<p class="hint upload-limits" id="upload-limits" data-max-file-size="${String(maxFileSize)}"${
+      volumeLeft === null ? '' : html` data-volume-left="${String(volumeLeft)}" data-volume-limit="${String(volumeLimit)}"`
+    }>Up to ${humanSize(maxFileSize)} per file · ${volume}</p>`;
+  };
 
   const breadcrumb = (chain: Folder[]): Html =>
     html`<nav class="crumbs" aria-label="Folders"><a href="${MY_FILES_PATH}">My files</a>${chain.map((folder, i) =>

@@ -7,11 +7,12 @@ import type { CreatedFile } from '../../services/files-service.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
 import { ClientGoneError } from '../multipart-upload.js';
-import { humanSize } from './format.js';
+import { humanSize, readableUrl } from './format.js';
 import { readUploadForm } from './form-upload.js';
 import { sendPage } from './layout.js';
 import { myFilesUrl, MY_UPLOAD_PATH } from './my-files-paths.js';
 import { CSRF_FIELD, sendCsrfRefusal, sessionFormValid } from './session-plugin.js';
+import { uploadErrorText } from './upload-messages.js';
 
 /** What became of one file of the form. */
 interface Outcome {
@@ -29,6 +30,12 @@ class CsrfRefused extends Error {}
 const sendJson = (reply: FastifyReply, status: number, body: object) =>
   reply.code(status).headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }).send(JSON.stringify(body));
 
+/** Seconds of an error's Retry-After, or null. */
+const retryAfterOf = (error: ApiError): number | null => {
+  const seconds = Number(error.headers['Retry-After']);
+  return Number.isFinite(seconds) ? seconds : null;
+};
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
@@ -44,6 +51,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
+  /** A refusal in words for people (human sizes, what to do); `error` keeps the API's own message. */
+  const reason = (error: ApiError) => uploadErrorText(error, { maxFileSize: services.config.maxFileSize });
 
   app.post(MY_UPLOAD_PATH, { config: { web: true, streamBody: true } }, async (request, reply) => {
     const json = /\bapplication\/json\b/.test(request.headers.accept ?? '');
@@ -122,9 +131,10 @@ export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext
                 download: links.download(created.file),
                 delete: links.delete(created.file, created.deleteSecret),
               }
-            : { name, error: error!.message },
+            : { name, error: error!.message, code: error!.code, reason: reason(error!) },
         ),
-        ...(failure ? { error: failure.message } : {}),
+        // The code and Retry-After let the script decide whether trying again can help.
+        ...(failure ? { error: failure.message, code: failure.code, reason: reason(failure), retryAfter: retryAfterOf(failure) } : {}),
       });
     }
     return resultsPage(reply, status === 201 ? 200 : status, outcomes, failure, folderId);
@@ -132,12 +142,12 @@ export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext
 
   const resultItem = ({ name, created, error }: Outcome): Html => {
     if (!created) {
-      return html`<li class="upload failed"><span class="file-name"><bdi>${name}</bdi></span><p class="notice error">${error!.message}</p></li>`;
+      return html`<li class="upload failed"><span class="file-name"><bdi>${name}</bdi></span><p class="notice error">${reason(error!)}</p></li>`;
     }
     const download = links.download(created.file);
     return html`<li class="upload done"><a class="file-name" href="${download}"><bdi>${name}</bdi></a> <span class="file-meta">${humanSize(created.file.size)}</span>
 <dl class="links">
-<dt>Download link</dt><dd><a href="${download}">${download}</a> <button class="button small secondary" type="button" data-copy-text="${download}" hidden>Copy</button></dd>
+<dt>Download link</dt><dd><a href="${download}">${readableUrl(download)}</a> <button class="button small secondary" type="button" data-copy-text="${download}" hidden>Copy</button></dd>
 <dt>Delete link</dt><dd><a class="delete-link" href="${links.delete(created.file, created.deleteSecret)}">${links.delete(created.file, created.deleteSecret)}</a></dd>
 </dl></li>`;
   };
@@ -151,7 +161,7 @@ export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext
       title,
       html`<section class="card">
 <h1>${title}</h1>
-${failure ? html`<p class="notice error" role="alert">${failure.message}</p>` : ''}
+${failure ? html`<p class="notice error" role="alert">${reason(failure)}</p>` : ''}
 ${outcomes.length > 0 ? html`<ul class="uploads">${outcomes.map(resultItem)}</ul>` : ''}
 ${stored > 0 ? html`<p class="hint">Keep a file’s delete link to delete it without signing in: it is shown only now.</p>` : ''}
 <p><a class="button" href="${myFilesUrl(folderId !== undefined && ID_PATTERN.test(folderId) ? folderId : null)}">Back to My files</a></p>

@@ -5,12 +5,14 @@ import { html, type Html } from '../html.js';
 export interface Viewer {
   login: string;
   csrfToken: string;
+  /** Operators get a link to the console (/console); nobody else sees it exists. */
+  operator?: boolean;
 }
 
 /** The viewer of a request: its web session, if signed in (see session-plugin.ts). */
 export function viewerOf(request: FastifyRequest): Viewer | null {
   const session = request.webSession;
-  return session ? { login: session.account.login, csrfToken: session.csrfToken } : null;
+  return session ? { login: session.account.login, csrfToken: session.csrfToken, operator: session.account.isOperator } : null;
 }
 
 /**
@@ -19,5 +21,5 @@ export function viewerOf(request: FastifyRequest): Viewer | null {
  */
 export function accountNav(viewer: Viewer | null, signInHref = '/signin'): Html {
   if (!viewer) return html`<a href="${signInHref}">Sign in</a>`;
-  return html`<a href="/my/files">My files</a><span class="who" title="Signed in"><bdi>${viewer.login}</bdi></span><a href="/accounts/profile/misc">Profile</a><form class="inline" method="post" action="/signout"><input type="hidden" name="csrf" value="${viewer.csrfToken}"><button class="link" type="submit">Sign out</button></form>`;
+  return html`${viewer.operator ? html`<a href="/console">Console</a>` : ''}<a href="/my/files">My files</a><span class="who" title="Signed in"><bdi>${viewer.login}</bdi></span><a href="/accounts/profile/misc">Profile</a><form class="inline" method="post" action="/signout"><input type="hidden" name="csrf" value="${viewer.csrfToken}"><button class="link" type="submit">Sign out</button></form>`;
 }

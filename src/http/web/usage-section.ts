@@ -1,11 +1,12 @@
 import { premiumState, type Account } from '../../domain/types.js';
 import type { Services } from '../../services/services.js';
 import { html, type Html } from '../html.js';
+import { UPLOAD_WINDOW_MS } from '../../limits/upload-quota.js';
 import { humanSize } from './format.js';
 
 /** What an account has used and may still use, for the home page and the profile. */
 export interface Usage {
-  /** Bytes uploaded in the rolling window (stored uploads). */
+  /** Bytes uploaded in the rolling window (0 when unlimited: nothing is counted then). */
   uploaded: number;
   /** The window's limit, null when unlimited. */
   uploadLimit: number | null;
@@ -25,12 +26,13 @@ export interface Usage {
 
 /** Reads the account's usage through the services that enforce the limits. */
 export async function usageOf(services: Services, account: Account): Promise<Usage> {
+  // The figures the upload limit itself works with (stored uploads and those in flight).
   const volume = await services.limits.uploads.usage(account);
   return {
     uploaded: volume.used,
     uploadLimit: volume.limit,
-    uploadLeft: volume.left,
-    windowHours: Math.round(volume.windowMs / 3_600_000),
+    uploadLeft: volume.limit === null ? null : Math.max(0, volume.limit - volume.used),
+    windowHours: Math.round(UPLOAD_WINDOW_MS / 3_600_000),
     maxFileSize: services.config.maxFileSize,
     trafficLeft: account.trafficLeft,
     premium: premiumState(account, services.clock()) === 'Active',
@@ -41,7 +43,7 @@ export async function usageOf(services: Services, account: Account): Promise<Usa
 /** The upload volume as a bar and numbers in human sizes: "1.2 GiB of 50.0 GiB used · 48.8 GiB left". */
 export function uploadVolumeBlock(usage: Usage): Html {
   if (usage.uploadLimit === null) {
-    return html`<p class="bar-label"><span>Uploaded in the last ${usage.windowHours} h</span><strong>${humanSize(usage.uploaded)}</strong></p>
+    return html`<p class="bar-label"><span>Upload volume</span><strong>unlimited</strong></p>
 <p class="hint">No upload volume limit on this account.</p>`;
   }
   return html`<p class="bar-label"><span>Upload volume, last ${usage.windowHours} h</span><strong>${humanSize(usage.uploadLeft ?? 0)} left</strong></p>

@@ -1,6 +1,9 @@
 // My files, progressive enhancement: drag and drop, one upload per file with a progress
-// bar, speed and time left each, a cancel button, a list that refreshes when the uploads
-// are done, and copy buttons. Files over 4 MiB are resumable uploads (tus 1.0 at the
+// bar, speed and time left each, cancel and retry buttons, a list that refreshes when the
+// uploads are done, and copy buttons. A file that cannot fit the account's limits (the
+// page's #upload-limits) is refused before any of it is sent; failures say why in words
+// (upload-text.js) and turn the row red; finished rows can be dismissed, one by one or all
+// at once, as their files show in the list below. Files over 4 MiB are resumable uploads (tus 1.0 at the
 // endpoint the form names, through tus-js-client, served by the site before this script):
 // a dropped connection picks up where it stopped by itself, and after a reload choosing
 // the same file again continues it. Smaller files, or every file when tus-js-client is
@@ -20,28 +23,8 @@ const SPEED_WINDOW_MS = 5000;
 /** A 429 whose Retry-After is at most this long is retried by itself; longer ones wait for the user. */
 const AUTO_RETRY_AFTER_MAX_S = 60;
 
-/** Units as the server prints them (format.ts): 1023 B, 1.0 KiB, 48.2 MiB. */
-function humanSize(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let value = bytes;
-  let unit = -1;
-  do {
-    value /= 1024;
-    unit++;
-  } while (value >= 1024 && unit < units.length - 1);
-  return `${value.toFixed(1)} ${units[unit]}`;
-}
-
-/** 45 s, 3 min 20 s, 2 h 5 min. */
-function humanDuration(seconds) {
-  const s = Math.max(1, Math.round(seconds));
-  if (s < 60) return `${s} s`;
-  const minutes = Math.floor(s / 60);
-  if (minutes < 10) return `${minutes} min ${s % 60} s`;
-  if (minutes < 60) return `${minutes} min`;
-  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
-}
+const text = window.FilehavenUploadText;
+const { humanSize, humanDuration } = text;
 
 function element(tag, attributes = {}, text = '') {
   const node = document.createElement(tag);
@@ -77,17 +60,42 @@ function enableCopyButtons(root) {
   }
 }
 
-/** Replaces the folder and file lists with the server's current ones. */
+// ---------------------------------------------------------------------------------------
+// The account's limits, as the page was served or last refreshed
+
+/** Bytes per file and volume left (null: unlimited), from #upload-limits' data attributes. */
+function readLimits() {
+  const data = document.getElementById('upload-limits')?.dataset ?? {};
+  const number = (value) => (value === undefined || value === '' || !Number.isFinite(Number(value)) ? null : Number(value));
+  return { maxFileSize: number(data.maxFileSize), volumeLeft: number(data.volumeLeft), volumeLimit: number(data.volumeLimit) };
+}
+
+/** A stored file's bytes leave the volume left this page shows, until the next refresh says it exactly. */
+function spendVolume(bytes) {
+  const line = document.getElementById('upload-limits');
+  const { volumeLeft } = readLimits();
+  if (line && volumeLeft !== null) line.dataset.volumeLeft = String(Math.max(0, volumeLeft - bytes));
+}
+
+/** Bytes of this page's uploads under way, not yet out of #upload-limits' volume left. */
+let pendingBytes = 0;
+/** Ids of files this page uploaded, marked in the list when it shows them. */
+const uploadedIds = new Set();
+
+/** Replaces the folder and file lists (and the limits line) with the server's current ones. */
 async function refreshLists() {
   const response = await fetch(location.href, { headers: { Accept: 'text/html' }, credentials: 'same-origin' });
   if (!response.ok) return;
   const fresh = new DOMParser().parseFromString(await response.text(), 'text/html');
-  for (const id of ['folders', 'files']) {
+  for (const id of ['folders', 'files', 'upload-limits']) {
     const now = document.getElementById(id);
     const next = fresh.getElementById(id);
     if (now && next) now.replaceWith(document.adoptNode(next));
   }
+  // The server's count includes what is stored and reserved now, so what this page still
+  // sends is counted twice until the next refresh: a cautious estimate, never a permission.
   enableCopyButtons(document);
+  for (const id of uploadedIds) document.querySelector(`#files li.file[data-file="${CSS.escape(id)}"]`)?.classList.add('just-uploaded');
 }
 
 /** The value of one of the form's hidden fields (the CSRF token, the folder), or ''. */
@@ -113,8 +121,15 @@ function uploadRow(file) {
   const actions = element('div', { class: 'upload-actions' });
   const cancel = element('button', { class: 'button small secondary', type: 'button', 'aria-label': `Cancel upload of ${file.name}` }, 'Cancel');
   const retry = element('button', { class: 'button small', type: 'button', 'aria-label': `Retry upload of ${file.name}` }, 'Retry');
+  const dismiss = element('button', { class: 'button small secondary dismiss', type: 'button', 'aria-label': `Dismiss ${file.name}` }, 'Dismiss');
   retry.hidden = true;
-  actions.append(cancel, retry);
+  dismiss.hidden = true;
+  dismiss.addEventListener('click', () => {
+    row.remove();
+    updateClearButton();
+    document.getElementById('upload-files')?.focus();
+  });
+  actions.append(cancel, retry, dismiss);
   row.append(head, bar, status, detail, actions);
   list.append(row);
   let announced = -1;
@@ -125,6 +140,7 @@ function uploadRow(file) {
     detail,
     cancel,
     retry,
+    dismiss,
     /** Sets the status line; `error` marks it as a failure. */
     say(text, error = false) {
       status.textContent = text;
@@ -150,21 +166,52 @@ function uploadRow(file) {
       announced = Math.floor(percent / 10);
       ui.say(text);
     },
-    failed(message) {
+    /**
+     * The upload is over and failed: red, the reason in words. `retryable` offers Retry
+     * (the file is still at hand); Dismiss is always offered.
+     */
+    failed(message, retryable = false) {
+      row.classList.remove('paused');
       row.classList.add('failed');
       ui.say(message, true);
       detail.textContent = '';
       cancel.hidden = true;
+      retry.hidden = !retryable;
+      dismiss.hidden = false;
+      updateClearButton();
     },
+    /** Stopped but not over (a tus upload the server keeps): Retry continues it, Cancel ends it. */
+    paused(message) {
+      row.classList.add('failed', 'paused');
+      ui.say(message, true);
+      detail.textContent = '';
+      cancel.hidden = false;
+      retry.hidden = false;
+      dismiss.hidden = true;
+    },
+    /** Running again after a Retry. */
+    resumed(message) {
+      row.classList.remove('failed', 'paused');
+      retry.hidden = true;
+      dismiss.hidden = true;
+      cancel.hidden = false;
+      cancel.disabled = false;
+      updateClearButton();
+      ui.say(message);
+    },
+    /** Stored: the row shrinks to the name and its links, until dismissed; the list below shows the file. */
     done(stored) {
       bar.value = 100;
-      row.classList.remove('failed');
+      row.classList.remove('failed', 'paused');
       row.classList.add('done');
       ui.say('Uploaded');
       detail.textContent = '';
       cancel.hidden = true;
       retry.hidden = true;
+      dismiss.hidden = false;
       if (stored) showLinks(row, stored);
+      if (stored?.id) uploadedIds.add(stored.id);
+      updateClearButton();
     },
   };
   return ui;
@@ -174,7 +221,8 @@ function uploadRow(file) {
 function showLinks(row, stored) {
   const links = element('dl', { class: 'links' });
   const download = element('dd');
-  download.append(element('a', { href: stored.download }, stored.download), ' ');
+  // Readable text (the name as it was given), the encoded link as href and for copying.
+  download.append(element('a', { href: stored.download }, text.readableUrl(stored.download)), ' ');
   download.append(element('button', { class: 'button small secondary', type: 'button', 'data-copy-text': stored.download }, 'Copy'));
   links.append(element('dt', {}, 'Download link'), download);
   const remove = element('dd');
@@ -183,6 +231,19 @@ function showLinks(row, stored) {
   links.append(element('dt', {}, 'Delete link'), remove);
   row.append(links);
   enableCopyButtons(row);
+}
+
+/** Shows "Clear finished" while a row is over (stored or failed for good). */
+function updateClearButton() {
+  const button = document.getElementById('clear-uploads');
+  if (button) button.hidden = !list.querySelector(':scope > li.upload:is(.done, .failed:not(.paused))');
+}
+
+/** Removes every finished row (stored, or failed for good); running and paused uploads stay. */
+function clearFinished() {
+  for (const row of list.querySelectorAll(':scope > li.upload:is(.done, .failed:not(.paused))')) row.remove();
+  updateClearButton();
+  document.getElementById('upload-files')?.focus();
 }
 
 /**
@@ -245,48 +306,79 @@ function detailTicker(ui, total) {
 // ---------------------------------------------------------------------------------------
 // Small files: one multipart POST, answered in JSON
 
-/** Uploads one file with its own request, updating its row; resolves when it is over. */
+/**
+ * Uploads one file with its own request, updating its row; resolves when the first try is
+ * over. A failure that trying again may cure (no answer, a busy or failing server) offers
+ * Retry, which sends the file again from its start (a small file: not worth resuming).
+ */
 function postUpload(file, ui) {
   return new Promise((resolve) => {
-    const body = new FormData();
-    // The token and the folder come before the file: the server reads them first.
-    for (const field of form.querySelectorAll('input[type="hidden"]')) body.append(field.name, field.value);
-    body.append('upload', file, file.name);
-    const request = new XMLHttpRequest();
-    const ticker = detailTicker(ui, file.size);
-    request.open('POST', form.action);
-    request.setRequestHeader('Accept', 'application/json');
-    ui.say('Uploading…');
-    ui.cancel.onclick = () => request.abort();
-    request.upload.addEventListener('progress', (event) => {
-      if (!event.lengthComputable) return;
-      ui.progress(event.loaded, event.total);
-      ticker.update(Math.min(file.size, event.loaded));
-    });
-    const fail = (message) => {
-      ticker.stop();
-      ui.failed(message);
-      resolve(false);
+    let firstTry = true;
+    const settle = (ok) => {
+      if (firstTry) {
+        firstTry = false;
+        resolve(ok);
+      } else if (ok) {
+        // A retry after the queue moved on refreshes the lists itself.
+        refreshLists().catch(() => {});
+      }
     };
-    request.addEventListener('load', () => {
-      ticker.stop();
-      let answer = null;
-      try {
-        answer = JSON.parse(request.responseText);
-      } catch {
-        // Not our JSON (a proxy's error page): report the status.
-      }
-      const stored = answer?.files?.[0];
-      if (request.status === 201 && stored && !stored.error) {
-        ui.done(stored);
-        resolve(true);
-      } else {
-        fail(stored?.error ?? answer?.error ?? `Upload failed (HTTP ${request.status}).`);
-      }
-    });
-    request.addEventListener('error', () => fail('Upload failed: the connection was lost.'));
-    request.addEventListener('abort', () => fail('Upload cancelled.'));
-    request.send(body);
+    const attempt = () => {
+      const body = new FormData();
+      // The token and the folder come before the file: the server reads them first.
+      for (const field of form.querySelectorAll('input[type="hidden"]')) body.append(field.name, field.value);
+      body.append('upload', file, file.name);
+      const request = new XMLHttpRequest();
+      const ticker = detailTicker(ui, file.size);
+      request.open('POST', form.action);
+      request.setRequestHeader('Accept', 'application/json');
+      ui.say('Uploading…');
+      ui.cancel.onclick = () => request.abort();
+      request.upload.addEventListener('progress', (event) => {
+        if (!event.lengthComputable) return;
+        ui.progress(event.loaded, event.total);
+        ticker.update(Math.min(file.size, event.loaded));
+      });
+      const fail = (message, retryable) => {
+        ticker.stop();
+        ui.failed(message, retryable);
+        settle(false);
+      };
+      request.addEventListener('load', () => {
+        ticker.stop();
+        let answer = null;
+        try {
+          answer = JSON.parse(request.responseText);
+        } catch {
+          // Not our JSON (a proxy's error page): the status says what it can.
+        }
+        const stored = answer?.files?.[0];
+        if (request.status === 201 && stored && !stored.error) {
+          ui.done(stored);
+          settle(true);
+          return;
+        }
+        const header = Number.parseInt(request.getResponseHeader('Retry-After') ?? '', 10);
+        const problem = {
+          status: request.status,
+          code: stored?.code ?? answer?.code ?? null,
+          message: stored?.error ?? answer?.error ?? '',
+          retryAfter: answer?.retryAfter ?? (Number.isFinite(header) ? header : null),
+        };
+        // The server's words when it gave them, else ours for its status.
+        const words = stored?.reason ?? answer?.reason ?? text.explain(problem, readLimits());
+        // A body cut short (errorUploadFaild, 400) is worth sending again too.
+        fail(words, problem.code === 'errorUploadFaild' || (problem.code !== 'errorUploadLimit' && text.retryable(problem.status)));
+      });
+      request.addEventListener('error', () => fail(text.explain({ status: 0 }, readLimits()), true));
+      request.addEventListener('abort', () => fail('Upload cancelled.', false));
+      request.send(body);
+    };
+    ui.retry.onclick = () => {
+      ui.resumed('Trying again…');
+      attempt();
+    };
+    attempt();
   });
 }
 
@@ -308,14 +400,14 @@ const fingerprint = (file, options) => tusClient.defaultOptions.fingerprint(file
 /** The header every tus request carries (CSRF_HEADER of uploads-routes.ts): the session's CSRF token, the one the forms carry. */
 const tusHeaders = () => ({ 'Filehaven-Csrf': hiddenField('csrf') });
 
-/** The message of an Atom error body (API.md 2), or null when the body is something else. */
-function atomMessage(body) {
-  if (!body) return null;
+/** The code (entry title) and message of an Atom error body (API.md 2), or nulls when the body is something else. */
+function atomError(body) {
+  if (!body) return { code: null, message: null };
   const doc = new DOMParser().parseFromString(body, 'application/xml');
-  if (doc.getElementsByTagName('parsererror').length > 0) return null;
+  if (doc.getElementsByTagName('parsererror').length > 0) return { code: null, message: null };
   const entry = doc.getElementsByTagNameNS('*', 'entry')[0];
-  const text = entry?.getElementsByTagNameNS('*', 'content')[0]?.textContent?.trim();
-  return text || null;
+  const part = (name) => entry?.getElementsByTagNameNS('*', name)[0]?.textContent?.trim() || null;
+  return { code: part('title'), message: part('content') };
 }
 
 /** What went wrong with a tus request, in words for the user, and whether trying again may help. */
@@ -325,12 +417,12 @@ function describeTusError(error) {
   if (status === 0) {
     return { status, retryable: true, message: navigator.onLine === false ? 'You are offline. The upload continues when you press Retry once you are back online.' : 'The connection to the server was lost. Press Retry to continue where it stopped.' };
   }
-  const message = atomMessage(response.getBody()) ?? `The server answered HTTP ${status}.`;
+  const { code, message } = atomError(response.getBody());
   const retryAfter = Number.parseInt(response.getHeader('Retry-After') ?? '', 10);
+  const problem = { status, code, message, retryAfter: Number.isFinite(retryAfter) ? retryAfter : null };
   return {
-    status,
-    message,
-    retryAfter: Number.isFinite(retryAfter) ? retryAfter : null,
+    ...problem,
+    message: text.explain(problem, readLimits()),
     // Gone or refused (signed out, expired form, too large, not allowed) will not change by
     // itself; a busy or failing server, a conflict or a lock may.
     retryable: status === 429 || status === 409 || status === 423 || status >= 500,
@@ -415,7 +507,7 @@ function tusUpload(file, ui) {
       onSuccess({ lastResponse }) {
         const download = lastResponse.getHeader('Filehaven-Download-Link');
         const remove = lastResponse.getHeader('Filehaven-Delete-Link');
-        ui.done(download ? { download, delete: remove ?? null } : null);
+        ui.done(download ? { download, delete: remove ?? null, id: lastResponse.getHeader('Filehaven-File-Id') } : null);
         finish(true);
       },
       onError(error) {
@@ -438,12 +530,12 @@ function tusUpload(file, ui) {
         }
         if (problem.status === 429 && problem.retryAfter !== null && problem.retryAfter <= AUTO_RETRY_AFTER_MAX_S && autoRetries < RETRY_DELAYS.length) {
           autoRetries++;
-          ui.say(`${problem.message} Trying again in ${humanDuration(problem.retryAfter)}…`, true);
+          ui.say(`The server is busy. Trying again in ${humanDuration(problem.retryAfter)}…`, true);
           waitTimer = setTimeout(() => upload.start(), problem.retryAfter * 1000);
           return;
         }
-        ui.failed(problem.message);
         if (!problem.retryable) {
+          ui.failed(problem.message);
           // Signed out or an expired form: after signing in, the same file continues.
           // Anything else (too large, refused) would fail the same way: forget it here.
           if (problem.status === 401 || problem.status === 403) finish(false);
@@ -451,9 +543,7 @@ function tusUpload(file, ui) {
           return;
         }
         // Not over yet: the row offers Retry (and Cancel), and the worker moves on.
-        ui.row.classList.add('paused');
-        ui.cancel.hidden = false;
-        ui.retry.hidden = false;
+        ui.paused(problem.message);
         // Offline: back online is a Retry by itself.
         if (problem.status === 0 && navigator.onLine === false) window.addEventListener('online', () => !ui.retry.hidden && ui.retry.click(), { once: true });
         if (!settled) {
@@ -463,9 +553,7 @@ function tusUpload(file, ui) {
       },
     });
     ui.retry.onclick = () => {
-      ui.retry.hidden = true;
-      ui.row.classList.remove('failed', 'paused');
-      ui.say('Reconnecting…');
+      ui.resumed('Reconnecting…');
       upload.start();
     };
     ui.cancel.onclick = () => {
@@ -543,26 +631,48 @@ async function listUnfinished() {
 // ---------------------------------------------------------------------------------------
 // The queue
 
-/** Uploads files a few at a time, each by the way its size calls for, then refreshes the lists. */
+/**
+ * Uploads files a few at a time, each by the way its size calls for, then refreshes the
+ * lists. A file that cannot fit the limits the page knows is refused at once, with nothing
+ * sent (the server would refuse it too, but only after receiving up to the limit).
+ */
 async function uploadAll(files) {
   if (files.length === 0) return;
-  const queue = files.map((file) => ({ file, ui: uploadRow(file), cancelled: false }));
-  for (const job of queue) {
-    job.ui.cancel.onclick = () => {
+  const queue = [];
+  for (const file of files) {
+    const ui = uploadRow(file);
+    const refused = text.refusal(file, readLimits(), pendingBytes);
+    if (refused) {
+      // Nothing was sent: no bar to show.
+      ui.row.classList.add('refused');
+      ui.failed(refused);
+      continue;
+    }
+    // Counted from now, so that the next file of the same choice sees what is left.
+    pendingBytes += file.size;
+    const job = { file, ui, cancelled: false };
+    ui.cancel.onclick = () => {
       job.cancelled = true;
-      job.ui.failed('Upload cancelled.');
+      ui.failed('Upload cancelled.');
     };
+    queue.push(job);
   }
   const run = async (job) => {
-    if (job.cancelled) return;
-    if (tusClient && job.file.size > RESUMABLE_ABOVE) await tusUpload(job.file, job.ui);
-    else await postUpload(job.file, job.ui);
+    let stored = false;
+    try {
+      if (job.cancelled) return;
+      if (tusClient && job.file.size > RESUMABLE_ABOVE) stored = await tusUpload(job.file, job.ui);
+      else stored = await postUpload(job.file, job.ui);
+    } finally {
+      pendingBytes -= job.file.size;
+      if (stored) spendVolume(job.file.size);
+    }
   };
   const workers = Array.from({ length: Math.min(MAX_PARALLEL, queue.length) }, async () => {
     for (let next = queue.shift(); next; next = queue.shift()) await run(next);
   });
   await Promise.all(workers);
-  await refreshLists().catch(() => {});
+  if (workers.length > 0) await refreshLists().catch(() => {});
 }
 
 if (form && list) {
@@ -575,6 +685,11 @@ if (form && list) {
     ? 'Choose files or drop them here: each one starts uploading at once. Large files continue after a lost connection or a reload.'
     : 'Choose files or drop them here: each one starts uploading at once.';
   zone.classList.add('ready');
+  // One button clears the finished rows; each row has its own Dismiss too.
+  const clear = element('button', { class: 'button small secondary', type: 'button', id: 'clear-uploads' }, 'Clear finished');
+  clear.hidden = true;
+  clear.addEventListener('click', clearFinished);
+  list.before(clear);
 
   input.addEventListener('change', () => {
     const files = [...input.files];

@@ -1,0 +1,71 @@
+import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import type { Database } from '../database.js';
+import type { Engine } from '../dialect.js';
+import { FileStatus } from '../../domain/types.js';
+import type { OperatorQueriesRepository } from './repositories.js';
+import { listedAfter, toAccount, toFile } from './rows.js';
+
+const DAY_MS = 86_400_000;
+
+/** `%text%` for LIKE with `\` as the escape, so `%` and `_` typed by an operator mean themselves. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine): OperatorQueriesRepository {
+  // SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's ILIKE does that and more.
+  // Either way an exact spelling always matches, which lower() on one side could break.
+  const contains = (column: string, text: string): Expression<SqlBool> =>
+    sql<SqlBool>`${sql.ref(column)} ${sql.raw(engine === 'postgres' ? 'ilike' : 'like')} ${containsPattern(text)} escape '\\'`;
+
+  // Live at `at`: created by then and not yet deleted (blocked files still hold their bytes).
+  const liveAt = (at: number): Expression<SqlBool> =>
+    sql<SqlBool>`created_at <= ${at} and (deleted_at > ${at} or (deleted_at is null and status <> ${FileStatus.Deleted}))`;
+
+  return {
+    async searchAccounts({ text, afterId, limit }) {
+      let q = db.selectFrom('accounts').selectAll();
+      if (text) q = q.where((eb) => eb.or([contains('login', text), contains('name', text), contains('email', text)]));
+      if (afterId !== undefined) q = q.where('id', '>', afterId);
+      return (await q.orderBy('id').limit(limit).execute()).map(toAccount);
+    },
+    async searchFiles(query) {
+      let q = db.selectFrom('files').selectAll();
+      if (query.name) q = q.where(contains('name', query.name));
+      if (query.ownerId !== undefined) q = q.where('owner_id', '=', query.ownerId);
+      if (query.sha256) q = q.where('sha256', '=', query.sha256);
+      if (query.states && query.states.length > 0) q = q.where('status', 'in', query.states);
+      if (query.before) q = q.where(listedAfter(query.before));
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+      return rows.map(toFile);
+    },
+    async dailyUploads(from, to) {
+      // The day as a whole number: integer division on both engines (bigint / bigint).
+      // A literal divisor, so the SELECT and GROUP BY expressions are the same text on PostgreSQL.
+      const day = sql<number>`created_at / ${sql.lit(DAY_MS)}`;
+      const rows = await db
+        .selectFrom('files')
+        .select((eb) => [day.as('day'), eb.fn.countAll().as('files'), eb.fn.sum<number>('size').as('bytes')])
+        .where('created_at', '>=', from)
+        .where('created_at', '<', to)
+        .groupBy(day)
+        .orderBy(day)
+        .execute();
+      return rows.map((r) => ({ day: Number(r.day) * DAY_MS, files: Number(r.files), bytes: Number(r.bytes) }));
+    },
+    async liveBytesAt(at) {
+      const [files, stored] = await Promise.all([
+        db
+          .selectFrom('files')
+          .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes'))
+          .where(liveAt(at))
+          .executeTakeFirstOrThrow(),
+        db
+          .selectFrom((qb) =>
+            qb.selectFrom('files').select((eb) => ['sha256', eb.fn.max<number>('size').as('size')]).where(liveAt(at)).groupBy('sha256').as('contents'),
+          )
+          .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('contents.size'), eb.lit(0)).as('bytes'))
+          .executeTakeFirstOrThrow(),
+      ]);
+      return { fileBytes: Number(files.bytes), storedBytes: Number(stored.bytes) };
+    },
+  };
+}
