@@ -237,6 +237,21 @@ export class AccountsService {
     return account;
   }
 
+  /**
+   * The account itself (the profile's form): replaces its password once the current one
+   * is checked (errorWrongCredentials, with the timing of a sign-in, otherwise). As with
+   * setPassword, every web session of the account ends: whoever signed in with the old
+   * password is signed out; the caller starts a fresh session for the browser that asked.
+   * The API key stays.
+   */
+  async changePassword(account: Account, current: string, next: string): Promise<void> {
+    checkPassword(next);
+    const checked = await this.authenticate(account.login, current);
+    if (checked.id !== account.id) throw errors.wrongCredentials();
+    await this.deps.store.accounts.setPasswordHash(checked.id, await hashPassword(next));
+    await this.deps.store.sessions.removeForAccount(checked.id);
+  }
+
   /** Operator: sets the balance to `cents` (>= 0); returns the account before and after. */
   async setBalance(login: string, cents: number): Promise<{ before: Account; after: Account }> {
     if (!Number.isSafeInteger(cents) || cents < 0) throw new InputError('the balance must be an amount >= 0.00');

@@ -53,11 +53,7 @@ export class DownloadsService {
    * and an active file. Returns the file and the account to charge.
    */
   async authorizeDirect(fileId: string, token: string, apiKey: string | undefined): Promise<{ file: FileRecord; account: Account }> {
-    const parsed = this.parseToken(token);
-    if (!ID_PATTERN.test(fileId) || !parsed) throw errors.fileNotFound();
-    const { expiresAt, accountId, signature } = parsed;
-    if (!this.deps.secrets.verify(this.message(fileId, accountId, expiresAt), signature)) throw errors.fileNotFound();
-    if (expiresAt * 1000 <= this.deps.clock()) throw errors.permissionDenied('The direct link has expired');
+    const { accountId } = this.checkDirectToken(fileId, token);
     let account: Account | null;
     if (this.deps.directLinkRequiresKey) {
       account = apiKey ? await this.deps.accounts.accountForApiKey(apiKey) : null;
@@ -67,6 +63,36 @@ export class DownloadsService {
       account = await this.deps.store.accounts.byId(accountId);
       if (!account || account.disabled) throw errors.permissionDenied('The account of this link is disabled');
     }
+    return this.directDownload(fileId, account);
+  }
+
+  /**
+   * As authorizeDirect for the owner's signed-in browser: `signedIn` is the account of a
+   * live site session (read on this request, never disabled) instead of an API key. The
+   * HTTP layer decides when a session may stand in for the key (README "Direct links in
+   * a browser").
+   */
+  async authorizeDirectForSession(fileId: string, token: string, signedIn: Account): Promise<{ file: FileRecord; account: Account }> {
+    const { accountId } = this.checkDirectToken(fileId, token);
+    if (signedIn.id !== accountId) throw errors.permissionDenied('The direct link belongs to another account');
+    return this.directDownload(fileId, signedIn);
+  }
+
+  /**
+   * The token alone: signed for this file and not expired (404 for a forged or moved
+   * token, 403 once expired). Returns the account it was issued to.
+   */
+  checkDirectToken(fileId: string, token: string): { accountId: number } {
+    const parsed = this.parseToken(token);
+    if (!ID_PATTERN.test(fileId) || !parsed) throw errors.fileNotFound();
+    const { expiresAt, accountId, signature } = parsed;
+    if (!this.deps.secrets.verify(this.message(fileId, accountId, expiresAt), signature)) throw errors.fileNotFound();
+    if (expiresAt * 1000 <= this.deps.clock()) throw errors.permissionDenied('The direct link has expired');
+    return { accountId };
+  }
+
+  /** The last checks of every direct download: active premium, active file. */
+  private async directDownload(fileId: string, account: Account): Promise<{ file: FileRecord; account: Account }> {
     if (premiumState(account, this.deps.clock()) !== 'Active') throw errors.notPremium();
     const file = await this.deps.files.visible(fileId);
     if (file.status !== FileStatus.Active) throw errors.fileNotDownloadable();

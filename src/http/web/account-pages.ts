@@ -4,6 +4,7 @@ import { InputError } from '../../services/accounts-service.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
+import { RETURN_FIELD, safeReturnPath } from './return-path.js';
 import {
   bodyField,
   cookieOptions,
@@ -59,13 +60,23 @@ export function registerAccountPages(app: FastifyInstance, context: HttpContext)
   const preSessionFormValid = (request: FastifyRequest) =>
     services.sessions.checkPreSessionCsrf(request.cookies[PRE_SESSION_COOKIE], bodyField(request, CSRF_FIELD));
 
-  /** Starts a new session (a new token, never the one the browser sent) and lands on the profile. */
-  const signIn = async (request: FastifyRequest, reply: FastifyReply, accountId: number): Promise<FastifyReply> => {
+  /**
+   * Starts a new session (a new token, never the one the browser sent) and lands on the
+   * page that asked for the sign-in (a checked path of this site), else the profile.
+   */
+  const signIn = async (request: FastifyRequest, reply: FastifyReply, accountId: number, next: string | null): Promise<FastifyReply> => {
     const session = await services.sessions.start(accountId, request.cookies[SESSION_COOKIE]);
     setSessionCookie(request, reply, context, session.token, session.expiresAt);
     reply.clearCookie(PRE_SESSION_COOKIE, cookieOptions(request, context.links));
-    return redirectTo(reply, PROFILE_PATH);
+    return redirectTo(reply, next ?? PROFILE_PATH);
   };
+
+  /** The page to return to: `?next=` on a GET, the hidden field on a POST; null unless safe. */
+  const returnPath = (request: FastifyRequest): string | null =>
+    safeReturnPath(request.method === 'POST' ? bodyField(request, RETURN_FIELD) : (request.query as Record<string, unknown>)[RETURN_FIELD]);
+
+  const returnField = (next: string | null) => (next ? html`\n<input type="hidden" name="${RETURN_FIELD}" value="${next}">` : '');
+  const withReturn = (path: string, next: string | null) => (next ? `${path}?${RETURN_FIELD}=${encodeURIComponent(next)}` : path);
 
   const signInPage = (request: FastifyRequest, reply: FastifyReply, login: string, problem: Problem | null) =>
     sendPage(
@@ -76,19 +87,19 @@ export function registerAccountPages(app: FastifyInstance, context: HttpContext)
 <h1>Sign in</h1>
 ${problemNote(problem)}
 <form class="stack" method="post" action="/signin">
-<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">
+<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">${returnField(returnPath(request))}
 <label for="login">Login</label>
 <input id="login" name="login" value="${login}" required maxlength="64" autocomplete="username" autocapitalize="none" spellcheck="false"${problem ? '' : html` autofocus`}>
 <label for="password">Password</label>
 <input id="password" name="password" type="password" required maxlength="1024" autocomplete="current-password">
 <button class="button" type="submit">Sign in</button>
 </form>
-${services.signUp.open ? html`<p class="meta">No account yet? <a href="/signup">Create one</a>.</p>` : ''}
+${services.signUp.open ? html`<p class="meta">No account yet? <a href="${withReturn('/signup', returnPath(request))}">Create one</a>.</p>` : ''}
 </section>`,
     );
 
   app.get('/signin', { config: { web: true } }, async (request, reply) => {
-    if (request.webSession) return redirectTo(reply, PROFILE_PATH);
+    if (request.webSession) return redirectTo(reply, returnPath(request) ?? PROFILE_PATH);
     return signInPage(request, reply, '', null);
   });
 
@@ -99,7 +110,7 @@ ${services.signUp.open ? html`<p class="meta">No account yet? <a href="/signup">
     try {
       // The brute-force limit of POST /apikeys (API.md 8): per client address and per login.
       const account = await services.limits.signIn.attempt(request.ip, login, () => services.accounts.authenticate(login, password));
-      return await signIn(request, reply, account.id);
+      return await signIn(request, reply, account.id, returnPath(request));
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'errorWrongCredentials')) throw error;
       if (error.status === 429) {
@@ -138,7 +149,7 @@ ${services.signUp.open ? html`<p class="meta">No account yet? <a href="/signup">
 <h1>Create an account</h1>
 ${problemNote(problem)}
 <form class="stack" method="post" action="/signup">
-<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">
+<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">${returnField(returnPath(request))}
 <label for="login">Login</label>
 <input id="login" name="login" value="${values.login}" required maxlength="64" pattern="[A-Za-z0-9._@+\\-]{1,64}" autocomplete="username" autocapitalize="none" spellcheck="false" aria-describedby="login-hint">
 <p class="hint" id="login-hint">Letters, digits and . _ @ + - (up to 64).</p>
@@ -153,7 +164,7 @@ ${problemNote(problem)}
 <input id="password_again" name="password_again" type="password" required minlength="8" maxlength="1024" autocomplete="new-password">
 <button class="button" type="submit">Create account</button>
 </form>
-<p class="meta">Have an account? <a href="/signin">Sign in</a>.</p>
+<p class="meta">Have an account? <a href="${withReturn('/signin', returnPath(request))}">Sign in</a>.</p>
 </section>`,
     );
 
@@ -161,7 +172,7 @@ ${problemNote(problem)}
 
   app.get('/signup', { config: { web: true } }, async (request, reply) => {
     if (!services.signUp.open) return signUpClosed(reply);
-    if (request.webSession) return redirectTo(reply, PROFILE_PATH);
+    if (request.webSession) return redirectTo(reply, returnPath(request) ?? PROFILE_PATH);
     return signUpPage(request, reply, { login: '', name: '', email: '' }, null);
   });
 
@@ -179,7 +190,7 @@ ${problemNote(problem)}
         password: bodyField(request, 'password') ?? '',
         passwordAgain: bodyField(request, 'password_again') ?? '',
       });
-      return await signIn(request, reply, account.id);
+      return await signIn(request, reply, account.id, returnPath(request));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       return signUpPage(request, reply, values, { status: 400, message: sentence(error.message) });

@@ -41,6 +41,12 @@ function examples(context: HttpContext): { upload: string; error: string } {
 
 const code = (text: string) => html`<code>${text}</code>`;
 
+/**
+ * A path in <code> that may wrap only between its parts (after `/`, before `;`), never
+ * inside a word: on a phone `/files/<id>;DirectLink` breaks as a path, not as "Direc|tLink".
+ */
+const pathCode = (path: string): Html => html`<code>${path.split(/(?<=\/)|(?=;)/).map((part, i) => html`${i > 0 ? html`<wbr>` : ''}${part}`)}</code>`;
+
 /** Catalogue text (written for the README's markdown too): `backticked` parts become <code>. */
 const prose = (text: string): Html => html`${text.split('`').map((part, i) => (i % 2 === 1 ? code(part) : part))}`;
 
@@ -53,7 +59,7 @@ function endpointSection(endpoint: Endpoint, baseUrl: string): Html {
         )}</tbody></table>`
       : '';
   return html`<section class="card reference endpoint" id="${endpoint.anchor}">
-<h2><span class="method">${endpoint.method}</span> <code>${endpoint.path}</code>${endpoint.inSpec ? '' : html` <span class="badge">extension</span>`}</h2>
+<h2><span class="method">${endpoint.method}</span> ${pathCode(endpoint.path)}${endpoint.inSpec ? '' : html` <span class="badge">extension</span>`}</h2>
 ${aliases}
 <p>${prose(endpoint.summary)}</p>
 <p class="meta">Auth: ${ACCESS_LABELS[endpoint.access]} · Success: ${endpoint.success.status}, feed title ${code(endpoint.success.title)}</p>
@@ -124,7 +130,7 @@ curl -s -H "Authorization: $KEY" -F 'upload=@report 2026.pdf' ${base}/files</pre
 <section class="card reference" id="endpoints">
 <h2>Endpoints</h2>
 <table class="endpoints"><thead><tr><th>Method</th><th>Path</th><th>Auth</th></tr></thead><tbody>
-${ENDPOINTS.map((endpoint) => html`<tr><td>${endpoint.method}</td><td><a href="#${endpoint.anchor}"><code>${endpoint.path}</code></a></td><td>${ACCESS_LABELS[endpoint.access]}</td></tr>`)}
+${ENDPOINTS.map((endpoint) => html`<tr><td>${endpoint.method}</td><td><a href="#${endpoint.anchor}">${pathCode(endpoint.path)}</a></td><td>${ACCESS_LABELS[endpoint.access]}</td></tr>`)}
 </tbody></table>
 <p class="meta">Endpoints marked <span class="badge">extension</span> are additions to the original API; the others behave as its existing clients expect.</p>
 </section>
@@ -139,11 +145,11 @@ ${errorTable(context)}
 
 <section class="card reference" id="links">
 <h2>Public links</h2>
-<table><thead><tr><th>Link</th><th>What a GET does</th></tr></thead><tbody>
-<tr><td><code>/&lt;id&gt;/&lt;name&gt;</code></td><td>download_link: the download page; <code>?download=1</code> streams the bytes with Range, ETag, If-Range and HEAD; <code>?preview=1</code> shows images, audio, video, text and PDF inline</td></tr>
-<tr><td><code>/direct/&lt;id&gt;/&lt;token&gt;/&lt;name&gt;</code></td><td>premium direct download; sends <code>Authorization</code> like the API, counted against <code>ed:premium_trafficLeft</code></td></tr>
-<tr><td><code>/&lt;id&gt;/delete/&lt;secret&gt;</code></td><td>delete_link: a confirm page; its POST deletes</td></tr>
-<tr><td><code>/folder/&lt;id&gt;</code></td><td>folder_link: the folder’s active files and sub-folders</td></tr>
+<table class="public-links"><thead><tr><th>Link</th><th>What a GET does</th></tr></thead><tbody>
+<tr><td>${pathCode('/<id>/<name>')}</td><td>download_link: the download page; <code>?download=1</code> streams the bytes with Range, ETag, If-Range and HEAD; <code>?preview=1</code> shows images, audio, video, text and PDF inline</td></tr>
+<tr><td>${pathCode('/direct/<id>/<token>/<name>')}</td><td>premium direct download; sends <code>Authorization</code> like the API (opened in a browser, the owner’s site session instead), counted against <code>ed:premium_trafficLeft</code></td></tr>
+<tr><td>${pathCode('/<id>/delete/<secret>')}</td><td>delete_link: a confirm page; its POST deletes</td></tr>
+<tr><td>${pathCode('/folder/<id>')}</td><td>folder_link: the folder’s active files and sub-folders</td></tr>
 </tbody></table>
 </section>`,
   );

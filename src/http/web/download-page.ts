@@ -10,6 +10,7 @@ import { pageCspAddition, previewCsp, previewOf } from './preview.js';
 import { myFilesUrl } from './my-files-paths.js';
 import { sendFreeFile } from './free-download.js';
 import { CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
+import { signInUrl } from './return-path.js';
 
 /** The path of a file's download page (`/<id>/<url-encoded name>`), for same-origin references. */
 const pagePath = (context: HttpContext, file: Pick<FileRecord, 'id' | 'name'>) => new URL(context.links.download(file)).pathname;
@@ -46,10 +47,37 @@ function previewBlock(file: FileRecord, src: string): { block: Html | string; cs
   }
 }
 
+/**
+ * OpenGraph and Twitter card tags, so a shared link unfurls in chat apps: the name, size
+ * and date, the page's absolute address (from {web_url}: crawlers never see a relative
+ * one) and, for an image small enough to embed, the image itself through its preview URL.
+ * Everything is escaped by html``, like the page.
+ */
+export function socialTags(context: HttpContext, file: FileRecord): Html {
+  const url = context.links.download(file);
+  const description = `${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}`;
+  const preview = previewOf(file.name);
+  const image = preview?.kind === 'image' && file.size <= preview.maxEmbedBytes ? { url: `${url}?preview=1`, type: preview.contentType } : null;
+  return html`
+<meta name="description" content="${file.name} · ${description}">
+<meta property="og:type" content="website">
+<meta property="og:site_name" content="filehaven">
+<meta property="og:title" content="${file.name}">
+<meta property="og:description" content="${description}">
+<meta property="og:url" content="${url}">${image ? html`
+<meta property="og:image" content="${image.url}">
+<meta property="og:image:type" content="${image.type}">
+<meta property="og:image:alt" content="Preview of ${file.name}">` : ''}
+<meta name="twitter:card" content="${image ? 'summary_large_image' : 'summary'}">
+<meta name="twitter:title" content="${file.name}">
+<meta name="twitter:description" content="${description}">${image ? html`
+<meta name="twitter:image" content="${image.url}">` : ''}`;
+}
+
 /** The copy part: a form for a signed-in visitor, a note for the owner, a sign-in hint otherwise. */
-function copyBlock(request: FastifyRequest, file: FileRecord): Html {
+function copyBlock(request: FastifyRequest, file: FileRecord, path: string): Html {
   const session = request.webSession;
-  if (!session) return html`<p class="meta copy-hint"><a href="/signin">Sign in</a> to copy this file into your own account.</p>`;
+  if (!session) return html`<p class="meta copy-hint"><a href="${signInUrl(path)}">Sign in</a> to copy this file into your own account.</p>`;
   if (session.account.id === file.ownerId) return html`<p class="meta copy-hint">This file is in your account: see <a href="${myFilesUrl(file.folderId)}">My files</a>.</p>`;
   return html`<form class="copy-form" method="post" action="${copyPath(file)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
@@ -76,9 +104,10 @@ ${copied ? html`<p class="notice ok" role="status">Copied into your account. Thi
 <p class="meta">${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}</p>
 ${block}
 <p class="download-row"><a class="button big" href="${context.links.download(file)}?download=1" download>Download <span class="button-note">${humanSize(file.size)}</span></a></p>
-${copyBlock(request, file)}
+${copyBlock(request, file, pagePath(context, file))}
 </section>`,
     pageCsp(csp),
+    socialTags(context, file),
   );
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ID_PATTERN } from '../../domain/ids.js';
-import { FileStatus, type FileRecord } from '../../domain/types.js';
+import { FileStatus, type Account, type FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { apiKeyOf } from '../plugins/api-auth.js';
 import { isApiPath } from '../request-kind.js';
@@ -12,6 +12,7 @@ import { html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { sendDownloadPage, sendPreview } from './download-page.js';
 import { sendFreeFile } from './free-download.js';
+import { directInBrowser, isBrowserNavigation } from './direct-in-browser.js';
 import { humanDate, humanSize } from './format.js';
 import { registerThumbnailRoute } from './thumbnail-route.js';
 
@@ -52,9 +53,8 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
     return sendDownloadPage(context, request, reply, file);
   });
 
-  app.get('/direct/:id/:token/:name', async (request, reply) => {
-    const { id, token } = request.params as { id: string; token: string };
-    const { file, account } = await services.downloads.authorizeDirect(id, token, apiKeyOf(request));
+  /** Sends a direct download charged to `account`'s premium traffic (API.md 6). */
+  const serveDirect = (request: FastifyRequest, reply: FastifyReply, file: FileRecord, account: Account) => {
     let transfer: TrafficTransfer | null = null;
     let metered: ((sent: number) => void) | undefined;
     return sendFile(request, reply, {
@@ -78,6 +78,14 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
         services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
       },
     });
+  };
+
+  app.get('/direct/:id/:token/:name', async (request, reply) => {
+    // A person opening the link in a browser: the site session may stand in for the key.
+    if (isBrowserNavigation(context, request)) return directInBrowser(context, request, reply, (file, account) => serveDirect(request, reply, file, account));
+    const { id, token } = request.params as { id: string; token: string };
+    const { file, account } = await services.downloads.authorizeDirect(id, token, apiKeyOf(request));
+    return serveDirect(request, reply, file, account);
   });
 
   const deleteTarget = async (request: FastifyRequest, reply: FastifyReply): Promise<FileRecord | null> => {

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { html, type Html } from '../html.js';
+import { signInUrl } from './return-path.js';
 import { accountNav, viewerOf, type Viewer } from './session-nav.js';
 
 /**
@@ -9,8 +10,16 @@ import { accountNav, viewerOf, type Viewer } from './session-nav.js';
 export const PAGE_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
+/** What a page adds to the frame besides its body. */
+export interface PageExtras {
+  /** More of <head> (a download page's OpenGraph tags). */
+  head?: Html;
+  /** Where the header's "Sign in" leads (back to this page afterwards). */
+  signInHref?: string;
+}
+
 /** The page frame: header (with the signed-in viewer, if any), content, footer. */
-export function layout(title: string, body: Html, viewer: Viewer | null = null): Html {
+export function layout(title: string, body: Html, viewer: Viewer | null = null, extras: PageExtras = {}): Html {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -18,9 +27,10 @@ export function layout(title: string, body: Html, viewer: Viewer | null = null):
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · filehaven</title>
 <link rel="stylesheet" href="/static/site.css">
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">${extras.head ?? ''}
 </head>
 <body>
-<header class="top"><a class="brand" href="/">filehaven</a><nav><a href="/developers">Developers</a>${accountNav(viewer)}</nav></header>
+<header class="top"><a class="brand" href="/">filehaven</a><nav><a href="/developers">Developers</a>${accountNav(viewer, extras.signInHref)}</nav></header>
 <main>
 ${body}
 </main>
@@ -36,7 +46,10 @@ export function pageCsp(...additions: string[]): string {
 }
 
 /** Sends a page with the security headers every page carries; `csp` defaults to PAGE_CSP. */
-export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, csp: string = PAGE_CSP): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, title: string, body: Html, csp: string = PAGE_CSP, head?: Html): FastifyReply {
+  const { request } = reply;
+  // After sign-in, a page someone asked for by GET is shown again (return-path.ts).
+  const signInHref = signInUrl(request.method === 'GET' ? request.url : null);
   return reply
     .code(status)
     .headers({
@@ -47,7 +60,7 @@ export function sendPage(reply: FastifyReply, status: number, title: string, bod
       'X-Frame-Options': 'DENY',
       'Cache-Control': 'no-store',
     })
-    .send(layout(title, body, viewerOf(reply.request)).value);
+    .send(layout(title, body, viewerOf(request), { head, signInHref }).value);
 }
 
 /** What to do next, under an error page's own message. */

@@ -9,6 +9,9 @@ import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 import type { ActiveSession } from '../../services/session-service.js';
+import { changePassword, CHANGE_PASSWORD_PATH, passwordCard, type PasswordNote } from './password-form.js';
+import { usageCard, usageOf } from './usage-section.js';
+import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 
 const script = readFileSync(new URL('./static/profile.js', import.meta.url), 'utf8');
 
@@ -67,6 +70,7 @@ interface KeyNote {
  */
 export function registerProfilePage(app: FastifyInstance, context: HttpContext): void {
   const { services } = context;
+  registerUploaderConfigs(app, context);
 
   app.get('/static/profile.js', async (_request, reply) =>
     reply
@@ -74,14 +78,16 @@ export function registerProfilePage(app: FastifyInstance, context: HttpContext):
       .send(script),
   );
 
-  const profilePage = async (reply: FastifyReply, session: ActiveSession, note: KeyNote | null) => {
+  const profilePage = async (reply: FastifyReply, session: ActiveSession, notes: { key?: KeyNote; password?: PasswordNote }) => {
     const { account } = session;
+    const note = notes.key ?? null;
     // Created on first use, like POST /apikeys: the same key either way.
     const key = await services.accounts.apiKeyFor(account);
+    const usage = await usageOf(services, account);
     const unset = html`<span class="meta">not set</span>`;
     return sendPage(
       reply,
-      note?.status ?? 200,
+      notes.key?.status ?? notes.password?.status ?? 200,
       'Your account',
       html`<section class="card">
 <h1>Your account</h1>
@@ -94,6 +100,8 @@ export function registerProfilePage(app: FastifyInstance, context: HttpContext):
 <p class="hint profile-files"><a href="/my/files">My files</a>: upload files, share their links, sort them into folders.</p>
 </section>
 ${premiumSection(account, services.clock())}
+${usageCard(usage)}
+${passwordCard(session, notes.password ?? null)}
 <section class="card" id="api-key">
 <h2>API key</h2>
 ${note ? html`<p class="notice ${note.ok ? 'ok' : 'error'}" role="${note.ok ? 'status' : 'alert'}">${note.message}</p>` : ''}
@@ -109,21 +117,33 @@ ${note ? html`<p class="notice ${note.ok ? 'ok' : 'error'}" role="${note.ok ? 's
 </form>
 </details>
 </section>
+${uploadersCard()}
 <script src="/static/profile.js" defer></script>`,
     );
   };
 
   app.get(PROFILE_PATH, { config: { web: true } }, async (request, reply) => {
     const session = request.webSession;
+    // Sign-in lands on the profile anyway: no return path needed.
     if (!session) return redirectTo(reply, '/signin');
-    const regenerated = (request.query as Record<string, unknown>).key === 'new';
-    return profilePage(reply, session, regenerated ? { status: 200, ok: true, message: 'This is your new API key. The old one no longer works.' } : null);
+    const query = request.query as Record<string, unknown>;
+    return profilePage(reply, session, {
+      key: query.key === 'new' ? { status: 200, ok: true, message: 'This is your new API key. The old one no longer works.' } : undefined,
+      password:
+        query.changed === 'password' ? { status: 200, ok: true, message: 'Your password has been changed. Other browsers signed in to this account have been signed out.' } : undefined,
+    });
+  });
+
+  app.post(CHANGE_PASSWORD_PATH, { config: { web: true }, preHandler: requireSessionForm(context) }, async (request, reply) => {
+    const session = request.webSession!;
+    const problem = await changePassword(context, request, reply, session);
+    return problem ? profilePage(reply, session, { password: problem }) : reply;
   });
 
   app.post(REGENERATE_KEY_PATH, { config: { web: true }, preHandler: requireSessionForm(context) }, async (request, reply) => {
     const session = request.webSession!;
     if (bodyField(request, 'confirm') !== 'yes') {
-      return profilePage(reply, session, { status: 400, ok: false, message: 'Tick the box to confirm, then press “Regenerate key” again. Your key was not changed.' });
+      return profilePage(reply, session, { key: { status: 400, ok: false, message: 'Tick the box to confirm, then press “Regenerate key” again. Your key was not changed.' } });
     }
     await services.accounts.regenerateApiKey(session.account.id);
     return redirectTo(reply, `${PROFILE_PATH}?key=new#api-key`);

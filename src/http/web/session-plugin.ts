@@ -30,24 +30,31 @@ export async function registerSessions(app: FastifyInstance, context: HttpContex
   // No cookie secret: the cookies carry random tokens checked against the server, not signed data.
   await app.register(cookie);
   app.decorateRequest('webSession', null);
-  const resume = async (request: FastifyRequest, reply: FastifyReply, token: string) => {
-    const session = await context.services.sessions.resume(token);
-    if (!session) {
-      // Ended, unknown or disabled: the browser forgets the dead token.
-      writeCookie(reply, SESSION_COOKIE, '', { ...cookieOptions(request, context.links), expires: new Date(0), maxAge: 0 });
-      return;
-    }
-    request.webSession = session;
-    if (session.renewed) setSessionCookie(request, reply, context, token, session.expiresAt);
-  };
   // A callback hook: every API request passes here, and has no session to wait for.
   app.addHook('onRequest', (request, reply, done) => {
     const flags = request.routeOptions.config as RouteFlags | undefined;
     if (!flags?.web && !request.is404) return done();
-    const token = request.cookies[SESSION_COOKIE];
-    if (token === undefined) return done();
-    resume(request, reply, token).then(() => done(), done);
+    loadWebSession(context, request, reply).then(() => done(), done);
   });
+}
+
+/**
+ * Reads the session cookie into `request.webSession` (and renews or forgets the cookie).
+ * Web routes get it from the hook above; a route outside the site that may serve a
+ * signed-in browser (a direct link opened in the browser) calls it itself, only then.
+ */
+export async function loadWebSession(context: HttpContext, request: FastifyRequest, reply: FastifyReply): Promise<ActiveSession | null> {
+  const token = request.cookies[SESSION_COOKIE];
+  if (token === undefined) return null;
+  const session = await context.services.sessions.resume(token);
+  if (!session) {
+    // Ended, unknown or disabled: the browser forgets the dead token.
+    writeCookie(reply, SESSION_COOKIE, '', { ...cookieOptions(request, context.links), expires: new Date(0), maxAge: 0 });
+    return null;
+  }
+  request.webSession = session;
+  if (session.renewed) setSessionCookie(request, reply, context, token, session.expiresAt);
+  return session;
 }
 
 /**
