@@ -28,7 +28,7 @@ export function sendNameTaken(reply: FastifyReply, error: NameTakenError, form: 
     reply,
     409,
     'Name already taken',
-    html`<section class="card narrow">
+    html`<section class="card narrow name-taken">
 <h1>“<bdi>${error.taken}</bdi>” is taken</h1>
 <p>${where} has that name already. Names are kept apart on the site’s forms, so links, lists and ZIPs stay clear.</p>
 <form method="post" action="${form.action}">
