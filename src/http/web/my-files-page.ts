@@ -264,7 +264,7 @@ ${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '
     )}</nav>`;
 
   const folderItem = ({ folder, activeFiles, activeBytes }: FolderSummary): Html =>
-    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span> <a class="zip-link" href="${folderZipPath(folder)}" download aria-label="Download ${folder.name} as ZIP">ZIP</a></li>`;
+    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span> <a class="zip-link" href="${folderZipPath(folder)}" download title="Download ${folder.name} as ZIP">ZIP</a></li>`;
 
   registerMyFilesUpload(app, context);
   registerMyFilesActions(app, context);
