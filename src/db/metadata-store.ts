@@ -19,7 +19,7 @@ import { signInAddressesRepository } from './repositories/sign-in-addresses-repo
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
   return {
     accounts: accountsRepository(db),
-    files: filesRepository(db),
+    files: filesRepository(db, engine),
     folders: foldersRepository(db),
     blobs: blobsRepository(db),
     blacklist: blacklistRepository(db),

@@ -34,3 +34,23 @@ export function sanitizeFolderName(raw: string | undefined | null): string {
   const name = truncateUtf8((raw ?? '').replace(UNWANTED, '').trim(), MAX_NAME_BYTES).trim();
   return name === '' ? 'folder' : name;
 }
+
+/**
+ * `count` numbered variants of a name, "report (2).pdf", "report (3).pdf", ..., for a name
+ * taken among its siblings. A name already numbered goes on from its number; the stem is
+ * cut so each variant stays within 255 bytes. Folders have no extension.
+ */
+export function numberedNames(name: string, count: number, { extension = true } = {}): string[] {
+  const dot = extension ? name.lastIndexOf('.') : -1;
+  // A leading dot (".bashrc") is part of the stem; so is an "extension" too long to be one.
+  const [stem, ext] = dot > 0 && name.length - dot <= 32 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  const numbered = /^(.*) \((\d{1,6})\)$/.exec(stem);
+  const base = numbered ? numbered[1]! : stem;
+  const first = numbered ? Number(numbered[2]) + 1 : 2;
+  const names: string[] = [];
+  for (let n = first; names.length < count; n++) {
+    const suffix = ` (${n})${ext}`;
+    names.push(`${truncateUtf8(base, MAX_NAME_BYTES - Buffer.byteLength(suffix, 'utf8')).trim()}${suffix}`);
+  }
+  return names;
+}

@@ -10,6 +10,7 @@ import { constantTimeEqual } from '../security/secrets.js';
 import { InputError } from './accounts-service.js';
 import { abandonStagedBlob, admitStagedBlob, dropUnreferencedBlobRow, removeUnnamedBytes } from './blob-lifecycle.js';
 import { blacklistedNamePattern } from './moderation-service.js';
+import { assertFree, lockNames } from './sibling-names.js';
 
 export interface FilesServiceDeps {
   store: MetadataStore;
@@ -109,6 +110,39 @@ export class FilesService {
     if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
     await this.markDeleted(file);
     return { ...file, status: FileStatus.Deleted };
+  }
+
+  /**
+   * The owner renames a file. The name is cleaned and checked against the name blacklist
+   * as an upload's is (API.md 2, 8), and must not be another live file's name in the same
+   * folder (NameTakenError with a free "name (2)"): checked and written under the folder's
+   * (or the top level's) name lock, so two renames racing for one name cannot both win.
+   * Uploads, copies and moves may still repeat names (SPEC.md); only renames keep them apart.
+   */
+  async rename(caller: Account, id: string, rawName: string): Promise<FileRecord> {
+    let file = await this.visible(id);
+    if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    if (rawName.trim() === '') throw errors.badRequest('Give the file a name.');
+    const name = sanitizeFileName(rawName);
+    if ((await blacklistedNamePattern(this.deps.store.blacklist, name)) !== null) throw errors.blacklisted();
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const folderId = file.folderId;
+      const renamed = await this.deps.store.transaction(async (repos) => {
+        const scope = { ownerId: caller.id, folderId, exceptId: file.id };
+        await lockNames(repos, scope);
+        const now = await repos.files.byId(file.id);
+        if (!now || now.status === FileStatus.Deleted) throw errors.fileNotFound();
+        // Moved since it was read: its names are another lock's; go again under that one.
+        if (now.folderId !== folderId) return { moved: now };
+        if (now.name === name) return { renamed: now };
+        await assertFree(repos, 'file', scope, name);
+        await repos.files.rename(now.id, name);
+        return { renamed: { ...now, name } };
+      });
+      if (renamed.renamed) return renamed.renamed;
+      file = renamed.moved!;
+    }
+    throw errors.badRequest('The file keeps moving; try again.');
   }
 
   /** The file a delete link points at, if the secret is right; null otherwise. */

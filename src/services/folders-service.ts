@@ -4,6 +4,7 @@ import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
 import { sanitizeFolderName } from '../domain/names.js';
 import { FileStatus, type Account, type FileRecord, type Folder } from '../domain/types.js';
 import type { ListPosition } from './listing-service.js';
+import { assertFree, lockNames, NameTakenError } from './sibling-names.js';
 
 export interface FoldersServiceDeps {
   store: MetadataStore;
@@ -43,29 +44,35 @@ export const MAX_MOVE_IDS = 1000;
 export class FoldersService {
   constructor(private readonly deps: FoldersServiceDeps) {}
 
-  /** Creates a folder of `owner`, optionally inside one of its folders. */
-  async create(owner: Account, rawName: string | undefined, parentId?: string): Promise<Folder> {
+  /**
+   * Creates a folder of `owner`, optionally inside one of its folders. With `uniqueName`
+   * (the web's form) a sibling folder of the same name is a NameTakenError, checked under
+   * the parent's (or the top level's) lock; the API's POST /folders keeps allowing it.
+   */
+  async create(owner: Account, rawName: string | undefined, parentId?: string, { uniqueName = false } = {}): Promise<Folder> {
     const parent = parentId ? await this.owned(owner, parentId) : null;
+    const name = sanitizeFolderName(rawName);
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.deps.store.transaction(async (repos) => {
-          if (parent) {
-            // Ordered against a removal of the parent, as a move into it is.
-            await repos.locks.folder(parent.id);
-            if ((await repos.folders.byId(parent.id)) === null) throw errors.folderNotFound();
-          }
+          const scope = { ownerId: owner.id, folderId: parent?.id ?? null };
+          // The parent's lock orders this against a removal of the parent (as a move into
+          // it is) and against other checks of the names in it.
+          if (parent || uniqueName) await lockNames(repos, scope);
+          if (parent && (await repos.folders.byId(parent.id)) === null) throw errors.folderNotFound();
+          if (uniqueName) await assertFree(repos, 'folder', scope, name);
           return repos.folders.create({
             id: this.deps.ids.folderId(),
             ownerId: owner.id,
             parentId: parent?.id ?? null,
-            name: sanitizeFolderName(rawName),
+            name,
             createdAt: this.deps.clock(),
           });
         });
       } catch (error) {
         if (attempt < 5 && error instanceof DuplicateError) continue;
         // The parent was removed since the check above: the insert hit its foreign key.
-        if (parent && !(error instanceof DuplicateError) && (await this.deps.store.folders.byId(parent.id)) === null) {
+        if (parent && !(error instanceof DuplicateError) && !(error instanceof NameTakenError) && (await this.deps.store.folders.byId(parent.id)) === null) {
           throw errors.folderNotFound();
         }
         throw error;
@@ -143,6 +150,76 @@ export class FoldersService {
       await repos.folders.remove(folder.id);
     });
     return folder;
+  }
+
+  /**
+   * The owner renames a folder; the name must not be a sibling folder's (NameTakenError),
+   * checked under the parent's (or the top level's) lock, like create's.
+   */
+  async rename(caller: Account, id: string, rawName: string): Promise<Folder> {
+    let folder = await this.owned(caller, id);
+    if (rawName.trim() === '') throw errors.badRequest('Give the folder a name.');
+    const name = sanitizeFolderName(rawName);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const parentId = folder.parentId;
+      const outcome = await this.deps.store.transaction(async (repos) => {
+        const scope = { ownerId: caller.id, folderId: parentId, exceptId: folder.id };
+        await lockNames(repos, scope);
+        const now = await repos.folders.byId(folder.id);
+        if (!now) throw errors.folderNotFound();
+        // Moved up since it was read (its parent was left): go again under the new parent's lock.
+        if (now.parentId !== parentId) return { moved: now };
+        if (now.name === name) return { renamed: now };
+        await assertFree(repos, 'folder', scope, name);
+        await repos.folders.rename(now.id, name);
+        return { renamed: { ...now, name } };
+      });
+      if (outcome.renamed) return outcome.renamed;
+      folder = outcome.moved!;
+    }
+    throw errors.badRequest('The folder keeps moving; try again.');
+  }
+
+  /**
+   * Leaves a folder: its live files and its sub-folders move to its parent (the top for a
+   * top-level folder), and the folder stays, empty. A sub-folder whose name a folder there
+   * carries already (the left folder itself among them) is a NameTakenError and nothing
+   * moves. Locks go inner folder first, then the parent's names, as everywhere.
+   */
+  async leave(caller: Account, id: string): Promise<{ folder: Folder; files: number; folders: number }> {
+    let folder = await this.owned(caller, id);
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const parentId = folder.parentId;
+      const outcome = await this.deps.store.transaction(async (repos) => {
+        // The folder's own lock: nothing moves in or is created in it meanwhile.
+        await repos.locks.folder(folder.id);
+        const scope = { ownerId: caller.id, folderId: parentId };
+        await lockNames(repos, scope);
+        const now = await repos.folders.byId(folder.id);
+        if (!now) throw errors.folderNotFound();
+        if (now.parentId !== parentId) return { moved: now };
+        const children = await repos.folders.children(now.id);
+        const taken = await repos.folders.namesTaken(scope, children.map((child) => child.name));
+        const clash = children.find((child) => taken.has(child.name));
+        if (clash) throw new NameTakenError(clash.name, null, 'folder');
+        const folders = await repos.folders.moveChildren(now.id, parentId);
+        const files = await repos.files.moveAll(now.id, parentId);
+        return { left: { folder: now, files, folders } };
+      });
+      if (outcome.left) return outcome.left;
+      folder = outcome.moved!;
+    }
+    throw errors.badRequest('The folder keeps moving; try again.');
+  }
+
+  /** Moves one of the caller's live files out of its folder, back to the top. */
+  async moveToTop(caller: Account, fileId: string): Promise<FileRecord> {
+    const file = ID_PATTERN.test(fileId) ? await this.deps.store.files.byId(fileId) : null;
+    if (!file || file.status === FileStatus.Deleted) throw errors.fileNotFound();
+    if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    // The same conditional UPDATE as a move: only the owner's live file moves.
+    if ((await this.deps.store.files.moveOwned([file.id], caller.id, null)) !== 1) throw errors.fileNotFound();
+    return { ...file, folderId: null };
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { MetadataStore } from '../db/repositories/repositories.js';
+import type { BrowsePosition, FileSortKey, MetadataStore } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
 import { FileStatus, type Account, type FileRecord, type Folder } from '../domain/types.js';
 import type { FoldersService } from './folders-service.js';
@@ -52,6 +52,26 @@ export interface FolderListQuery {
   after?: ListPosition;
 }
 
+/** What My files asks for: a page of the caller's files in a chosen order, optionally searched by name. */
+export interface FileBrowseQuery {
+  /** States to list (active and/or blocked). */
+  states: FileStatus[];
+  /** A folder id of the caller, null for the top, undefined for every folder. */
+  folder?: string | null;
+  /** Text the names must contain (case-insensitive); empty or undefined for all. */
+  search?: string;
+  /** Sort key and direction. */
+  sort: FileSortKey;
+  descending: boolean;
+  /** Page size, 1 to MAX_PAGE_SIZE. */
+  limit: number;
+  /** Continue after this position (the last file of the previous page in the same order). */
+  after?: BrowsePosition;
+}
+
+/** Longest search text: a name is at most 255 bytes. */
+export const MAX_SEARCH_LENGTH = 255;
+
 /** A folder with the totals its entry shows. */
 export interface FolderSummary {
   folder: Folder;
@@ -85,6 +105,35 @@ export class ListingService {
       limit: query.limit + 1,
     });
     return paged(rows, query.limit);
+  }
+
+  /**
+   * A page of the caller's files for My files: sorted by name, size or date either way,
+   * keyset-paged on (key, id) like `files` (a file uploaded or renamed between two pages
+   * can neither shift nor repeat what follows), searched by name.
+   */
+  async browse(caller: Account, query: FileBrowseQuery): Promise<{ items: FileRecord[]; next: BrowsePosition | null }> {
+    checkLimit(query.limit);
+    if (query.states.length === 0 || query.states.includes(FileStatus.Deleted)) {
+      throw errors.badRequest('status must list A (active) and/or B (blocked)');
+    }
+    const search = query.search?.trim() ?? '';
+    if (search.length > MAX_SEARCH_LENGTH) throw errors.badRequest(`Search for at most ${MAX_SEARCH_LENGTH} characters.`);
+    const folderId = typeof query.folder === 'string' ? (await this.deps.folders.owned(caller, query.folder)).id : query.folder;
+    const rows = await this.deps.store.files.browse({
+      ownerId: caller.id,
+      states: query.states,
+      folderId,
+      nameContains: search === '' ? undefined : search,
+      sort: query.sort,
+      descending: query.descending,
+      after: query.after,
+      limit: query.limit + 1,
+    });
+    const items = rows.slice(0, query.limit);
+    const last = items.at(-1);
+    const key = (file: FileRecord) => (query.sort === 'name' ? file.name : query.sort === 'size' ? file.size : file.createdAt);
+    return { items, next: rows.length > query.limit && last ? { key: key(last), id: last.id } : null };
   }
 
   /** A page of the caller's folders with their active file counts and bytes. */

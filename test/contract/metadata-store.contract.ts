@@ -425,6 +425,96 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
       });
     });
 
+    describe('names and browsing (My files)', () => {
+      test('files.rename renames live files only; namesTaken looks in one folder of one owner, leaving one row out', async () => {
+        const owner = await account();
+        const other = await account();
+        await folder(owner.id, 'NAMEDIR001');
+        const top = await file(owner.id, { name: 'a.txt' });
+        const inside = await file(owner.id, { name: 'a.txt', folderId: 'NAMEDIR001' });
+        await file(other.id, { name: 'b.txt' });
+        const gone = await file(owner.id, { name: 'c.txt' });
+        await store.files.setStatus(gone.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        assert.equal(await store.files.rename(gone.id, 'x'), false);
+        assert.equal(await store.files.rename('NOSUCHFILE', 'x'), false);
+        const scope = { ownerId: owner.id, folderId: null };
+        assert.deepEqual([...(await store.files.namesTaken(scope, ['a.txt', 'b.txt', 'c.txt', 'A.TXT']))], ['a.txt']);
+        assert.deepEqual([...(await store.files.namesTaken({ ...scope, exceptId: top.id }, ['a.txt']))], []);
+        assert.deepEqual([...(await store.files.namesTaken({ ...scope, folderId: 'NAMEDIR001' }, ['a.txt']))], ['a.txt']);
+        assert.deepEqual([...(await store.files.namesTaken(scope, []))], []);
+        assert.equal(await store.files.rename(inside.id, 'b.txt'), true);
+        assert.equal((await store.files.byId(inside.id))!.name, 'b.txt');
+      });
+
+      test('folders.rename, namesTaken, moveChildren and files.moveAll move a folder\'s content', async () => {
+        const owner = await account();
+        await folder(owner.id, 'PARENT0001');
+        await folder(owner.id, 'CHILD00001', 'PARENT0001');
+        await folder(owner.id, 'CHILD00002', 'PARENT0001');
+        const live = await file(owner.id, { folderId: 'PARENT0001' });
+        const gone = await file(owner.id, { folderId: 'PARENT0001' });
+        await store.files.setStatus(gone.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        assert.equal(await store.folders.rename('CHILD00001', 'Rome'), true);
+        assert.equal(await store.folders.rename('NOSUCHFOLD', 'Rome'), false);
+        const scope = { ownerId: owner.id, folderId: 'PARENT0001' };
+        assert.deepEqual([...(await store.folders.namesTaken(scope, ['Rome', 'folder CHILD00002', 'Oslo']))].sort(), ['Rome', 'folder CHILD00002']);
+        assert.deepEqual([...(await store.folders.namesTaken({ ...scope, exceptId: 'CHILD00001' }, ['Rome']))], []);
+        assert.deepEqual([...(await store.folders.namesTaken({ ownerId: owner.id, folderId: null }, ['folder PARENT0001']))], ['folder PARENT0001']);
+        assert.equal(await store.folders.moveChildren('PARENT0001', null), 2);
+        assert.equal(await store.files.moveAll('PARENT0001', null), 1);
+        assert.deepEqual(await store.folders.children('PARENT0001'), []);
+        assert.equal((await store.folders.byId('CHILD00001'))!.parentId, null);
+        assert.equal((await store.files.byId(live.id))!.folderId, null);
+        assert.equal((await store.files.byId(gone.id))!.folderId, 'PARENT0001', 'deleted files stay (folder removal detaches them)');
+      });
+
+      test('files.browse walks every row once in each order, through equal keys, searched by name', async () => {
+        const owner = await account();
+        const other = await account();
+        const made: FileRecord[] = [];
+        for (let i = 0; i < 23; i++) {
+          // Sizes and times repeat; names repeat ignoring case; ids shuffled against all of them.
+          made.push(
+            await file(owner.id, {
+              id: `B${String((i * 37) % 101).padStart(9, '0')}`,
+              name: `${i % 2 ? 'Doc' : 'doc'}-${i % 7}%_.txt`,
+              size: 1 + (i % 4),
+              createdAt: T0 + (i % 5),
+            }),
+          );
+          await file(other.id, { name: `doc-${i}.txt` });
+        }
+        const key = { name: (f: FileRecord) => f.name.toLowerCase(), size: (f: FileRecord) => f.size, date: (f: FileRecord) => f.createdAt };
+        for (const sort of ['name', 'size', 'date'] as const) {
+          for (const descending of [false, true]) {
+            const cmp = (a: FileRecord, b: FileRecord) => {
+              const [x, y] = [key[sort](a), key[sort](b)];
+              const order = x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : 1;
+              return descending ? -order : order;
+            };
+            const expected = [...made].sort(cmp).map((f) => f.id);
+            for (const limit of [1, 4, 10]) {
+              const seen: string[] = [];
+              let after: { key: string | number; id: string } | undefined;
+              for (let pages = 0; pages < 50; pages++) {
+                const rows = await store.files.browse({ ownerId: owner.id, states: [FileStatus.Active], sort, descending, after, limit });
+                seen.push(...rows.map((r) => r.id));
+                const last = rows.at(-1);
+                if (rows.length < limit || !last) break;
+                after = { key: sort === 'name' ? last.name : sort === 'size' ? last.size : last.createdAt, id: last.id };
+              }
+              assert.deepEqual(seen, expected, `${sort} ${descending ? 'desc' : 'asc'}, pages of ${limit}`);
+            }
+          }
+        }
+        const search = async (text: string) => (await store.files.browse({ ownerId: owner.id, states: [FileStatus.Active], nameContains: text, sort: 'name', descending: false, limit: 100 })).length;
+        assert.equal(await search('DOC-3'), 3, 'case ignored');
+        assert.equal(await search('%_'), 23, '% and _ are literal');
+        assert.equal(await search('_.'), 23);
+        assert.equal(await search('x%'), 0);
+      });
+    });
+
     describe('blobs', () => {
       test('removeIfUnreferenced drops the row only when no live row points at the digest, and gives its key', async () => {
         const owner = await account();
@@ -787,6 +877,34 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
 
       test('locks.folder: transactions holding the same folder run one at a time', async () => {
         assert.equal(await countUnderLock((repos) => repos.locks.folder('FOLDER0001'), 24), 24);
+      });
+
+      test("locks.top: transactions holding one account's top level run one at a time", async () => {
+        assert.equal(await countUnderLock((repos) => repos.locks.top(7), 24), 24);
+      });
+
+      test('a name checked under the names lock stays free until commit: two renames to one name, one wins', async () => {
+        // The check-then-write of FilesService.rename, from two stores at once, round after round.
+        const peer = await harness.openPeer();
+        const owner = await account();
+        for (let round = 0; round < 8; round++) {
+          const a = await file(owner.id, { name: `a${round}` });
+          const b = await file(owner.id, { name: `b${round}` });
+          const name = `same${round}`;
+          const outcomes = await Promise.allSettled(
+            [
+              [store, a],
+              [peer, b],
+            ].map(([s, f]) =>
+              (s as MetadataStore).transaction(async (repos) => {
+                await repos.locks.top(owner.id);
+                if ((await repos.files.namesTaken({ ownerId: owner.id, folderId: null, exceptId: (f as FileRecord).id }, [name])).size > 0) throw new Error('taken');
+                await repos.files.rename((f as FileRecord).id, name);
+              }),
+            ),
+          );
+          assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected'], `round ${round}`);
+        }
       });
 
       test('a statement after the lock sees what the previous holder committed (the last-reference race)', async () => {

@@ -1,11 +1,29 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
 import type { Database } from '../database.js';
+import type { Engine } from '../dialect.js';
 import { FileStatus } from '../../domain/types.js';
-import type { FilesRepository } from './repositories.js';
-import { listedAfter, toFile, translateDuplicate } from './rows.js';
+import type { FileBrowseQuery, FilesRepository } from './repositories.js';
+import { containsText, listedAfter, toFile, translateDuplicate } from './rows.js';
 
-export function filesRepository(db: Kysely<Database>): FilesRepository {
+/** Live: what an owner sees and what a name can clash with. */
+const LIVE = [FileStatus.Active, FileStatus.Blocked];
+
+export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepository {
   const select = () => db.selectFrom('files').selectAll();
+
+  /**
+   * The sort key of `browse` as SQL, and a value in the same form. Names sort lower-cased
+   * and, on PostgreSQL, in the "C" collation (code points), so both engines agree on
+   * ASCII names whatever the database's locale.
+   */
+  const sortKey = (sort: FileBrowseQuery['sort'], value?: string | number): RawBuilder<unknown> => {
+    if (sort === 'name') {
+      const collate = sql.raw(engine === 'postgres' ? ' collate "C"' : '');
+      return value === undefined ? sql`lower(${sql.ref('name')})${collate}` : sql`lower(cast(${String(value)} as text))${collate}`;
+    }
+    const column = sort === 'size' ? 'size' : 'created_at';
+    return value === undefined ? sql`${sql.ref(column)}` : sql`${Number(value)}`;
+  };
   return {
     async create(file) {
       const row = await translateDuplicate(
@@ -125,6 +143,36 @@ export function filesRepository(db: Kysely<Database>): FilesRepository {
         .where('status', '=', FileStatus.Active)
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
+    },
+    async rename(id, name) {
+      const result = await db.updateTable('files').set({ name }).where('id', '=', id).where('status', 'in', LIVE).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async namesTaken({ ownerId, folderId, exceptId }, names) {
+      if (names.length === 0) return new Set();
+      let q = db.selectFrom('files').select('name').where('owner_id', '=', ownerId).where('status', 'in', LIVE).where('name', 'in', names);
+      q = folderId === null ? q.where('folder_id', 'is', null) : q.where('folder_id', '=', folderId);
+      if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+      return new Set((await q.execute()).map((row) => row.name));
+    },
+    async moveAll(fromFolderId, toFolderId) {
+      const result = await db.updateTable('files').set({ folder_id: toFolderId }).where('folder_id', '=', fromFolderId).where('status', 'in', LIVE).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+    async browse(query) {
+      let q = select().where('owner_id', '=', query.ownerId).where('status', 'in', query.states);
+      if (query.folderId === null) q = q.where('folder_id', 'is', null);
+      else if (query.folderId !== undefined) q = q.where('folder_id', '=', query.folderId);
+      if (query.nameContains) q = q.where(containsText(engine, 'name', query.nameContains));
+      const key = sortKey(query.sort);
+      const direction = sql.raw(query.descending ? 'desc' : 'asc');
+      if (query.after) {
+        // A row-value comparison over (key, id), as listedAfter: one range, the id breaking ties.
+        const after = query.after;
+        q = q.where(sql<SqlBool>`(${key}, ${sql.ref('id')}) ${sql.raw(query.descending ? '<' : '>')} (${sortKey(query.sort, after.key)}, ${after.id})`);
+      }
+      const rows = await q.orderBy(sql`${key} ${direction}`).orderBy(sql`${sql.ref('id')} ${direction}`).limit(query.limit).execute();
+      return rows.map(toFile);
     },
     async addBytesServed(id, bytes) {
       if (bytes <= 0) return;

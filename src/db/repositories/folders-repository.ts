@@ -43,6 +43,21 @@ export function foldersRepository(db: Kysely<Database>): FoldersRepository {
       const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
       return rows.map(toFolder);
     },
+    async rename(id, name) {
+      const result = await db.updateTable('folders').set({ name }).where('id', '=', id).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async namesTaken({ ownerId, folderId, exceptId }, names) {
+      if (names.length === 0) return new Set();
+      let q = db.selectFrom('folders').select('name').where('owner_id', '=', ownerId).where('name', 'in', names);
+      q = folderId === null ? q.where('parent_id', 'is', null) : q.where('parent_id', '=', folderId);
+      if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+      return new Set((await q.execute()).map((row) => row.name));
+    },
+    async moveChildren(fromId, toParentId) {
+      const result = await db.updateTable('folders').set({ parent_id: toParentId }).where('parent_id', '=', fromId).executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
     async activeTotals(ids) {
       const totals = new Map<string, { files: number; bytes: number }>();
       if (ids.length === 0) return totals;

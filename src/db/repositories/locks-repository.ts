@@ -24,6 +24,7 @@ export function locksRepository(db: Kysely<Database>, engine: Engine): LocksRepo
   return {
     blob: (name) => hold('blob', name),
     folder: (id) => hold('folder', id),
+    top: (accountId) => hold('top', String(accountId)),
     uploadVolume: (accountId) => hold('upload-volume', String(accountId)),
   };
 }

@@ -3,18 +3,12 @@ import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import { FileStatus } from '../../domain/types.js';
 import type { OperatorQueriesRepository } from './repositories.js';
-import { listedAfter, toAccount, toFile } from './rows.js';
+import { containsText, listedAfter, toAccount, toFile } from './rows.js';
 
 const DAY_MS = 86_400_000;
 
-/** `%text%` for LIKE with `\` as the escape, so `%` and `_` typed by an operator mean themselves. */
-const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine): OperatorQueriesRepository {
-  // SQLite's LIKE ignores the case of ASCII letters; PostgreSQL's ILIKE does that and more.
-  // Either way an exact spelling always matches, which lower() on one side could break.
-  const contains = (column: string, text: string): Expression<SqlBool> =>
-    sql<SqlBool>`${sql.ref(column)} ${sql.raw(engine === 'postgres' ? 'ilike' : 'like')} ${containsPattern(text)} escape '\\'`;
+  const contains = (column: string, text: string): Expression<SqlBool> => containsText(engine, column, text);
 
   // Live at `at`: created by then and not yet deleted (blocked files still hold their bytes).
   const liveAt = (at: number): Expression<SqlBool> =>

@@ -103,6 +103,58 @@ export interface FilesRepository {
   blockByDigest(sha256: string, at: number): Promise<number>;
   /** Adds body bytes sent by a download. */
   addBytesServed(id: string, bytes: number): Promise<void>;
+  /** Renames a live (active or blocked) file; false when it is missing or deleted. */
+  rename(id: string, name: string): Promise<boolean>;
+  /**
+   * Which of `names` live files of `ownerId` directly in `folderId` (null: the top) carry,
+   * leaving out the file `exceptId`; exact spelling. Callers hold the scope's lock
+   * (`locks.folder` or `locks.top`) for an answer that stays true until they commit.
+   */
+  namesTaken(scope: NameScope, names: string[]): Promise<Set<string>>;
+  /** Moves every live file of a folder to another folder or the top (null); returns how many. */
+  moveAll(fromFolderId: string, toFolderId: string | null): Promise<number>;
+  /** A page of one owner's files in a chosen order, optionally filtered by name (My files). */
+  browse(query: FileBrowseQuery): Promise<FileRecord[]>;
+}
+
+/** Where sibling names are looked up: one owner's files or folders directly in one folder, or at the top. */
+export interface NameScope {
+  /** The owner. */
+  ownerId: number;
+  /** The folder (for files) or parent folder (for folders); null = the top level. */
+  folderId: string | null;
+  /** A row to leave out (the one being renamed). */
+  exceptId?: string;
+}
+
+/** The orders My files offers; each pages by (key, id) so equal keys never repeat or skip a row. */
+export type FileSortKey = 'name' | 'size' | 'date';
+
+/** The value of the sort key of a row, and its id: where a page of `browse` starts after. */
+export interface BrowsePosition {
+  /** The name (sort by name), the size or created_at (epoch ms). */
+  key: string | number;
+  /** The id, the tie-break. */
+  id: string;
+}
+
+/** What `files.browse` lists. */
+export interface FileBrowseQuery {
+  ownerId: number;
+  /** States to list. */
+  states: FileStatus[];
+  /** Only files in this folder; null = the top; undefined = every folder. */
+  folderId?: string | null;
+  /** Only names containing this text (case-insensitive for ASCII letters at least; `%` and `_` mean themselves). */
+  nameContains?: string;
+  /** Sort key; names compare lower-cased, in code point order on both engines. */
+  sort: FileSortKey;
+  /** Largest first (size), newest first (date), Z to A (name). */
+  descending: boolean;
+  /** Rows strictly after this position in that order. */
+  after?: BrowsePosition;
+  /** Page size. */
+  limit: number;
 }
 
 /** Filters and cursor for listing files. */
@@ -383,6 +435,12 @@ export interface FoldersRepository {
   list(query: FolderQuery): Promise<Folder[]>;
   /** Active file count and bytes of each listed folder, in one grouped query; folders without active files are absent. */
   activeTotals(ids: string[]): Promise<Map<string, { files: number; bytes: number }>>;
+  /** Renames a folder; false when it is gone. */
+  rename(id: string, name: string): Promise<boolean>;
+  /** Which of `names` the folders of `scope.ownerId` directly in `scope.folderId` carry (as files.namesTaken). */
+  namesTaken(scope: NameScope, names: string[]): Promise<Set<string>>;
+  /** Moves every sub-folder of a folder to another parent or the top (null); returns how many. */
+  moveChildren(fromId: string, toParentId: string | null): Promise<number>;
 }
 
 /** Filters and cursor for listing folders. */
@@ -424,8 +482,14 @@ export interface LocksRepository {
    * reachable or unreachable under a name (publish, copy, the last delete, gc) holds it.
    */
   blob(name: string): Promise<void>;
-  /** The lock of a folder: a move into it and its removal are ordered. */
+  /** The lock of a folder: a move into it and its removal are ordered; so are checks of the names in it. */
   folder(id: string): Promise<void>;
+  /**
+   * The lock of an account's top level, what `folder` is for a folder's names: a rename or
+   * creation that keeps names unique there holds it. Taken after any folder lock, never
+   * before (locks go from the inner folder outwards).
+   */
+  top(accountId: number): Promise<void>;
   /** The lock of an account's upload volume: each check and reservation against its limit is one step. */
   uploadVolume(accountId: number): Promise<void>;
 }

@@ -1,5 +1,6 @@
 import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
 import type { AccountsTable, FilesTable, FoldersTable } from '../database.js';
+import type { Engine } from '../dialect.js';
 import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
 import { DuplicateError } from './repositories.js';
 
@@ -11,6 +12,18 @@ import { DuplicateError } from './repositories.js';
  */
 export function listedAfter(before: { createdAt: number; id: string }): Expression<SqlBool> {
   return sql<SqlBool>`(${sql.ref('created_at')}, ${sql.ref('id')}) < (${before.createdAt}, ${before.id})`;
+}
+
+/** `%text%` for LIKE with `\` as the escape, so `%` and `_` typed by someone mean themselves. */
+const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * `column` contains `text`, ignoring case: SQLite's LIKE ignores the case of ASCII letters;
+ * PostgreSQL's ILIKE does that and more. Either way an exact spelling always matches,
+ * which lower() on one side could break.
+ */
+export function containsText(engine: Engine, column: string, text: string): Expression<SqlBool> {
+  return sql<SqlBool>`${sql.ref(column)} ${sql.raw(engine === 'postgres' ? 'ilike' : 'like')} ${containsPattern(text)} escape '\\'`;
 }
 
 // PostgreSQL drivers return bigint columns as strings; Number() keeps mappers dialect-neutral.

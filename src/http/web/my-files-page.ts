@@ -1,18 +1,30 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../../domain/errors.js';
-import { FileStatus, type FileRecord, type Folder } from '../../domain/types.js';
-import { ListingService, MAX_PAGE_SIZE, type FolderSummary } from '../../services/listing-service.js';
-import type { ActiveSession } from '../../services/session-service.js';
+import { FileStatus, type Folder } from '../../domain/types.js';
+import { ListingService, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, type FolderSummary } from '../../services/listing-service.js';
 import type { UploadAllowanceView } from '../../uploads/uploads-service.js';
-import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
 import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
-import { humanDate, humanSize } from './format.js';
+import { folderZipPath } from './folder-zip.js';
+import { humanSize } from './format.js';
 import { PAGE_CSP, sendPage } from './layout.js';
 import { registerMyFilesActions } from './my-files-actions.js';
-import { myFilesUrl, MY_DELETE_PATH, MY_FILES_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_UPLOAD_PATH, NOTES, type NoteKey } from './my-files-paths.js';
+import { registerMyFolderActions } from './my-files-folder-actions.js';
+import { fileEntries, type ListView } from './my-files-list.js';
+import {
+  myFilesUrl,
+  MY_FILES_PATH,
+  MY_FOLDERS_PATH,
+  MY_FOLDER_DELETE_PATH,
+  MY_FOLDER_LEAVE_PATH,
+  MY_FOLDER_RENAME_PATH,
+  MY_UPLOAD_PATH,
+  NOTES,
+  type NoteKey,
+} from './my-files-paths.js';
+import { decodeBrowseCursor, DEFAULT_SORT, encodeBrowseCursor, isSort, listUrl, SORTS, VIEW_COOKIE, type ListState, type ViewMode } from './my-files-query.js';
 import { registerMyFilesUpload } from './my-files-upload.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerTusClientScript, TUS_CLIENT_PATH } from './tus-client-script.js';
@@ -41,14 +53,17 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * "My files" of a signed-in account (/my/files, /my/files?folder=<id>): the upload form,
- * the folders, the files newest first page by page with their links, a move form and a
- * delete button each. Every form works without JavaScript; /static/my-files.js adds drag
+ * the folders (each with its ZIP; a folder's page renames, leaves and deletes it), the files
+ * page by page, searched by name (`q`), in an order (`sort`), as a list or a grid of
+ * thumbnails (`view`, remembered), with a move, rename and delete form each. Every form
+ * works without JavaScript; /static/my-files.js adds drag
  * and drop, one upload per file with a progress bar (files over 4 MiB resumable, through
  * tus-js-client and /uploads), and copy buttons.
  */
 export function registerMyFiles(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
   const listing = new ListingService({ store: services.store, folders: services.folders });
+  const { fileItem, fileTile } = fileEntries(links);
 
   for (const [at, source] of [['/static/my-files.js', script], [UPLOAD_TEXT_PATH, textScript]] as const) {
     app.get(at, async (_request, reply) =>
@@ -92,11 +107,24 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
     const folderId = queryParam(request.query, 'folder');
     const cursor = queryParam(request.query, 'cursor');
     const note = queryParam(request.query, 'note');
+    const sort = queryParam(request.query, 'sort') ?? DEFAULT_SORT;
+    if (!isSort(sort)) throw errors.badRequest(`sort must be one of ${Object.keys(SORTS).join(', ')}`);
+    const q = (queryParam(request.query, 'q') ?? '').trim();
+    const viewMode = chooseView(queryParam(request.query, 'view'), request.cookies[VIEW_COOKIE], reply);
 
     const current = folderId === undefined || folderId === '' ? null : await services.folders.owned(account, folderId);
-    const after = cursor === undefined ? undefined : decodeCursor('files', cursor);
+    const after = cursor === undefined ? undefined : decodeBrowseCursor(sort, cursor);
+    const order = SORTS[sort];
     const [page, all, children, allowance] = await Promise.all([
-      listing.files(account, { states: [FileStatus.Active, FileStatus.Blocked], folder: current?.id, limit: MY_FILES_PAGE_SIZE, after }),
+      listing.browse(account, {
+        states: [FileStatus.Active, FileStatus.Blocked],
+        folder: current?.id,
+        search: q,
+        sort: order.key,
+        descending: order.descending,
+        limit: MY_FILES_PAGE_SIZE,
+        after,
+      }),
       listing.folders(account, { limit: MAX_PAGE_SIZE }),
       listing.folders(account, { parent: current?.id ?? null, limit: MAX_PAGE_SIZE }),
       services.uploads.allowance(account),
@@ -105,9 +133,12 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
     const menu = all.items.map(({ folder }) => ({ id: folder.id, name: pathName(folder, known) })).sort((a, b) => a.name.localeCompare(b.name));
     const chain = current ? await trail(current, known) : [];
 
-    const view: View = { session, current, known, menu };
-    const nextUrl = page.next ? `${myFilesUrl(current?.id)}${current ? '&' : '?'}cursor=${encodeCursor('files', page.next)}` : null;
+    const state: ListState = { folder: current?.id ?? null, q, sort };
+    const view: ListView = { session, current, known, menu, back: listUrl(state) };
+    const nextUrl = page.next ? listUrl(state, { cursor: encodeBrowseCursor(sort, page.next) }) : null;
     const noteText = note !== undefined && Object.hasOwn(NOTES, note) ? NOTES[note as NoteKey] : null;
+    const newestFirst = sort === DEFAULT_SORT;
+    const entry = viewMode === 'grid' ? fileTile : fileItem;
 
     return sendPage(
       reply,
@@ -117,6 +148,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
 ${current ? breadcrumb(chain) : ''}
 <h1>${current ? html`<bdi>${current.name}</bdi>` : 'My files'}</h1>
 ${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
+${current ? folderActions(current, session.csrfToken, chain) : ''}
 ${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
 <form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${UPLOADS_PATH}" data-account="${String(account.id)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
@@ -142,9 +174,20 @@ ${current ? html`<input type="hidden" name="parent" value="${current.id}">` : ''
 </form>
 </section>
 <section class="card" id="files">
-<h2>${current ? 'Files in this folder' : 'All files'}</h2>
-${page.items.length > 0 ? html`<ul class="file-list">${page.items.map((file) => fileItem(file, view))}</ul>` : html`<p class="hint">${after ? 'No more files.' : current ? 'No files in this folder yet.' : 'No files yet: upload some above.'}</p>`}
-${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<a href="${myFilesUrl(current?.id)}">Newest files</a>` : html`<span></span>`}${nextUrl ? html`<a href="${nextUrl}">Older files</a>` : ''}</nav>` : ''}
+<h2>${q !== '' ? html`Files named like “<bdi>${q}</bdi>”${current ? ' in this folder' : ''}` : current ? 'Files in this folder' : 'All files'}</h2>
+${listControls(state, viewMode)}
+${
+  page.items.length > 0
+    ? html`<ul class="${viewMode === 'grid' ? 'file-grid' : 'file-list'}">${page.items.map((file) => entry(file, view))}</ul>`
+    : html`<p class="hint">${after ? 'No more files.' : q !== '' ? 'No file names match.' : current ? 'No files in this folder yet.' : 'No files yet: upload some above.'}</p>`
+}
+${
+  after || nextUrl
+    ? html`<nav class="pager" aria-label="Pages">${after ? html`<a href="${listUrl(state)}">${newestFirst ? 'Newest files' : 'First page'}</a>` : html`<span></span>`}${
+        nextUrl ? html`<a href="${nextUrl}">${newestFirst ? 'Older files' : 'Next page'}</a>` : ''
+      }</nav>`
+    : ''
+}
 </section>
 <script src="${UPLOAD_TEXT_PATH}" defer></script>
 <script src="${TUS_CLIENT_PATH}" defer></script>
@@ -152,13 +195,49 @@ ${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<
     );
   });
 
-  /** What every file row of a page needs. */
-  interface View {
-    session: ActiveSession;
-    current: Folder | null;
-    known: Map<string, Folder>;
-    menu: Array<{ id: string; name: string }>;
-  }
+  /**
+   * The view: `?view=` when given (and then remembered in a cookie for a year, so it
+   * sticks without JavaScript), else the cookie's, else the list.
+   */
+  const chooseView = (asked: string | undefined, cookie: string | undefined, reply: FastifyReply): ViewMode => {
+    if (asked !== undefined) {
+      if (asked !== 'list' && asked !== 'grid') throw errors.badRequest('view must be list or grid');
+      reply.setCookie(VIEW_COOKIE, asked, { path: MY_FILES_PATH, maxAge: 365 * 86_400, sameSite: 'lax', httpOnly: true });
+      return asked;
+    }
+    return cookie === 'grid' ? 'grid' : 'list';
+  };
+
+  /** Search (a GET form: works without JavaScript, its results paged like the list), order, list or grid. */
+  const listControls = (state: ListState, viewMode: ViewMode): Html =>
+    html`<div class="list-controls">
+<form class="search" method="get" action="${MY_FILES_PATH}" role="search">
+${state.folder ? html`<input type="hidden" name="folder" value="${state.folder}">` : ''}
+<input type="search" name="q" value="${state.q}" maxlength="${String(MAX_SEARCH_LENGTH)}" placeholder="Search by name" aria-label="Search files by name">
+<select name="sort" id="sort-select" aria-label="Order">${Object.entries(SORTS).map(
+      ([value, { label }]) => html`<option value="${value}"${value === state.sort ? html` selected` : ''}>${label}</option>`,
+    )}</select>
+<button class="button small secondary" type="submit">Search</button>
+${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '' })}">Clear search</a>` : ''}
+</form>
+<nav class="view-toggle" aria-label="View">${(['list', 'grid'] as const).map((mode) =>
+      mode === viewMode
+        ? html`<a class="button small" href="${listUrl(state, { view: mode })}" aria-current="true">${mode === 'list' ? 'List' : 'Grid'}</a>`
+        : html`<a class="button small secondary" href="${listUrl(state, { view: mode })}">${mode === 'list' ? 'List' : 'Grid'}</a>`,
+    )}</nav>
+</div>`;
+
+  /** A folder's own actions: its ZIP, rename, leave (contents up a level), delete when empty. */
+  const folderActions = (folder: Folder, csrfToken: string, chain: Folder[]): Html => {
+    const fields = html`<input type="hidden" name="${CSRF_FIELD}" value="${csrfToken}"><input type="hidden" name="folder" value="${folder.id}">`;
+    const up = chain.length > 1 ? chain[chain.length - 2]!.name : 'My files';
+    return html`<div class="folder-actions">
+<a class="button small secondary" href="${folderZipPath(folder)}" download>Download as ZIP</a>
+<details class="rename"><summary class="button small secondary">Rename folder</summary><form method="post" action="${MY_FOLDER_RENAME_PATH}">${fields}<input name="name" value="${folder.name}" required maxlength="255" autocomplete="off" aria-label="New name for the folder"><button class="button small" type="submit">Save name</button></form></details>
+<form method="post" action="${MY_FOLDER_LEAVE_PATH}">${fields}<button class="button small secondary" type="submit">Move contents up to <bdi>${up}</bdi></button></form>
+<form method="post" action="${MY_FOLDER_DELETE_PATH}">${fields}<button class="button small danger" type="submit">Delete folder</button></form>
+</div>`;
+  };
 
   /**
    * The account's upload limits in words; the numbers ride along as data attributes, so
@@ -185,31 +264,9 @@ ${after || nextUrl ? html`<nav class="pager" aria-label="Pages">${after ? html`<
     )}</nav>`;
 
   const folderItem = ({ folder, activeFiles, activeBytes }: FolderSummary): Html =>
-    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span></li>`;
-
-  const fileItem = (file: FileRecord, view: View): Html => {
-    const download = links.download(file);
-    const folder = file.folderId ? view.known.get(file.folderId) : undefined;
-    const targets = view.menu.filter((entry) => entry.id !== file.folderId);
-    const from = view.current ? html`<input type="hidden" name="from" value="${view.current.id}">` : '';
-    const csrf = html`<input type="hidden" name="${CSRF_FIELD}" value="${view.session.csrfToken}">`;
-    return html`<li class="file" data-file="${file.id}">
-<a class="file-name" href="${download}"><bdi>${file.name}</bdi></a>
-<p class="file-meta">${humanSize(file.size)} · ${humanDate(file.createdAt)} · ${
-      file.status === FileStatus.Blocked ? html`<span class="status blocked">Blocked</span>` : html`<span class="status">Active</span>`
-    }${!view.current && folder ? html` · in <a href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a>` : ''}</p>
-<div class="file-actions">
-<button class="button small secondary" type="button" data-copy-text="${download}" hidden>Copy link</button>
-${
-  targets.length > 0
-    ? html`<form class="move" method="post" action="${MY_MOVE_PATH}">${csrf}<input type="hidden" name="file" value="${file.id}">${from}<select name="folder" required aria-label="Move ${file.name} to a folder"><option value="">Move to…</option>${targets.map((entry) => html`<option value="${entry.id}">${entry.name}</option>`)}</select><button class="button small secondary" type="submit">Move</button></form>`
-    : ''
-}
-<form class="delete" method="post" action="${MY_DELETE_PATH}">${csrf}<input type="hidden" name="file" value="${file.id}">${from}<button class="button small danger" type="submit">Delete</button></form>
-</div>
-</li>`;
-  };
+    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span> <a class="zip-link" href="${folderZipPath(folder)}" download title="Download ${folder.name} as ZIP">ZIP</a></li>`;
 
   registerMyFilesUpload(app, context);
   registerMyFilesActions(app, context);
+  registerMyFolderActions(app, context);
 }

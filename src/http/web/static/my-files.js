@@ -720,3 +720,9 @@ if (form && list) {
 }
 
 enableCopyButtons(document);
+
+// An order applies as soon as it is chosen (the Search button does it without JavaScript).
+// Delegated: a refresh of the lists replaces the select.
+document.addEventListener('change', (event) => {
+  if (event.target instanceof HTMLSelectElement && event.target.id === 'sort-select') event.target.form?.requestSubmit();
+});
