@@ -86,7 +86,7 @@ describe('operator console in Chromium', { skip: chromiumSkip() }, () => {
     // Premium: 30 days and 10 GiB.
     await page.getByLabel('Days').fill('30');
     await page.getByLabel('Traffic').fill('10GiB');
-    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByRole('button', { name: 'Apply', exact: true }).click();
     await page.waitForURL(/done=premium/);
     assert.match((await page.locator('.facts').textContent()) ?? '', /until \d{4}-\d{2}-\d{2}[\s\S]*10\.0 GiB/);
 
