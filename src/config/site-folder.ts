@@ -11,7 +11,7 @@ const ONLY_SERVE = "give the folder 'filehaven serve' uses; only serve creates o
  * Refuses a data folder that is not a site's, before a command other than `serve` opens
  * anything there: a wrong or missing `--data` used to become a new, empty site, reported
  * as such (issue 12). What the folder must hold depends on the setup:
- *   - SQLite (no --database-url): the database file;
+ *   - SQLite (no --database-url): the database file, and the secret unless --secret is given;
  *   - PostgreSQL: the metadata is in the database, so the folder holds only the secret
  *     (unless --secret is given) and the blobs (unless --s3-bucket is given): it must
  *     exist when it holds either, and hold the secret when no --secret is given. With
@@ -29,7 +29,9 @@ export async function checkSiteFolder(config: Config): Promise<void> {
   if (config.databaseUrl === null && (await kindOf(path.join(dir, SQLITE_FILE))) !== 'file') {
     throw new ConfigError(`${dir} ${WHERE} is not a filehaven data folder: it holds no ${SQLITE_FILE}; ${ONLY_SERVE}`);
   }
-  if (config.databaseUrl !== null && config.secret === null && (await kindOf(path.join(dir, SECRET_FILE))) !== 'file') {
+  // On either engine: without it, opening the site would write a new secret beside a
+  // database whose keys were sealed with another (a server run with --secret, say).
+  if (config.secret === null && (await kindOf(path.join(dir, SECRET_FILE))) !== 'file') {
     throw new ConfigError(`${dir} ${WHERE} is not this site's data folder: it holds no ${SECRET_FILE}, and no --secret (FILEHAVEN_SECRET) is given; ${ONLY_SERVE}`);
   }
 }

@@ -154,6 +154,13 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
     assert.equal(existsSync(missing), false, 'not created either');
     // Without --secret, the folder must hold the site's secret.
     assertFails(await runCli(['stats', '--data', empty, ...remote.slice(0, 2)]), 1, /is not this site's data folder: it holds no secret, and no --secret/);
+
+    // On SQLite too: a site whose server runs with --secret has no secret file, and a
+    // command run without --secret must not write a new one beside its database.
+    const sealed = await site();
+    await rm(path.join(sealed, 'secret'));
+    assertFails(await runCli(['accounts', 'regenerate-key', '--login', 'nobody', '--data', sealed]), 1, /is not this site's data folder: it holds no secret, and no --secret/);
+    assert.equal(existsSync(path.join(sealed, 'secret')), false, 'no secret written');
   });
 
   test('--password-stdin: set-password takes the first line of standard input; an empty one is refused', async () => {
