@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { MetadataStore } from '../db/repositories/repositories.js';
+import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import { DuplicateError } from '../db/repositories/repositories.js';
 import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../domain/account-bounds.js';
 import { errors } from '../domain/errors.js';
@@ -162,45 +162,55 @@ export class AccountsService {
   async extendPremium(login: string, days: number, trafficBytes: number): Promise<Account> {
     if (!Number.isFinite(days) || Math.abs(days) > MAX_PREMIUM_DAYS) throw new InputError(`days must be a number from -${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS}`);
     checkTraffic(trafficBytes);
-    const account = await this.byLoginOrFail(login);
+    const { id } = await this.byLoginOrFail(login);
     const now = this.deps.clock();
-    const active = premiumState(account, now) === 'Active' && account.premiumEnd !== null;
-    let { premiumStart: start, premiumEnd: end } = account;
-    if (days > 0) {
-      if (active) {
-        end = Math.round(end! + days * DAY_MS);
-      } else {
-        start = now;
-        end = Math.round(now + days * DAY_MS);
-      }
-      if (end - now > MAX_PREMIUM_DAYS * DAY_MS) {
-        throw new InputError(`premium of "${account.login}" would end more than ${MAX_PREMIUM_DAYS} days from now; give fewer days`);
-      }
-    } else if (days < 0) {
-      if (!active) throw new InputError(`premium of "${account.login}" is not active: there is nothing to shorten`);
-      end = Math.max(now, Math.round(end! + days * DAY_MS));
-    }
-    // Traffic is added in SQL, not as read-then-write: a download running in the server
-    // may reserve or refund between our read and our write.
+    // The period is read and written under the account's premium lock: two changes at
+    // once (the CLI and the console) both count. Traffic is added in SQL, not as
+    // read-then-write: a download running in the server may reserve or refund meanwhile.
     await this.deps.store.transaction(async (repos) => {
-      await repos.accounts.setPremiumPeriod(account.id, start, end);
-      await repos.accounts.addTraffic(account.id, trafficBytes);
-      const after = await repos.accounts.byId(account.id);
-      if (after && after.trafficLeft > MAX_TRAFFIC_BYTES) throw new InputError(`traffic of "${account.login}" would exceed ${MAX_TRAFFIC_TEXT}`);
+      await repos.locks.premium(id);
+      const account = (await repos.accounts.byId(id))!;
+      const active = premiumState(account, now) === 'Active' && account.premiumEnd !== null;
+      let { premiumStart: start, premiumEnd: end } = account;
+      if (days > 0) {
+        if (active) {
+          end = Math.round(end! + days * DAY_MS);
+        } else {
+          start = now;
+          end = Math.round(now + days * DAY_MS);
+        }
+        if (end - now > MAX_PREMIUM_DAYS * DAY_MS) {
+          throw new InputError(`premium of "${account.login}" would end more than ${MAX_PREMIUM_DAYS} days from now; give fewer days`);
+        }
+      } else if (days < 0) {
+        if (!active) throw new InputError(`premium of "${account.login}" is not active: there is nothing to shorten`);
+        end = Math.max(now, Math.round(end! + days * DAY_MS));
+      }
+      await repos.accounts.setPremiumPeriod(id, start, end);
+      await addTrafficWithin(repos, account, trafficBytes);
     });
-    return (await this.deps.store.accounts.byId(account.id))!;
+    return (await this.deps.store.accounts.byId(id))!;
   }
 
   /**
-   * Ends an active premium period now (its start is kept, so the account reads Expired);
-   * `ended` is false when premium was not active, and nothing changed.
+   * Ends an active premium period now (its start is kept, so the account reads Expired)
+   * and adds `trafficBytes`, in one step; `ended` is false when premium was not active.
    */
-  async endPremium(login: string): Promise<{ account: Account; ended: boolean }> {
-    const account = await this.byLoginOrFail(login);
+  async endPremium(login: string, trafficBytes = 0): Promise<{ account: Account; ended: boolean }> {
+    checkTraffic(trafficBytes);
+    const { id } = await this.byLoginOrFail(login);
     const now = this.deps.clock();
-    if (premiumState(account, now) !== 'Active') return { account, ended: false };
-    await this.deps.store.accounts.setPremiumPeriod(account.id, account.premiumStart, now);
-    return { account: (await this.deps.store.accounts.byId(account.id))!, ended: true };
+    let ended = false;
+    await this.deps.store.transaction(async (repos) => {
+      await repos.locks.premium(id);
+      const account = (await repos.accounts.byId(id))!;
+      if (premiumState(account, now) === 'Active') {
+        await repos.accounts.setPremiumPeriod(id, account.premiumStart, now);
+        ended = true;
+      }
+      await addTrafficWithin(repos, account, trafficBytes);
+    });
+    return { account: (await this.deps.store.accounts.byId(id))!, ended };
   }
 
   /** The account with this login; InputError when there is none. */
@@ -286,4 +296,12 @@ function checkTraffic(bytes: number): void {
 function checkPassword(password: string): void {
   if (password.length < 8) throw new InputError('password must be at least 8 characters');
   if (password.length > 1024) throw new InputError('password must be at most 1024 characters');
+}
+
+/** Adds traffic in SQL and refuses (rolling the transaction back) past MAX_TRAFFIC_BYTES. */
+async function addTrafficWithin(repos: Repositories, account: Account, trafficBytes: number): Promise<void> {
+  if (trafficBytes === 0) return;
+  await repos.accounts.addTraffic(account.id, trafficBytes);
+  const after = await repos.accounts.byId(account.id);
+  if (after && after.trafficLeft > MAX_TRAFFIC_BYTES) throw new InputError(`traffic of "${account.login}" would exceed ${MAX_TRAFFIC_TEXT}`);
 }

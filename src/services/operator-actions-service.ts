@@ -61,9 +61,8 @@ export class OperatorActionsService {
    * (and nothing is recorded) when premium was not active and there is no traffic to add.
    */
   async endPremium(actor: string, login: string, trafficBytes = 0): Promise<{ account: Account; ended: boolean }> {
-    const { account: afterEnd, ended } = await this.deps.accounts.endPremium(login);
-    if (!ended && trafficBytes === 0) return { account: afterEnd, ended };
-    const account = trafficBytes > 0 ? await this.deps.accounts.extendPremium(login, 0, trafficBytes) : afterEnd;
+    const { account, ended } = await this.deps.accounts.endPremium(login, trafficBytes);
+    if (!ended && trafficBytes === 0) return { account, ended };
     await this.recordPremium(actor, account, `end${ended ? '' : ' (was not active)'} traffic=${trafficBytes}`);
     return { account, ended };
   }

@@ -26,6 +26,7 @@ export function locksRepository(db: Kysely<Database>, engine: Engine): LocksRepo
     folder: (id) => hold('folder', id),
     top: (accountId) => hold('top', String(accountId)),
     uploadVolume: (accountId) => hold('upload-volume', String(accountId)),
+    premium: (accountId) => hold('premium', String(accountId)),
   };
 }
 

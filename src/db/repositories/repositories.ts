@@ -492,6 +492,8 @@ export interface LocksRepository {
   top(accountId: number): Promise<void>;
   /** The lock of an account's upload volume: each check and reservation against its limit is one step. */
   uploadVolume(accountId: number): Promise<void>;
+  /** The lock of an account's premium period: each change, read and written, is one step. */
+  premium(accountId: number): Promise<void>;
 }
 
 /** Blacklisted digests. */
