@@ -75,6 +75,7 @@ export class OperatorActionsService {
 
   /** Disables or enables an account; `changed` is false (and nothing is audited) when it already was. */
   async setDisabled(actor: string, login: string, disabled: boolean): Promise<{ account: Account; changed: boolean }> {
+    if (disabled) refuseOwnAccount(actor, login, 'disable');
     const { before, after } = await this.deps.accounts.setDisabled(login, disabled);
     const changed = before.disabled !== disabled;
     if (changed) await this.record(actor, `accounts.${disabled ? 'disable' : 'enable'}`, `account:${before.login}`, `id=${before.id}`);
@@ -90,6 +91,7 @@ export class OperatorActionsService {
 
   /** Sets a new random password, returned to be shown once; the account's sessions end. */
   async resetPassword(actor: string, login: string): Promise<{ account: Account; password: string }> {
+    refuseOwnAccount(actor, login, 'reset the password of');
     const password = this.newPassword();
     const account = await this.deps.accounts.setPassword(login, password);
     await this.record(actor, 'accounts.reset-password', `account:${account.login}`, `id=${account.id}`);
@@ -172,4 +174,13 @@ function cleanReason(reason: string): string {
   const clean = reason.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
   if (clean.length > 255) throw new InputError('the reason must be at most 255 characters');
   return clean;
+}
+
+/**
+ * An operator in the console (`web:<login>`) cannot lock themselves out: disabling their
+ * own account or resetting its password (which ends their session) would leave them, and
+ * perhaps the site, without an operator. Their own password is changed on the profile.
+ */
+function refuseOwnAccount(actor: string, login: string, what: string): void {
+  if (actor === `web:${login}`) throw new InputError(`you cannot ${what} the account you are signed in with`);
 }

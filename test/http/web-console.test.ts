@@ -148,6 +148,8 @@ describe('operator console over HTTP', () => {
       ['/console/blacklist/names', { pattern: '*' }, /./],
       ['/console/blacklist/names/remove', { pattern: '*.never-listed' }, /is not in the blacklist/],
       ['/console/files/NOSUCHFILE/block', {}, /no file with id/],
+      [`/console/accounts/${adminLogin}/disable`, {}, /you cannot disable the account you are signed in with/],
+      [`/console/accounts/${adminLogin}/reset-password`, {}, /you cannot reset the password of the account you are signed in with/],
     ];
     for (const [path, fields, message] of cases) {
       const body = page(await operator.post(path, { csrf, ...fields }), 400);
