@@ -27,8 +27,8 @@ const BOTTOM = HEIGHT - 4;
 /**
  * A small chart as inline SVG, drawn on the server: no script, no chart library, nothing
  * the page's CSP would refuse. It scales to its box (viewBox); the colours come from
- * classes in site.css. Each point carries a <title> with its value, and the page shows
- * the numbers beside it, so the chart is never the only way to read them.
+ * classes in site.css. Each point carries a <title> with its value (a tooltip, and what
+ * a screen reader reads); the caption gives the peak, and the totals above the charts.
  */
 export function svgChart(input: ChartInput): Html {
   const count = input.labels.length;
