@@ -21,3 +21,22 @@ export function parseDuration(text: string): number | null {
   const ms = Math.round(Number(match[1]) * factors[(match[2] ?? 's').toLowerCase()]!);
   return Number.isSafeInteger(ms) ? ms : null;
 }
+
+const BINARY_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/**
+ * Bytes as people read them, in binary units: `512 B`, `1.5 MiB`, `3.2 GiB`. `fine` gives
+ * two decimals below 10 (the CLI's progress, where `1.25 MiB` moves visibly). The one
+ * formatter of the pages and the CLI; static/my-files.js, which has no build step, keeps
+ * a copy.
+ */
+export function humanBytes(bytes: number, fine = false): string {
+  if (Math.abs(bytes) < 1024) return `${bytes} B`;
+  let value = bytes;
+  let unit = -1;
+  do {
+    value /= 1024;
+    unit++;
+  } while (Math.abs(value) >= 1024 && unit < BINARY_UNITS.length - 1);
+  return `${value.toFixed(fine && Math.abs(value) < 10 ? 2 : 1)} ${BINARY_UNITS[unit]}`;
+}

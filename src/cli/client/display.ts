@@ -1,4 +1,5 @@
 /** Formatting for the user commands' human output. */
+import { humanBytes as formatBytes } from '../../config/units.js';
 
 /**
  * A name from the server as safe terminal text: control characters (an escape sequence
@@ -19,14 +20,7 @@ export function terminalText(text: string): string {
 
 /** Bytes in binary units, `1.5 MiB`. */
 export function humanBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${bytes} B` : `${value.toFixed(value < 10 ? 2 : 1)} ${units[unit]}`;
+  return formatBytes(bytes, true);
 }
 
 /** Rows of cells as aligned columns (the last column is never padded). */

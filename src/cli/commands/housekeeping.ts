@@ -1,3 +1,4 @@
+import { humanBytes } from '../../config/units.js';
 import type { GcReport, StatsReport } from '../../services/gc-service.js';
 import { RUN_LEASE_MS, RunningElsewhereError } from '../../services/run-alone.js';
 import { parseCommandArgs, UsageError } from '../args.js';
@@ -59,15 +60,7 @@ function describeStats(stats: StatsReport): string {
 
 /** Exact bytes, with a binary-unit reading for people. */
 function bytes(n: number): string {
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n;
-  let unit = '';
-  for (const next of units) {
-    if (value < 1024) break;
-    value /= 1024;
-    unit = next;
-  }
-  return unit ? `${n} bytes (${value.toFixed(1)} ${unit})` : `${n} bytes`;
+  return n < 1024 ? `${n} bytes` : `${n} bytes (${humanBytes(n)})`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { humanBytes } from '../../config/units.js';
 import type { BlobStore } from '../../blob/blob-store.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl, rootCause } from '../../composition.js';
 import { interruptible } from '../interruptible.js';
@@ -175,24 +176,12 @@ function progressLine(progress: Exclude<MigrateProgress, { phase: 'start' }>): {
       return { line: `tables: ${progress.table} ${progress.copied}/${progress.total}`, finished: progress.copied === progress.total };
     case 'blobs':
       return {
-        line: `blobs: ${progress.done}/${progress.total} (${formatBytes(progress.bytes)}/${formatBytes(progress.totalBytes)})`,
+        line: `blobs: ${progress.done}/${progress.total} (${humanBytes(progress.bytes)}/${humanBytes(progress.totalBytes)})`,
         finished: progress.done === progress.total,
       };
     case 'verify':
       return { line: `verify: ${progress.table} ${progress.checked}/${progress.total}`, finished: progress.checked === progress.total };
   }
-}
-
-/** Bytes for people: `512 B`, `3.1 GiB`. */
-export function formatBytes(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -206,8 +195,8 @@ function summary(report: MigrateReport, source: Config, target: Config, metadata
   if (report.blobs) {
     const b = report.blobs;
     const perSecond = b.copied / (b.ms / 1000);
-    const rate = b.copied > 0 && b.ms > 0 ? `, ${perSecond.toFixed(perSecond < 10 ? 1 : 0)} blobs/s, ${formatBytes(Math.round(b.copiedBytes / (b.ms / 1000)))}/s` : '';
-    lines.push(`  blobs   ${b.count} (${formatBytes(b.bytes)}): ${b.copied} copied now (${formatBytes(b.copiedBytes)} in ${seconds(b.ms)}${rate}), ${b.earlier} by an earlier run`);
+    const rate = b.copied > 0 && b.ms > 0 ? `, ${perSecond.toFixed(perSecond < 10 ? 1 : 0)} blobs/s, ${humanBytes(Math.round(b.copiedBytes / (b.ms / 1000)))}/s` : '';
+    lines.push(`  blobs   ${b.count} (${humanBytes(b.bytes)}): ${b.copied} copied now (${humanBytes(b.copiedBytes)} in ${seconds(b.ms)}${rate}), ${b.earlier} by an earlier run`);
     lines.push('          every blob\'s bytes were hashed while copied and matched its row\'s SHA-256 and size');
   }
   lines.push('start the server on the new backend with your other settings and:', `  filehaven serve ${serveFlags(target).join(' ')}`);

@@ -1,8 +1,8 @@
+import { humanBytes } from '../../config/units.js';
 import type { ReservationRecord } from '../../db/repositories/repositories.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
-import { formatBytes } from './migrate.js';
 
 /** Rows listed at most; a site with more transfers in flight than this says so. */
 const LIST_LIMIT = 1000;
@@ -46,8 +46,8 @@ function describe(row: ReservationRecord, login: string, now: number): string[] 
     String(row.id),
     login,
     row.kind,
-    formatBytes(row.planned),
-    formatBytes(row.settled),
+    humanBytes(row.planned),
+    humanBytes(row.settled),
     row.server,
     row.instance.slice(0, 8),
     lease,

@@ -1,16 +1,9 @@
+import { humanBytes } from '../../config/units.js';
 import { clampDate } from '../../domain/dates.js';
 
 /** Sizes in human units: 1023 B, 1.0 KiB, 48.2 MiB (binary prefixes, as file managers show). */
 export function humanSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-  let value = bytes;
-  let unit = -1;
-  do {
-    value /= 1024;
-    unit++;
-  } while (value >= 1024 && unit < units.length - 1);
-  return `${value.toFixed(1)} ${units[unit]}`;
+  return humanBytes(bytes);
 }
 
 /** A UTC date for pages: `2026-11-21 10:04 UTC` (a stored date past year 9999 shows as 9999-12-31). */
