@@ -1,14 +1,16 @@
 import type { ApiError } from '../../domain/errors.js';
 import { humanSize } from './format.js';
 
-/** 45 s, 3 min, 2 h 5 min: how long until an upload may be tried again. */
+/** 45 s, 3 min 20 s, 12 min, 2 h 5 min: how long until an upload may be tried again. */
 export function humanWait(seconds: number): string {
+  // The same words as static/upload-text.js humanDuration: a refusal reads alike with or
+  // without JavaScript.
   const s = Math.max(1, Math.round(seconds));
   if (s < 60) return `${s} s`;
-  const minutes = Math.round(s / 60);
+  const minutes = Math.floor(s / 60);
+  if (minutes < 10 && s % 60 !== 0) return `${minutes} min ${s % 60} s`;
   if (minutes < 60) return `${minutes} min`;
-  const hours = Math.floor(minutes / 60);
-  return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
 /**
