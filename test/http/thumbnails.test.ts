@@ -6,7 +6,10 @@ import type { ThumbnailStore } from '../../src/blob/thumbnail-store.js';
 import { openThumbnailStore } from '../../src/composition.js';
 import type { FileRecord } from '../../src/domain/types.js';
 import { thumbnailPath } from '../../src/http/web/thumbnail-route.js';
+import { promises as fsPromises } from 'node:fs';
+import path from 'node:path';
 import { Readable } from 'node:stream';
+import { LocalThumbnailStore } from '../../src/blob/local-thumbnail-store.js';
 import { GcService } from '../../src/services/gc-service.js';
 import { ThumbnailsService, type ThumbnailLimits } from '../../src/services/thumbnails-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
@@ -247,5 +250,42 @@ describe('GET /thumb/<id>/<key>', () => {
       await assertIcon(await t.fetch(thumbnailPath(text)), true);
     });
     assert.ok(read < 256, `${read} bytes read`);
+  });
+
+  test('data folder: a thumbnail is staged in <data>/tmp, so a crash leftover is removed by gc\'s temp sweep', async (context) => {
+    if (!(thumbs instanceof LocalThumbnailStore)) return context.skip('the data folder store only');
+    const renamed: string[] = [];
+    const rename = fsPromises.rename;
+    fsPromises.rename = async (from, to) => {
+      renamed.push(String(from));
+      return rename(from, to);
+    };
+    try {
+      await thumbs.put('ab'.repeat(32), Buffer.from('thumb'));
+    } finally {
+      fsPromises.rename = rename;
+    }
+    assert.equal(renamed.length, 1);
+    const tmp = path.join(t.dataDir, 'tmp');
+    assert.equal(path.dirname(renamed[0]!), tmp);
+    // Nothing but thumbnails in thumbs/.
+    assert.deepEqual(await fsPromises.readdir(path.join(t.dataDir, 'thumbs', 'ab')), ['ab'.repeat(32)]);
+
+    // What a crash between the write and the rename leaves: gc's temp sweep removes it.
+    const leftover = path.join(tmp, path.basename(renamed[0]!));
+    await fsPromises.writeFile(leftover, 'half a thumbnail');
+    const { store, blobs, files, reservations, clock, config, metrics, resumable } = t.server.services;
+    const gc = new GcService({
+      store, blobs, files, reservations, clock, metrics, thumbnails: thumbs,
+      fileClock: () => Date.now() + 2 * HOUR_MS,
+      tempGraceMs: config.tempGraceMs,
+      expireAfterDays: 0,
+      holder: 'thumbnail temp test gc',
+      resumable: resumable.service,
+    });
+    const report = await gc.run();
+    assert.ok(report.tempFilesRemoved >= 1);
+    assert.equal(await fsPromises.stat(leftover).catch(() => null), null);
+    await thumbs.delete('ab'.repeat(32));
   });
 });
