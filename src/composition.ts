@@ -1,4 +1,5 @@
 import type { BlobStore } from './blob/blob-store.js';
+import type { S3ClientOptions } from './blob/s3-blob-store.js';
 import { BlobStoreUnavailableError } from './blob/blob-store.js';
 import { LocalBlobStore } from './blob/local-blob-store.js';
 import { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
@@ -58,14 +59,14 @@ async function configuredBlobStore(config: Config): Promise<BlobStore> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   // Loaded only when used: the AWS SDK is large, and a site on its data folder never needs it.
   const { createS3Client, S3BlobStore } = await import('./blob/s3-blob-store.js');
-  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
-  const client = createS3Client({
-    endpoint: config.s3Endpoint ?? undefined,
-    region: config.s3Region,
-    forcePathStyle: config.s3ForcePathStyle,
-    checksums,
-  });
+  const client = createS3Client(s3ClientOptions(config));
   return new S3BlobStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client, partSize: config.s3PartSize, queueSize: config.s3QueueSize });
+}
+
+/** The S3 client settings the configuration names, the checksum choice made here only (README: S3). */
+function s3ClientOptions(config: Config): S3ClientOptions {
+  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
+  return { endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums };
 }
 
 /**
@@ -76,13 +77,14 @@ export async function openResumableStorage(config: Config, blobs: BlobStore): Pr
   if (blobs instanceof LocalBlobStore) return new LocalResumableStorage(config.dataDir, blobs, config.uploadExpiryMs);
   const { S3BlobStore, s3ClientConfig } = await import('./blob/s3-blob-store.js');
   const { S3ResumableStorage } = await import('./resumable/s3-resumable-storage.js');
-  if (!(blobs instanceof S3BlobStore) || config.s3Bucket === null) throw new Error('resumable uploads need the local or the S3 blob store');
-  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
+  if (!(blobs instanceof S3BlobStore)) throw new Error('resumable uploads need the local or the S3 blob store');
+  // Its own client from the blob store's settings: it adds a middleware of its own (the
+  // key prefix tus's store does not know), which must not touch the shared client.
   return new S3ResumableStorage(
     {
-      bucket: config.s3Bucket,
-      prefix: config.s3Prefix,
-      client: s3ClientConfig({ endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums }),
+      bucket: blobs.location.bucket,
+      prefix: blobs.location.prefix,
+      client: s3ClientConfig(s3ClientOptions(config)),
       partSize: config.s3PartSize,
       queueSize: config.s3QueueSize,
       expiryMs: config.uploadExpiryMs,
@@ -97,12 +99,11 @@ export async function openResumableStorage(config: Config, blobs: BlobStore): Pr
  */
 export async function openThumbnailStore(config: Config, blobs: BlobStore): Promise<ThumbnailStore> {
   if (blobs instanceof LocalBlobStore) return new LocalThumbnailStore(config.dataDir);
-  const { createS3Client } = await import('./blob/s3-blob-store.js');
+  const { S3BlobStore } = await import('./blob/s3-blob-store.js');
   const { S3ThumbnailStore } = await import('./blob/s3-thumbnail-store.js');
-  if (config.s3Bucket === null) throw new Error('thumbnails need the local or the S3 blob store');
-  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
-  const client = createS3Client({ endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums });
-  return new S3ThumbnailStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client });
+  if (!(blobs instanceof S3BlobStore)) throw new Error('thumbnails need the local or the S3 blob store');
+  // The blob store's own client, bucket and prefix: one client per process.
+  return new S3ThumbnailStore(blobs.location);
 }
 
 /** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */

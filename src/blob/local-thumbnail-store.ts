@@ -8,20 +8,26 @@ const BUCKET = /^[0-9a-f]{2}$/;
 
 /**
  * Thumbnails as files under `<root>/thumbs/<2 hex>/<sha256>`, beside `<root>/blobs`.
- * Written to a temp file in the same folder and renamed into place, so a reader sees a
- * whole thumbnail or none.
+ * Written to a temp file and renamed into place, so a reader sees a whole thumbnail or
+ * none. The temp file is an upload's kind (`<root>/tmp/<32 hex>.part`, local-blob-store.ts),
+ * on the same file system so the rename is atomic: one a crash leaves behind is removed
+ * by gc's temp sweep after --temp-grace, like an upload's (nothing is ever left in thumbs/).
  */
 export class LocalThumbnailStore implements ThumbnailStore {
   readonly dir: string;
+  /** Where writes are staged: the blob store's temp folder. */
+  readonly tempDir: string;
 
   constructor(root: string) {
     this.dir = path.join(root, 'thumbs');
+    this.tempDir = path.join(root, 'tmp');
   }
 
   async put(sha256: string, bytes: Buffer): Promise<void> {
     const target = this.pathOf(sha256);
-    const temp = path.join(path.dirname(target), `.${randomBytes(8).toString('hex')}.part`);
+    const temp = path.join(this.tempDir, `${randomBytes(16).toString('hex')}.part`);
     try {
+      await fs.mkdir(this.tempDir, { recursive: true });
       await fs.mkdir(path.dirname(target), { recursive: true });
       await fs.writeFile(temp, bytes, { flag: 'wx' });
       await fs.rename(temp, target);

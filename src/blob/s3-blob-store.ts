@@ -97,6 +97,11 @@ export function s3ClientConfig(options: S3ClientOptions): S3ClientConfig {
  * read. Nothing else holds a file's bytes; reads stream.
  */
 export class S3BlobStore implements BlobStore {
+  /**
+   * The bucket, prefix and client, for the stores kept beside the blobs (thumbnails): they
+   * share this client (its connections, its settings) instead of building another.
+   */
+  readonly location: { readonly bucket: string; readonly prefix: string; readonly client: S3Client };
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly base: string;
@@ -119,6 +124,7 @@ export class S3BlobStore implements BlobStore {
     this.partSize = options.partSize;
     this.queueSize = options.queueSize;
     this.pageSize = options.listPageSize;
+    this.location = { bucket: options.bucket, prefix: options.prefix, client: options.client };
   }
 
   async init(): Promise<void> {

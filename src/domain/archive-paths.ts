@@ -12,6 +12,8 @@ import { truncateUtf8 } from './names.js';
 
 /** Longest segment in UTF-8 bytes: the usual file system limit for one name. */
 const MAX_SEGMENT_BYTES = 255;
+/** Longest extension kept apart when a name is numbered: room is always left for the stem. */
+const MAX_EXTENSION_BYTES = 64;
 // C0, DEL, C1 controls and the bidi embedding/override/isolate marks (domain/names.ts).
 const UNWANTED = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
@@ -27,12 +29,22 @@ export function safeSegment(raw: string, fallback: string): string {
   return name === '' ? fallback : name;
 }
 
-/** "name (2).ext" for the n-th name of the same spelling (the extension kept, so the type is too). */
+/**
+ * "name (2).ext" for the n-th name of the same spelling (the extension kept, so the type
+ * is too), at most MAX_SEGMENT_BYTES. An "extension" too long to leave room for the stem
+ * (a name such as "a." followed by 253 letters) is no type worth keeping: the number goes
+ * at the end of the whole name, cut to fit, so it never starts with the suffix's space.
+ */
 function numbered(name: string, n: number): string {
-  const dot = name.lastIndexOf('.');
-  const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
   const suffix = ` (${n})`;
-  return `${truncateUtf8(stem, MAX_SEGMENT_BYTES - Buffer.byteLength(suffix + ext, 'utf8'))}${suffix}${ext}`;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 ? name.slice(dot) : '';
+  const extFits = ext !== '' && Buffer.byteLength(ext, 'utf8') <= MAX_EXTENSION_BYTES;
+  const [stem, kept] = extFits ? [name.slice(0, dot), ext] : [name, ''];
+  const result = `${truncateUtf8(stem, MAX_SEGMENT_BYTES - Buffer.byteLength(suffix + kept, 'utf8'))}${suffix}${kept}`;
+  // The stem is never empty (dot > 0, safeSegment trims): the result starts with it.
+  if (Buffer.byteLength(result, 'utf8') > MAX_SEGMENT_BYTES || result.startsWith(' ')) throw new Error(`numbered name out of bounds: ${result}`);
+  return result;
 }
 
 /**

@@ -10,16 +10,21 @@ export interface FolderArchiveServiceDeps {
   store: MetadataStore;
   /** Opens a file's bytes (errorFileNotFound when its blob is gone). */
   downloads: Pick<DownloadsService, 'open'>;
-  /** Most files one archive may hold; FOLDER_ARCHIVE_MAX_FILES unless a test makes it small. */
-  maxFiles?: number;
+  /** What one archive may hold; FOLDER_ARCHIVE_LIMITS unless a test makes them small. */
+  limits?: Partial<FolderArchiveLimits>;
 }
 
-/** Most files in one ZIP: the plan (one row each) and the central directory are held until the end. */
-export const FOLDER_ARCHIVE_MAX_FILES = 20_000;
-/** Most folders one ZIP walks (each costs a query). */
-const MAX_FOLDERS = 5_000;
-/** Deepest folder level walked (folders cannot form cycles; this is a guard). */
-const MAX_DEPTH = 32;
+/** What planning one archive may cost (README "A folder as one ZIP"); past any of them, a 400. */
+export interface FolderArchiveLimits {
+  /** Most files: the plan (one row each) and the central directory are held until the end. */
+  maxFiles: number;
+  /** Most folders below the top one walked (each costs a query). */
+  maxFolders: number;
+  /** Deepest folder level below the top one (folders cannot form cycles: this bounds the walk, it is no cycle guard). */
+  maxDepth: number;
+}
+
+export const FOLDER_ARCHIVE_LIMITS: FolderArchiveLimits = { maxFiles: 20_000, maxFolders: 5_000, maxDepth: 32 };
 /** Rows read at a time while listing a folder. */
 const PAGE = 500;
 
@@ -27,6 +32,8 @@ const PAGE = 500;
 export interface ArchiveEntry {
   path: string;
   file: FileRecord;
+  /** Where the entry's bytes start in the ZIP (after its local header): what a cut download sent of it. */
+  dataOffset: number;
 }
 
 /** What a folder's ZIP will hold, decided before the first byte is sent. */
@@ -46,8 +53,6 @@ export interface ArchivePlan {
 export interface ArchiveEvents {
   /** An entry's bytes are about to be read. */
   entryStarted?: (file: FileRecord) => void;
-  /** An entry's bytes were all read into the archive. */
-  entryDone?: (file: FileRecord) => void;
 }
 
 /**
@@ -60,52 +65,76 @@ export interface ArchiveEvents {
  * so a folder of any size holds one blob stream open.
  */
 export class FolderArchiveService {
-  private readonly maxFiles: number;
+  private readonly limits: FolderArchiveLimits;
 
   constructor(private readonly deps: FolderArchiveServiceDeps) {
-    this.maxFiles = deps.maxFiles ?? FOLDER_ARCHIVE_MAX_FILES;
+    this.limits = { ...FOLDER_ARCHIVE_LIMITS, ...deps.limits };
   }
 
   /**
    * Lists what the ZIP of `folder` holds and its length. errorBadRequest when the folder
-   * tree holds more than the most files (or folders) one archive takes.
+   * tree holds more files or folders, or deeper folders, than one archive takes: the walk
+   * stops there (no query reads past a cap), so a refused plan costs no more than an
+   * accepted one. Never a partial archive.
    */
   async plan(folder: Folder): Promise<ArchivePlan> {
+    const { maxFiles, maxFolders, maxDepth } = this.limits;
+    const tooMany = (what: string) => errors.badRequest(`This folder holds ${what}, too many for one ZIP; download its folders one by one.`);
     const paths = new ArchivePaths();
     const directories: ArchivePlan['directories'] = [];
-    const entries: ArchiveEntry[] = [];
-    const seen = new Set([folder.id]);
+    const entries: Array<Omit<ArchiveEntry, 'dataOffset'>> = [];
     // Breadth first: a folder's sub-folders are claimed before its files (ArchivePaths).
     const queue: Array<{ folder: Folder; path: string; depth: number }> = [{ folder, path: '', depth: 0 }];
     for (let next = queue.shift(); next; next = queue.shift()) {
-      if (next.depth < MAX_DEPTH) {
-        for (const child of await this.deps.store.folders.children(next.folder.id)) {
-          if (seen.has(child.id)) continue;
-          seen.add(child.id);
-          if (seen.size > MAX_FOLDERS) throw errors.badRequest(`This folder holds more than ${MAX_FOLDERS} folders, too many for one ZIP; download its folders one by one.`);
-          const path = paths.claim(next.path, child.name, 'folder');
-          directories.push({ path, createdAt: child.createdAt });
-          queue.push({ folder: child, path, depth: next.depth + 1 });
-        }
+      // One more than may still come: enough to know the cap is passed, never all of them.
+      const children = await this.deps.store.folders.children(next.folder.id, maxFolders - directories.length + 1);
+      if (children.length > 0 && next.depth >= maxDepth) throw tooMany(`folders more than ${maxDepth} levels deep`);
+      for (const child of children) {
+        if (directories.length >= maxFolders) throw tooMany(`more than ${maxFolders} folders`);
+        const path = paths.claim(next.path, child.name, 'folder');
+        directories.push({ path, createdAt: child.createdAt });
+        queue.push({ folder: child, path, depth: next.depth + 1 });
       }
-      for await (const file of this.activeFiles(next.folder.id)) {
-        if (entries.length >= this.maxFiles) throw errors.badRequest(`This folder holds more than ${this.maxFiles} files, too many for one ZIP; download its folders one by one.`);
+      for await (const file of this.activeFiles(next.folder.id, maxFiles - entries.length + 1)) {
+        if (entries.length >= maxFiles) throw tooMany(`more than ${maxFiles} files`);
         entries.push({ path: paths.claim(next.path, file.name, 'file'), file });
       }
     }
-    // The length yazl will produce, computed the way it does (by a dry run with no bytes).
-    const size = await new Promise<number>((resolve) => {
+    // The length yazl will produce, computed the way it does (by a dry run with no bytes);
+    // the run also places every entry, so a cut download knows what it sent of each file.
+    const { size, offsets } = await new Promise<{ size: number; offsets: number[] }>((resolve) => {
       // Its first entry asks for its bytes at once: that request is left unanswered.
       const dry = this.zipOf(directories, entries, () => {});
-      dry.end(undefined, ((total: number) => resolve(total)) as unknown as () => void);
+      dry.end(undefined, ((total: number) => {
+        // yazl's own bookkeeping (3.x): each entry's local header offset; its header is
+        // the fixed 30 bytes and the name (yazl writes no extra field there).
+        const placed = (dry as unknown as { entries: Array<{ relativeOffsetOfLocalHeader: number; utf8FileName: Buffer }> }).entries;
+        resolve({ size: total, offsets: placed.slice(directories.length).map((entry) => entry.relativeOffsetOfLocalHeader + 30 + entry.utf8FileName.length) });
+      }) as unknown as () => void);
       (dry.outputStream as Readable).destroy();
     });
-    return { folder, fileName: `${safeSegment(folder.name, 'folder')}.zip`, directories, entries, size };
+    const placed = entries.map((entry, i) => ({ ...entry, dataOffset: offsets[i]! }));
+    return { folder, fileName: `${safeSegment(folder.name, 'folder')}.zip`, directories, entries: placed, size };
+  }
+
+  /**
+   * The bytes of each file a client received when `sent` bytes of the ZIP reached it
+   * (headers and the central directory are no file's); files with none are left out.
+   */
+  sentPerFile(plan: ArchivePlan, sent: number): Array<{ file: FileRecord; bytes: number }> {
+    const out: Array<{ file: FileRecord; bytes: number }> = [];
+    for (const entry of plan.entries) {
+      if (entry.dataOffset >= sent) break;
+      const bytes = Math.min(entry.file.size, sent - entry.dataOffset);
+      if (bytes > 0) out.push({ file: entry.file, bytes });
+    }
+    return out;
   }
 
   /**
    * The ZIP's bytes. Each file is checked again when its turn comes: one blocked or
-   * deleted since the plan, or whose bytes are gone, fails the stream (a client sees a cut
+   * deleted since the plan, moved out of the folder's tree, or whose bytes are gone, fails
+   * the stream (a client sees a cut
    * download, never a blocked file's bytes). Destroying the returned stream, or aborting
    * `signal`, stops the archive and closes the file being read.
    */
@@ -123,7 +152,7 @@ export class FolderArchiveService {
     };
     const onAbort = () => stop();
     const zip = this.zipOf(plan.directories, plan.entries, (entry, done) => {
-      this.openEntry(entry.file).then(
+      this.openEntry(plan.folder, entry.file).then(
         (source) => {
           if (stopped) {
             source.destroy();
@@ -134,7 +163,6 @@ export class FolderArchiveService {
           // yazl pipes the source without listening for its errors: a read failure
           // (an object store that fails mid-file) ends the archive, not the process.
           source.once('error', (error) => stop(error));
-          source.once('end', () => options.events?.entryDone?.(entry.file));
           done(null, source);
         },
         (error: Error) => stop(error),
@@ -152,8 +180,8 @@ export class FolderArchiveService {
   /** A yazl archive of these entries (STORE, sizes and dates given), not yet ended. */
   private zipOf(
     directories: ArchivePlan['directories'],
-    entries: ArchiveEntry[],
-    open: (entry: ArchiveEntry, done: (error: Error | null, source?: Readable) => void) => void,
+    entries: Array<Omit<ArchiveEntry, 'dataOffset'>>,
+    open: (entry: Omit<ArchiveEntry, 'dataOffset'>, done: (error: Error | null, source?: Readable) => void) => void,
   ): ZipFile {
     const zip = new ZipFile();
     for (const directory of directories) zip.addEmptyDirectory(directory.path, { mtime: new Date(directory.createdAt) });
@@ -165,20 +193,37 @@ export class FolderArchiveService {
     return zip;
   }
 
-  /** A file's bytes, if it is still active (a block or delete since the plan is honoured). */
-  private async openEntry(planned: FileRecord): Promise<Readable> {
+  /**
+   * A file's bytes, if it is still active and still where the plan found it: a block, a
+   * delete or a move since the plan is honoured. A file stays in its folder, and that
+   * folder below the top one, or it is not sent (its folder's chain is read again for each
+   * file: a folder moved out mid-ZIP takes its files with it; at most maxDepth reads).
+   */
+  private async openEntry(top: Folder, planned: FileRecord): Promise<Readable> {
     const file = await this.deps.store.files.byId(planned.id);
-    if (!file || file.status !== FileStatus.Active || file.sha256 !== planned.sha256) throw errors.fileNotFound();
+    if (!file || file.status !== FileStatus.Active || file.sha256 !== planned.sha256 || file.folderId !== planned.folderId) throw errors.fileNotFound();
+    if (!(await this.isBelow(file.folderId, top.id))) throw errors.fileNotFound();
     return this.deps.downloads.open(file);
   }
 
-  /** A folder's active files, a page at a time (newest first, as the folder page lists them). */
-  private async *activeFiles(folderId: string): AsyncIterable<FileRecord> {
+  /** Whether folder `id` is `top` or below it now. */
+  private async isBelow(id: string | null, top: string): Promise<boolean> {
+    for (let depth = 0; id !== null && depth <= this.limits.maxDepth; depth++) {
+      if (id === top) return true;
+      id = (await this.deps.store.folders.byId(id))?.parentId ?? null;
+    }
+    return false;
+  }
+
+  /** A folder's active files, a page at a time (newest first, as the folder page lists them), at most `most`. */
+  private async *activeFiles(folderId: string, most: number): AsyncIterable<FileRecord> {
     let before: { createdAt: number; id: string } | undefined;
-    for (;;) {
-      const page = await this.deps.store.files.list({ folderId, states: [FileStatus.Active], before, limit: PAGE });
+    for (let left = most; left > 0; ) {
+      const limit = Math.min(PAGE, left);
+      const page = await this.deps.store.files.list({ folderId, states: [FileStatus.Active], before, limit });
       yield* page;
-      if (page.length < PAGE) return;
+      left -= page.length;
+      if (page.length < limit) return;
       const last = page.at(-1)!;
       before = { createdAt: last.createdAt, id: last.id };
     }

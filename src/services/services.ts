@@ -127,7 +127,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   });
   const archives = new FolderArchiveService({ store, downloads });
   const thumbs = await openThumbnailStore(config, blobs);
-  const thumbnails = new ThumbnailsService({ thumbs, downloads, log });
+  const thumbnails = new ThumbnailsService({ thumbs, store, downloads, log });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });

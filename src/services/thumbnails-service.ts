@@ -1,10 +1,14 @@
 import type { Readable } from 'node:stream';
 import type { ThumbnailStore } from '../blob/thumbnail-store.js';
-import type { FileRecord } from '../domain/types.js';
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import { ID_PATTERN } from '../domain/ids.js';
+import { FileStatus, type FileRecord } from '../domain/types.js';
 import type { DownloadsService } from './downloads-service.js';
 
 export interface ThumbnailsServiceDeps {
   thumbs: ThumbnailStore;
+  /** Where the file a thumbnail URL names is looked up. */
+  store: Pick<MetadataStore, 'files'>;
   /** Opens a file's bytes. */
   downloads: Pick<DownloadsService, 'open'>;
   log: (error: unknown, message: string) => void;
@@ -14,7 +18,7 @@ export interface ThumbnailsServiceDeps {
 
 /** What a thumbnail may cost (SECURITY.md "Thumbnails"). */
 export interface ThumbnailLimits {
-  /** Largest file read to make one: the whole file is held while it is decoded. */
+  /** Largest file read to make one: the whole file is held (once, no copies) while it is decoded. */
   maxInputBytes: number;
   /** Most pixels an image may declare (sharp's limitInputPixels): refuses decompression bombs before decoding. */
   maxInputPixels: number;
@@ -35,6 +39,17 @@ export const THUMBNAIL_LIMITS: ThumbnailLimits = {
 export const THUMBNAIL_SIZE = 256;
 /** Changes when the way thumbnails are made changes, so URLs (and caches) change too. */
 export const THUMBNAIL_VERSION = 1;
+
+/** The part of a thumbnail URL that names the content: a new digest (or a new way of making thumbnails) is a new URL. */
+export const thumbnailKey = (file: Pick<FileRecord, 'sha256'>) => `${THUMBNAIL_VERSION}-${file.sha256.slice(0, 20)}`;
+
+/** The file a thumbnail URL names, or why it names none. */
+export type ThumbnailTarget =
+  | { kind: 'file'; file: FileRecord }
+  /** No such active file (unknown, deleted or blocked). */
+  | { kind: 'missing' }
+  /** The file exists but the key is not its current one: an old or made-up URL. */
+  | { kind: 'outdated' };
 
 /** A file's thumbnail, or why it has none. */
 export type Thumbnail =
@@ -64,6 +79,26 @@ function looksLikeImage(head: Buffer): boolean {
   );
 }
 
+/** Bytes looksLikeImage reads (the longest signature ends at 12). */
+const SIGNATURE_BYTES = 16;
+
+let sharpLoaded: Promise<typeof import('sharp')['default']> | undefined;
+
+/**
+ * sharp, loaded on first use and set up once for this process: one libvips thread per
+ * image (sharp.concurrency(1)), so two thumbnails take two cores at most and never starve
+ * libuv's thread pool (file reads, hashing) on a small server; no operation cache, since
+ * each image is decoded once (the cache would only hold memory).
+ */
+function loadSharp(): Promise<typeof import('sharp')['default']> {
+  sharpLoaded ??= import('sharp').then(({ default: sharp }) => {
+    sharp.concurrency(1);
+    sharp.cache(false);
+    return sharp;
+  });
+  return sharpLoaded;
+}
+
 /** The content is not one a thumbnail is made of (not an image, too big, refused by the decoder). */
 class NoThumbnail extends Error {
   override name = 'NoThumbnail';
@@ -86,6 +121,17 @@ export class ThumbnailsService {
 
   constructor(private readonly deps: ThumbnailsServiceDeps) {
     this.limits = { ...THUMBNAIL_LIMITS, ...deps.limits };
+  }
+
+  /**
+   * The active file a thumbnail URL (`/thumb/<id>/<key>`) names: blocked and deleted
+   * files have none, and a key other than the file's current one names nothing.
+   */
+  async target(id: string, key: string): Promise<ThumbnailTarget> {
+    const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
+    if (!file || file.status !== FileStatus.Active) return { kind: 'missing' };
+    if (key !== thumbnailKey(file)) return { kind: 'outdated' };
+    return { kind: 'file', file };
   }
 
   /** The thumbnail of a file's content (the caller decides who may see the file). */
@@ -125,8 +171,8 @@ export class ThumbnailsService {
 
   /** The WebP thumbnail of the file's bytes; NoThumbnail when the content can have none. */
   private async make(file: FileRecord): Promise<Buffer> {
-    const input = await this.readImage(await this.deps.downloads.open(file));
-    const { default: sharp } = await import('sharp');
+    const sharp = await loadSharp();
+    const input = await this.readImage(await this.deps.downloads.open(file), file.size);
     try {
       const image = sharp(input, { limitInputPixels: this.limits.maxInputPixels, failOn: 'error', sequentialRead: true });
       const { format } = await image.metadata();
@@ -145,26 +191,33 @@ export class ThumbnailsService {
   }
 
   /**
-   * The file's bytes, read only as far as needed: a stream that does not start like an
-   * image is left after its first chunk. Bounded by maxInputBytes (the file's size was
-   * checked, and the count is checked again in case the stored bytes differ).
+   * The file's bytes, read into one buffer of the file's size (checked against
+   * maxInputBytes before): each chunk is copied once into it and let go, so a job holds
+   * the file once, never chunks and their concatenation. The signature is checked as soon
+   * as 16 bytes are in, whatever the chunk sizes: a stream that does not start like an
+   * image is left there. Stored bytes longer than the file's size are a storage fault
+   * (not remembered), never a larger buffer.
    */
-  private async readImage(source: Readable): Promise<Buffer> {
-    const chunks: Buffer[] = [];
+  private async readImage(source: Readable, size: number): Promise<Buffer> {
+    const whole = Buffer.allocUnsafe(size);
     let length = 0;
+    let checked = false;
     try {
       for await (const chunk of source as AsyncIterable<Buffer>) {
-        chunks.push(Buffer.from(chunk));
+        if (length + chunk.length > size) throw new Error(`the stored bytes are longer than the file's ${size} bytes`);
+        chunk.copy(whole, length);
         length += chunk.length;
-        if (length > this.limits.maxInputBytes) throw new NoThumbnail('too large');
-        if (chunks.length === 1 && length >= 16 && !looksLikeImage(chunks[0]!)) throw new NoThumbnail('not an image');
+        if (!checked && length >= SIGNATURE_BYTES) {
+          checked = true;
+          if (!looksLikeImage(whole.subarray(0, SIGNATURE_BYTES))) throw new NoThumbnail('not an image');
+        }
       }
     } finally {
       source.destroy();
     }
-    const whole = Buffer.concat(chunks, length);
-    if (!looksLikeImage(whole)) throw new NoThumbnail('not an image');
-    return whole;
+    const read = whole.subarray(0, length);
+    if (!checked && !looksLikeImage(read)) throw new NoThumbnail('not an image');
+    return read;
   }
 
   private async turn(): Promise<void> {

@@ -113,6 +113,7 @@ describe('filehaven gc and stats', { concurrency: 1, timeout: 120_000 }, () => {
     assert.match(out, /^gc done, removed:$/m);
     assert.match(out, /^orphan blob files\s+0$/m);
     assert.match(out, /^temp files\s+0$/m);
+    assert.match(out, /^thumbnails\s+0$/m);
     assert.match(assertOk(await cli('gc', '--dry-run')), /^gc dry run, nothing changed/m);
   });
 

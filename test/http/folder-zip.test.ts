@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
+import type { MetadataStore } from '../../src/db/repositories/repositories.js';
+import { FolderArchiveService, type FolderArchiveLimits } from '../../src/services/folder-archive-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // A folder downloaded as one ZIP (GET /folder/<id>/zip, README "A folder as one ZIP"):
@@ -101,6 +103,44 @@ function startAndLeave(url: string, bytes: number): Promise<{ status: number; re
     req.on('error', (error) => (req.destroyed ? undefined : reject(error)));
     req.end();
   });
+}
+
+/**
+ * Starts a download, runs `meanwhile` once its first bytes arrive, then reads on to the
+ * end; returns the status, the Content-Length, what arrived and whether it was cut.
+ */
+function downloadWith(url: string, meanwhile: () => Promise<void>): Promise<{ status: number; length: number; body: Buffer; cut: boolean }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, (res) => {
+      const chunks: Buffer[] = [];
+      let first = true;
+      let cut = false;
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (!first) return;
+        first = false;
+        res.pause();
+        meanwhile().then(() => res.resume(), reject);
+      });
+      res.on('aborted', () => (cut = true));
+      res.on('error', () => (cut = true));
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, length: Number(res.headers['content-length']), body: Buffer.concat(chunks), cut }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Runs `body` with the server's archives service replaced by one with these limits (and this store). */
+async function withArchives(server: TestServer, options: { limits?: Partial<FolderArchiveLimits>; store?: MetadataStore }, body: () => Promise<void>): Promise<void> {
+  const services = server.server.services;
+  const original = services.archives;
+  services.archives = new FolderArchiveService({ store: options.store ?? services.store, downloads: services.downloads, limits: options.limits });
+  try {
+    await body();
+  } finally {
+    services.archives = original;
+  }
 }
 
 describe('GET /folder/<id>/zip', () => {
@@ -258,6 +298,138 @@ describe('GET /folder/<id>/zip', () => {
           assert.deepEqual(open, []);
         });
       }
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('the response keeps the headers set before it (X-Request-Id)', async () => {
+    const top = await newFolder('with-id');
+    await uploadInto(top, 'a.txt', 'a');
+    const response = await t.fetch(`/folder/${top}/zip`);
+    assert.equal(response.status, 200);
+    assert.ok(response.headers.get('x-request-id'), [...response.headers.keys()].join(', '));
+    assert.equal(response.headers.get('content-type'), 'application/zip');
+    await response.arrayBuffer();
+  });
+
+  test('the slot is taken before the plan is made, by HEAD too: with none left, 429 before any planning', async () => {
+    const limited = await t.sibling({ freeDownloadsPerIp: 1, freeDownloadSpeed: 64 * 1024 });
+    try {
+      const busy = await newFolder('busy');
+      await uploadInto(busy, 'slow.bin', randomBytes(160 * 1024));
+      const other = await newFolder('other');
+      await uploadInto(other, 'x.txt', 'x');
+      let planned = 0;
+      const store = limited.server.services.store;
+      // Counts the plans made: a refused request makes none.
+      const counting = { ...store, folders: { ...store.folders, children: (id: string, limit?: number) => ((planned += 1), store.folders.children(id, limit)) } };
+      await withArchives(limited, { store: counting as MetadataStore }, async () => {
+        const result = await downloadWith(`${limited.url}/folder/${busy}/zip`, async () => {
+          planned = 0;
+          const head = await limited.fetch(`/folder/${other}/zip`, { method: 'HEAD' });
+          assert.equal(head.status, 429);
+          const get = await limited.fetch(`/folder/${other}/zip`, { headers: { Accept: 'text/html' } });
+          assert.equal(get.status, 429);
+          await get.text();
+          assert.equal(planned, 0, 'no plan made for a refused request');
+        });
+        assert.equal(result.status, 200);
+      });
+      await eventually(() => assert.equal(limited.server.services.limits.freeDownloads.inProgress('127.0.0.1'), 0));
+      // A HEAD gives its slot back.
+      assert.equal((await limited.fetch(`/folder/${other}/zip`, { method: 'HEAD' })).status, 200);
+      await eventually(() => assert.equal(limited.server.services.limits.freeDownloads.inProgress('127.0.0.1'), 0));
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('the caps (files, folders, depth) answer 400 and stop the walk there', async () => {
+    const wide = await newFolder('wide');
+    for (let i = 0; i < 6; i++) await newFolder(`sub ${i}`, wide);
+    for (let i = 0; i < 5; i++) await uploadInto(wide, `f${i}.txt`, `file ${i}`);
+    const deep = await newFolder('deep');
+    let parent = deep;
+    for (let i = 0; i < 3; i++) parent = await newFolder(`level ${i + 1}`, parent);
+    await uploadInto(parent, 'bottom.txt', 'at the bottom');
+
+    const store = t.server.services.store;
+    let foldersRead = 0;
+    let filesRead = 0;
+    const counting = {
+      ...store,
+      folders: { ...store.folders, children: async (id: string, limit?: number) => { const rows = await store.folders.children(id, limit); foldersRead += rows.length; return rows; } },
+      files: { ...store.files, list: async (query: Parameters<MetadataStore['files']['list']>[0]) => { const rows = await store.files.list(query); filesRead += rows.length; return rows; } },
+    } as MetadataStore;
+    const refused = async (folder: string, pattern: RegExp) => {
+      const response = await t.fetch(`/folder/${folder}/zip`, { headers: { Accept: 'text/html' } });
+      assert.equal(response.status, 400);
+      assert.match(await response.text(), pattern);
+    };
+    await withArchives(t, { store: counting, limits: { maxFolders: 2 } }, async () => {
+      await refused(wide, /more than 2 folders/);
+      assert.ok(foldersRead <= 3, `${foldersRead} folder rows read`);
+    });
+    await withArchives(t, { store: counting, limits: { maxFiles: 2 } }, async () => {
+      filesRead = 0;
+      await refused(wide, /more than 2 files/);
+      assert.ok(filesRead <= 3, `${filesRead} file rows read`);
+    });
+    // Three levels below the top: refused with two, whole with three (never cut silently).
+    await withArchives(t, { limits: { maxDepth: 2 } }, async () => {
+      await refused(deep, /more than 2 levels deep/);
+    });
+    await withArchives(t, { limits: { maxDepth: 3 } }, async () => {
+      const zip = await unzipped((await fetchZip(`/folder/${deep}/zip`)).file);
+      assert.deepEqual([...zip.files.keys()], ['level 1/level 2/level 3/bottom.txt']);
+    });
+  });
+
+  test('a file blocked, deleted or moved out of the tree after the plan is never sent: the download is cut', async () => {
+    const slow = await t.sibling({ freeDownloadSpeed: 256 * 1024 });
+    try {
+      const elsewhere = await newFolder('elsewhere');
+      const cases = {
+        blocked: (id: string) => slow.server.services.files.block(id).then(() => {}),
+        deleted: (id: string) => slow.server.services.files.deleteOwned(owner.account, id).then(() => {}),
+        moved: (id: string) => slow.server.services.folders.move(owner.account, elsewhere, [id]).then(() => {}),
+      };
+      const results = await Promise.all(
+        Object.entries(cases).map(async ([name, change]) => {
+          const top = await newFolder(`changing ${name}`);
+          const marker = `${name} ${randomBytes(16).toString('hex')} `.repeat(64);
+          // Newest first in the ZIP: the marked file is uploaded first, so it comes last.
+          const later = await uploadInto(top, 'later.txt', marker);
+          await uploadInto(top, 'first.bin', randomBytes(1024 * 1024));
+          const result = await downloadWith(`${slow.url}/folder/${top}/zip`, () => change(later));
+          return { name, marker, ...result };
+        }),
+      );
+      for (const result of results) {
+        assert.equal(result.status, 200, result.name);
+        assert.ok(result.body.length < result.length, `${result.name}: ${result.body.length} of ${result.length} bytes`);
+        assert.ok(!result.body.includes(Buffer.from(result.marker.slice(0, 40))), `${result.name}: its bytes were sent`);
+      }
+      await eventually(() => assert.equal(slow.server.services.limits.freeDownloads.inProgress('127.0.0.1'), 0));
+    } finally {
+      await slow.close();
+    }
+  });
+
+  test('bytes served count what was sent of each file, not its size', async () => {
+    const slow = await t.sibling({ freeDownloadSpeed: 256 * 1024 });
+    try {
+      const top = await newFolder('counted');
+      await uploadInto(top, 'big.bin', randomBytes(4 * 1024 * 1024));
+      const stats = () => slow.server.services.store.housekeeping.stats();
+      const before = (await stats()).bytesServed;
+      const left = await startAndLeave(`${slow.url}/folder/${top}/zip`, 300 * 1024);
+      assert.equal(left.status, 200);
+      await eventually(async () => {
+        const served = (await stats()).bytesServed - before;
+        assert.ok(served > 0 && served < 2 * 1024 * 1024, `${served} bytes counted`);
+      });
     } finally {
       await slow.close();
     }

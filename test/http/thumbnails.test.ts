@@ -6,7 +6,12 @@ import type { ThumbnailStore } from '../../src/blob/thumbnail-store.js';
 import { openThumbnailStore } from '../../src/composition.js';
 import type { FileRecord } from '../../src/domain/types.js';
 import { thumbnailPath } from '../../src/http/web/thumbnail-route.js';
+import { promises as fsPromises } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { LocalThumbnailStore } from '../../src/blob/local-thumbnail-store.js';
 import { GcService } from '../../src/services/gc-service.js';
+import { ThumbnailsService, type ThumbnailLimits } from '../../src/services/thumbnails-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // Thumbnails (GET /thumb/<id>/<key>, README "Thumbnails"): made once with sharp and
@@ -74,6 +79,25 @@ async function assertIcon(response: Response, lasting: boolean): Promise<void> {
   assert.equal(response.headers.get('content-type'), 'image/svg+xml');
   assert.match(await response.text(), /^<svg /);
   assert.equal(response.headers.get('cache-control'), lasting ? 'private, max-age=31536000, immutable' : 'no-store');
+}
+
+/**
+ * Runs `body` with the server's thumbnails service replaced by one with these limits and
+ * this way of opening a file's bytes (the real one by default).
+ */
+async function withThumbnails(
+  options: { limits?: Partial<ThumbnailLimits>; open?: (file: FileRecord) => Promise<Readable> },
+  body: () => Promise<void>,
+): Promise<void> {
+  const services = t.server.services;
+  const original = services.thumbnails;
+  const downloads = options.open ? { open: options.open } : services.downloads;
+  services.thumbnails = new ThumbnailsService({ thumbs, store: services.store, downloads, log: () => {}, limits: options.limits });
+  try {
+    await body();
+  } finally {
+    services.thumbnails = original;
+  }
 }
 
 describe('GET /thumb/<id>/<key>', () => {
@@ -169,5 +193,99 @@ describe('GET /thumb/<id>/<key>', () => {
     // The deleted file's blob went with its last file: its thumbnail did not keep it.
     assert.equal(await store.blobs.keyOf(gone.sha256), null);
     assert.notEqual(await store.blobs.keyOf(stays.sha256), null);
+  });
+
+  test('beyond the queue (maxWaiting), the icon at once, not cached; the queued one still gets its thumbnail', async () => {
+    const first = await uploaded('queued-1.png', await photo(110, 100));
+    const second = await uploaded('queued-2.png', await photo(111, 100));
+    let opened!: () => void;
+    const isOpen = new Promise<void>((resolve) => (opened = resolve));
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const real = t.server.services.downloads;
+    // The first file's bytes are held back until the second request was answered.
+    const open = async (file: FileRecord) => {
+      if (file.id === first.id) {
+        opened();
+        await gate;
+      }
+      return real.open(file);
+    };
+    await withThumbnails({ limits: { concurrency: 1, maxWaiting: 0 }, open }, async () => {
+      const pending = t.fetch(thumbnailPath(first));
+      await isOpen;
+      // Answered at once, not after the first (a queue that let it wait would hang here).
+      await assertIcon(await t.fetch(thumbnailPath(second), { signal: AbortSignal.timeout(5_000) }), false);
+      assert.equal(await thumbs.get(second.sha256), null, 'nothing remembered for the one turned away');
+      release();
+      const response = await pending;
+      assert.equal(response.headers.get('content-type'), 'image/webp');
+      await response.arrayBuffer();
+      // Asked again once the queue is free: its thumbnail.
+      assert.equal((await t.fetch(thumbnailPath(second))).headers.get('content-type'), 'image/webp');
+    });
+  });
+
+  test('the signature is checked once 16 bytes are in, however small the chunks: a non-image is left after them', async () => {
+    const text = await uploaded('tiny-chunks.png', 'not an image at all; '.repeat(50_000));
+    let read = 0;
+    const open = async (file: FileRecord) => {
+      const bytes = await t.server.services.downloads.open(file).then(async (stream) => {
+        const chunks: Buffer[] = [];
+        for await (const chunk of stream) chunks.push(chunk as Buffer);
+        return Buffer.concat(chunks);
+      });
+      // Four bytes at a time, counted as they are taken.
+      return Readable.from(
+        (function* () {
+          for (let at = 0; at < bytes.length; at += 4) {
+            read += 4;
+            yield bytes.subarray(at, at + 4);
+          }
+        })(),
+        { objectMode: false, highWaterMark: 4 },
+      );
+    };
+    await withThumbnails({ open }, async () => {
+      await assertIcon(await t.fetch(thumbnailPath(text)), true);
+    });
+    assert.ok(read < 256, `${read} bytes read`);
+  });
+
+  test('data folder: a thumbnail is staged in <data>/tmp, so a crash leftover is removed by gc\'s temp sweep', async (context) => {
+    if (!(thumbs instanceof LocalThumbnailStore)) return context.skip('the data folder store only');
+    const renamed: string[] = [];
+    const rename = fsPromises.rename;
+    fsPromises.rename = async (from, to) => {
+      renamed.push(String(from));
+      return rename(from, to);
+    };
+    try {
+      await thumbs.put('ab'.repeat(32), Buffer.from('thumb'));
+    } finally {
+      fsPromises.rename = rename;
+    }
+    assert.equal(renamed.length, 1);
+    const tmp = path.join(t.dataDir, 'tmp');
+    assert.equal(path.dirname(renamed[0]!), tmp);
+    // Nothing but thumbnails in thumbs/.
+    assert.deepEqual(await fsPromises.readdir(path.join(t.dataDir, 'thumbs', 'ab')), ['ab'.repeat(32)]);
+
+    // What a crash between the write and the rename leaves: gc's temp sweep removes it.
+    const leftover = path.join(tmp, path.basename(renamed[0]!));
+    await fsPromises.writeFile(leftover, 'half a thumbnail');
+    const { store, blobs, files, reservations, clock, config, metrics, resumable } = t.server.services;
+    const gc = new GcService({
+      store, blobs, files, reservations, clock, metrics, thumbnails: thumbs,
+      fileClock: () => Date.now() + 2 * HOUR_MS,
+      tempGraceMs: config.tempGraceMs,
+      expireAfterDays: 0,
+      holder: 'thumbnail temp test gc',
+      resumable: resumable.service,
+    });
+    const report = await gc.run();
+    assert.ok(report.tempFilesRemoved >= 1);
+    assert.equal(await fsPromises.stat(leftover).catch(() => null), null);
+    await thumbs.delete('ab'.repeat(32));
   });
 });

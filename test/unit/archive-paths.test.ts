@@ -35,4 +35,23 @@ describe('ArchivePaths', () => {
     assert.equal(paths.claim('', '.hidden', 'f'), '.hidden');
     assert.equal(paths.claim('', '.hidden', 'f'), '.hidden (2)');
   });
+
+  test('a numbered name stays within 255 bytes and starts with its stem, however long its extension', () => {
+    const paths = new ArchivePaths();
+    const longExt = `a.${'x'.repeat(253)}`;
+    assert.equal(paths.claim('', longExt, 'f'), longExt);
+    const second = paths.claim('', longExt, 'f');
+    assert.ok(Buffer.byteLength(second) <= 255, `${Buffer.byteLength(second)} bytes`);
+    assert.ok(second.startsWith('a.xxx') && second.endsWith(' (2)'), second);
+    // Multi-byte extensions and stems: cut on character boundaries, never over 255 bytes.
+    const wide = `${'é'.repeat(100)}.${'日'.repeat(84)}`;
+    paths.claim('', wide, 'f');
+    const wideSecond = paths.claim('', wide, 'f');
+    assert.ok(Buffer.byteLength(wideSecond) <= 255 && !wideSecond.startsWith(' ') && !wideSecond.includes('\uFFFD'), wideSecond);
+    // A short extension is still kept after the number, the stem cut instead.
+    const longStem = `${'s'.repeat(250)}.pdf`;
+    paths.claim('', longStem, 'f');
+    const stemSecond = paths.claim('', longStem, 'f');
+    assert.ok(stemSecond.endsWith(' (2).pdf') && Buffer.byteLength(stemSecond) === 255, stemSecond);
+  });
 });

@@ -40,6 +40,7 @@ function describeGc(report: GcReport): string {
     line('upload log rows', String(report.uploadLogPruned)),
     line('reservations', `${report.reservationsSettled} settled, ${bytes(report.trafficRefunded)} of traffic refunded`),
     line('resumable uploads', `${report.resumableUploadsExpired} expired and removed`),
+    line('thumbnails', String(report.thumbnailsRemoved)),
   ].join('\n');
 }
 

@@ -27,8 +27,10 @@ export function foldersRepository(db: Kysely<Database>): FoldersRepository {
       const row = await db.selectFrom('folders').selectAll().where('id', '=', id).executeTakeFirst();
       return row ? toFolder(row) : null;
     },
-    async children(id) {
-      const rows = await db.selectFrom('folders').selectAll().where('parent_id', '=', id).orderBy('name').execute();
+    async children(id, limit) {
+      let q = db.selectFrom('folders').selectAll().where('parent_id', '=', id).orderBy('name').orderBy('id');
+      if (limit !== undefined) q = q.limit(limit);
+      const rows = await q.execute();
       return rows.map(toFolder);
     },
     async remove(id) {

@@ -427,8 +427,8 @@ export interface FoldersRepository {
   create(folder: Folder): Promise<Folder>;
   /** The folder with this id, or null. */
   byId(id: string): Promise<Folder | null>;
-  /** Sub-folders of a folder. */
-  children(id: string): Promise<Folder[]>;
+  /** Sub-folders of a folder, by name; at most `limit` of them when given (a caller with a cap reads no more). */
+  children(id: string, limit?: number): Promise<Folder[]>;
   /** Removes a folder row. */
   remove(id: string): Promise<void>;
   /** A page of one owner's folders, newest first (created_at, then id, descending), after the cursor. */

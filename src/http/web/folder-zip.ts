@@ -5,6 +5,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { HttpContext } from '../context.js';
 import { whenResponseGone } from '../send-blob.js';
+import { enterFreeDownload } from './free-download.js';
 
 /** The ZIP of a folder, beside its public page. */
 export const folderZipPath = (folder: { id: string }) => `/folder/${folder.id}/zip`;
@@ -12,46 +13,46 @@ export const folderZipPath = (folder: { id: string }) => `/folder/${folder.id}/z
 /**
  * `GET /folder/<id>/zip`: the folder and everything below it as one streamed ZIP (README
  * "A folder as one ZIP"). Whoever may see the folder page (anyone with its link, its
- * owner among them) may download it, under the rules of free downloads: the ZIP holds
- * one of the address's download slots until it ends, however it ends, and streams at the
- * free speed cap; only active files go in (blocked and deleted ones never), and each
- * file's download start and bytes are counted as a download of that file would be. No
- * ranges: the archive is made as it streams.
+ * owner among them) may download it, under the rules of free downloads (free-download.ts):
+ * the ZIP, and a HEAD of it, holds one of the address's download slots from before its
+ * plan is made until the response ends, however it ends, so planning is bounded by the
+ * slots too; it streams at the free speed cap; only active files go in (blocked and
+ * deleted ones never), and each file's download start and the bytes of it that were sent
+ * are counted as a download of that file would be. No ranges: the archive is made as it
+ * streams.
  */
 export function registerFolderZip(app: FastifyInstance, context: HttpContext): void {
   const { services } = context;
   app.get('/folder/:id/zip', { config: { web: true } }, async (request, reply) => {
     const folder = await services.folders.find((request.params as { id: string }).id);
+    const download = await enterFreeDownload(context, request, reply);
     const plan = await services.archives.plan(folder);
-    const headers: OutgoingHttpHeaders = {
+    reply.headers({
       'Content-Type': 'application/zip',
       'Content-Length': plan.size,
       'Content-Disposition': contentDisposition(plan.fileName, { type: 'attachment' }),
       'Cache-Control': 'private, no-cache',
       'Accept-Ranges': 'none',
       'X-Content-Type-Options': 'nosniff',
-    };
+    });
     // An empty stream keeps Fastify's HEAD route from rewriting Content-Length to 0 (send-blob.ts).
-    if (request.method === 'HEAD') return reply.headers(headers).send(Readable.from([]));
+    if (request.method === 'HEAD') return reply.send(Readable.from([]));
 
-    // One slot for the whole archive, given back when the response is over however it ends.
-    const release = await services.limits.freeDownloads.enter(request.ip);
     const abort = new AbortController();
     let sent = 0;
-    const metered = services.metrics.downloadStarted('public');
+    download.begin();
     whenResponseGone(request, reply, () => {
       abort.abort();
-      release();
-      metered(sent);
+      download.end(
+        sent,
+        services.archives.sentPerFile(plan, sent).map(({ file, bytes }) => ({ fileId: file.id, bytes })),
+      );
     });
     const zip = services.archives.stream(plan, {
       signal: abort.signal,
       events: {
         entryStarted: (file) => {
-          services.files.recordDownload(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
-        },
-        entryDone: (file) => {
-          services.files.recordBytesServed(file.id, file.size).catch((error) => request.log.error(error, 'counting bytes served failed'));
+          download.countStart(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
         },
       },
     });
@@ -63,9 +64,11 @@ export function registerFolderZip(app: FastifyInstance, context: HttpContext): v
     });
     reply.hijack();
     const res = reply.raw;
-    res.writeHead(200, headers);
+    // Every header set so far goes out, not only the ZIP's: the request id, a session's
+    // Set-Cookie, Connection: close while the server drains (as send-blob.ts does).
+    res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
     try {
-      await pipeline(services.limits.freeDownloads.throttle(zip), counted, res);
+      await pipeline(download.throttle(zip), counted, res);
     } catch (error) {
       // After the status line a failure can only cut the connection: the client sees a
       // short body against Content-Length. A client that left is no failure.

@@ -1,20 +1,16 @@
 import type { FastifyInstance } from 'fastify';
 import fresh from 'fresh';
-import { ID_PATTERN } from '../../domain/ids.js';
-import { FileStatus, type FileRecord } from '../../domain/types.js';
-import { THUMBNAIL_VERSION } from '../../services/thumbnails-service.js';
+import type { FileRecord } from '../../domain/types.js';
+import { thumbnailKey } from '../../services/thumbnails-service.js';
 import type { HttpContext } from '../context.js';
 import { sendErrorPage } from './layout.js';
-
-/** The part of the URL that names the content: a new digest (or a new way of making thumbnails) is a new URL. */
-const keyOf = (file: Pick<FileRecord, 'sha256'>) => `${THUMBNAIL_VERSION}-${file.sha256.slice(0, 20)}`;
 
 /**
  * The URL of a file's thumbnail (`/thumb/<file id>/<version>-<digest prefix>`), for pages
  * that show one (My files' grid, a public file page). Safe to use for any file: content
  * without a thumbnail answers an icon.
  */
-export const thumbnailPath = (file: Pick<FileRecord, 'id' | 'sha256'>) => `/thumb/${file.id}/${keyOf(file)}`;
+export const thumbnailPath = (file: Pick<FileRecord, 'id' | 'sha256'>) => `/thumb/${file.id}/${thumbnailKey(file)}`;
 
 /** A year: the URL changes whenever the answer could (RFC 8246 immutable). */
 const IMMUTABLE = 'private, max-age=31536000, immutable';
@@ -45,12 +41,13 @@ export function registerThumbnailRoute(app: FastifyInstance, context: HttpContex
   const { services } = context;
   app.get('/thumb/:id/:key', { config: { web: true } }, async (request, reply) => {
     const { id, key } = request.params as { id: string; key: string };
-    const file = ID_PATTERN.test(id) ? await services.store.files.byId(id) : null;
-    if (!file || file.status !== FileStatus.Active) return sendErrorPage(reply, 404, 'No thumbnail', 'This file does not exist, was deleted or is blocked.');
+    const target = await services.thumbnails.target(id, key);
+    if (target.kind === 'missing') return sendErrorPage(reply, 404, 'No thumbnail', 'This file does not exist, was deleted or is blocked.');
     // Another digest or version: an old or made-up URL, never an answer to cache under it.
-    if (key !== keyOf(file)) return sendErrorPage(reply, 404, 'No thumbnail', 'This thumbnail address is out of date.');
+    if (target.kind === 'outdated') return sendErrorPage(reply, 404, 'No thumbnail', 'This thumbnail address is out of date.');
+    const { file } = target;
 
-    const etag = `"thumb-${keyOf(file)}"`;
+    const etag = `"thumb-${thumbnailKey(file)}"`;
     reply.headers({ 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "default-src 'none'; sandbox" });
     if (fresh(request.headers, { etag })) return reply.code(304).headers({ ETag: etag, 'Cache-Control': IMMUTABLE }).send();
 
