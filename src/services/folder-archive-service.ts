@@ -106,8 +106,9 @@ export class FolderArchiveService {
       // Its first entry asks for its bytes at once: that request is left unanswered.
       const dry = this.zipOf(directories, entries, () => {});
       dry.end(undefined, ((total: number) => {
-        // yazl's own bookkeeping (3.x): each entry's local header offset; its header is
-        // the fixed 30 bytes and the name (yazl writes no extra field there).
+        // yazl's own bookkeeping (3.3.1, pinned in package.json for this): each entry's
+        // local header offset; its header is the fixed 30 bytes and the name (yazl writes
+        // no extra field there). test/http/folder-zip.test.ts checks what a cut ZIP counts.
         const placed = (dry as unknown as { entries: Array<{ relativeOffsetOfLocalHeader: number; utf8FileName: Buffer }> }).entries;
         resolve({ size: total, offsets: placed.slice(directories.length).map((entry) => entry.relativeOffsetOfLocalHeader + 30 + entry.utf8FileName.length) });
       }) as unknown as () => void);
