@@ -257,6 +257,22 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
     }
   });
 
+  test('the home page of a signed-in account uploads right there, as My files does', TIMEOUT, async () => {
+    const ctx = await context('light', true);
+    try {
+      const page = await ctx.newPage();
+      const problems = watchErrors(page);
+      await page.goto(`${t.url}/`);
+      await page.locator('#upload-files').setInputFiles([{ name: 'from home «é».txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded from the home page\n') }]);
+      await page.locator('#upload-list .upload-status', { hasText: 'Uploaded' }).waitFor();
+      const link = await page.locator('#upload-list a').first().getAttribute('href');
+      assert.ok(link && (await fetch(new URL(link, t.url)).then((r) => r.status)) === 200, `the link ${link} opens`);
+      assert.deepEqual(problems, []);
+    } finally {
+      await ctx.close();
+    }
+  });
+
   test('the header’s Sign in returns to the page it was clicked on', TIMEOUT, async () => {
     const ctx = await context('light', false);
     try {

@@ -45,10 +45,28 @@ describe('home page', () => {
     assert.equal((await t.upload(user.key, 'a.bin', Buffer.alloc(3 * MiB))).response.status, 201);
     const body = (await browser.get('/')).body;
     assert.ok(body.includes(`Welcome back, <bdi>${user.login}</bdi>`), body);
-    assert.ok(body.includes('<a class="button big-upload" href="/my/files">Upload files</a>'), body);
     assert.ok(body.includes('<strong>47.0 MiB left</strong>'), body);
     assert.ok(body.includes('<span>3.0 MiB used</span><span>50.0 MiB</span>'), body);
     assert.ok(!body.includes('Create an account'), body);
+  });
+
+  test('signed in: upload right there, with the same box as My files (and its limits), which works without JavaScript', async () => {
+    const { user, browser } = await signedIn();
+    const home = await browser.get('/');
+    assert.match(home.body, /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data"/);
+    assert.ok(home.body.includes('<script src="/static/my-files.js" defer></script>'), home.body);
+    assert.match(home.body, /id="upload-limits" data-max-file-size="20971520"/);
+    // The script sends its uploads to the site: the page lets it.
+    assert.match(home.response.headers.get('content-security-policy') ?? '', /connect-src 'self'/);
+    const csrf = /name="csrf" value="([^"]+)"/.exec(home.body)?.[1];
+    assert.ok(csrf);
+    const form = new FormData();
+    form.set('csrf', csrf);
+    form.set('upload', new Blob(['from the home page']), 'home «page».txt');
+    const sent = await fetch(`${t.url}/my/files/upload`, { method: 'POST', body: form, headers: { Accept: 'text/html', Cookie: browser.cookieHeader()! } });
+    assert.equal(sent.status, 200, await sent.clone().text());
+    const stored = await t.server.services.store.files.list({ ownerId: user.account.id, limit: 10 });
+    assert.deepEqual(stored.map((f) => f.name), ['home «page».txt']);
   });
 
 });

@@ -4,7 +4,7 @@ import { get } from 'node:http';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { TUS_CLIENT_PATH } from '../../src/http/web/tus-client-script.js';
-import { MY_FILES_CSP } from '../../src/http/web/my-files-page.js';
+import { UPLOAD_PAGE_CSP } from '../../src/http/web/upload-form.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // tus-js-client's browser build, served by the site (no CDN: the page's CSP allows only
@@ -55,7 +55,7 @@ describe('the tus-js-client script', () => {
   test('another hash is not served, and the page policy allows the script and its requests', async () => {
     const stale = TUS_CLIENT_PATH.replace(/\.[0-9a-f]{16}\.min\.js$/, '.0000000000000000.min.js');
     assert.equal((await t.fetch(stale)).status, 404);
-    assert.match(MY_FILES_CSP, /script-src 'self'/);
-    assert.match(MY_FILES_CSP, /connect-src 'self'/);
+    assert.match(UPLOAD_PAGE_CSP, /script-src 'self'/);
+    assert.match(UPLOAD_PAGE_CSP, /connect-src 'self'/);
   });
 });

@@ -1,15 +1,12 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { FileStatus, type Folder } from '../../domain/types.js';
 import { ListingService, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, type FolderSummary } from '../../services/listing-service.js';
-import type { UploadAllowanceView } from '../../uploads/uploads-service.js';
-import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import type { HttpContext } from '../context.js';
 import { html, type Html } from '../html.js';
 import { folderZipPath } from './folder-zip.js';
 import { humanSize } from './format.js';
-import { PAGE_CSP, sendPage } from './layout.js';
+import { sendPage } from './layout.js';
 import { registerMyFilesActions } from './my-files-actions.js';
 import { registerMyFolderActions } from './my-files-folder-actions.js';
 import { fileEntries, type ListView } from './my-files-list.js';
@@ -20,22 +17,14 @@ import {
   MY_FOLDER_DELETE_PATH,
   MY_FOLDER_LEAVE_PATH,
   MY_FOLDER_RENAME_PATH,
-  MY_UPLOAD_PATH,
   NOTES,
   type NoteKey,
 } from './my-files-paths.js';
 import { decodeBrowseCursor, DEFAULT_SORT, encodeBrowseCursor, isSort, listUrl, SORTS, VIEW_COOKIE, type ListState, type ViewMode } from './my-files-query.js';
 import { registerMyFilesUpload } from './my-files-upload.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
-import { registerTusClientScript, TUS_CLIENT_PATH } from './tus-client-script.js';
+import { registerUploadScripts, UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
 
-const script = readFileSync(new URL('./static/my-files.js', import.meta.url), 'utf8');
-/** Sizes, durations and upload errors in words, for my-files.js (loaded before it). */
-const textScript = readFileSync(new URL('./static/upload-text.js', import.meta.url), 'utf8');
-export const UPLOAD_TEXT_PATH = '/static/upload-text.js';
-
-/** The page's policy: every page's, plus requests to the site itself (the script's uploads, tus's too, and refresh). */
-export const MY_FILES_CSP = `${PAGE_CSP}; connect-src 'self'`;
 
 /** Files per page of the list. */
 export const MY_FILES_PAGE_SIZE = 50;
@@ -65,14 +54,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
   const listing = new ListingService({ store: services.store, folders: services.folders });
   const { fileItem, fileTile } = fileEntries(links);
 
-  for (const [at, source] of [['/static/my-files.js', script], [UPLOAD_TEXT_PATH, textScript]] as const) {
-    app.get(at, async (_request, reply) =>
-      reply
-        .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
-        .send(source),
-    );
-  }
-  registerTusClientScript(app);
+  registerUploadScripts(app);
 
   /** The chain of folders from the top down to `folder`, for the breadcrumb. */
   const trail = async (folder: Folder, known: Map<string, Folder>): Promise<Folder[]> => {
@@ -97,7 +79,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
   };
 
   const allowConnect = async (_request: unknown, reply: FastifyReply) => {
-    reply.header('Content-Security-Policy', MY_FILES_CSP);
+    reply.header('Content-Security-Policy', UPLOAD_PAGE_CSP);
   };
 
   app.get(MY_FILES_PATH, { config: { web: true }, onSend: allowConnect }, async (request, reply) => {
@@ -150,18 +132,7 @@ ${current ? breadcrumb(chain) : ''}
 ${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
 ${current ? folderActions(current, session.csrfToken, chain) : ''}
 ${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
-<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${UPLOADS_PATH}" data-account="${String(account.id)}">
-<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
-${current ? html`<input type="hidden" name="folder" value="${current.id}">` : ''}
-<div class="drop" id="drop-zone">
-<label for="upload-files">${current ? html`Upload into <bdi>${current.name}</bdi>` : 'Upload files'}</label>
-<input id="upload-files" type="file" name="upload" multiple required>
-<p class="hint" id="drop-hint">Choose one or more files, then press Upload.</p>
-${limitsLine(allowance)}
-</div>
-<button class="button" type="submit" id="upload-button">Upload</button>
-</form>
-<ul class="uploads" id="upload-list" aria-live="polite"></ul>
+${uploadForm({ csrfToken: session.csrfToken, accountId: account.id, folder: current, allowance })}
 </section>
 <section class="card" id="folders">
 <h2>${current ? 'Folders in this folder' : 'Folders'}</h2>
@@ -189,9 +160,7 @@ ${
     : ''
 }
 </section>
-<script src="${UPLOAD_TEXT_PATH}" defer></script>
-<script src="${TUS_CLIENT_PATH}" defer></script>
-<script src="/static/my-files.js" defer></script>`,
+${UPLOAD_SCRIPTS}`,
     );
   });
 
@@ -239,22 +208,6 @@ ${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '
 </div>`;
   };
 
-  /**
-   * The account's upload limits in words; the numbers ride along as data attributes, so
-   * the script refuses a file that cannot fit before sending any of it (the server still
-   * checks every byte).
-   */
-  const limitsLine = ({ maxFileSize, volumeLimit, volumeLeft }: UploadAllowanceView): Html => {
-    const volume =
-      volumeLimit === null || volumeLeft === null
-        ? 'no upload volume limit'
-        : volumeLeft === 0
-          ? html`upload volume used up for now (${humanSize(volumeLimit)} per 24 hours)`
-          : html`${humanSize(volumeLeft)} of ${humanSize(volumeLimit)} upload volume left (rolling 24 hours)`;
-    return html`<p class="hint upload-limits" id="upload-limits" data-max-file-size="${String(maxFileSize)}"${
-      volumeLeft === null ? '' : html` data-volume-left="${String(volumeLeft)}" data-volume-limit="${String(volumeLimit)}"`
-    }>Up to ${humanSize(maxFileSize)} per file · ${volume}</p>`;
-  };
 
   const breadcrumb = (chain: Folder[]): Html =>
     html`<nav class="crumbs" aria-label="Folders"><a href="${MY_FILES_PATH}">My files</a>${chain.map((folder, i) =>

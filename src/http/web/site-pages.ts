@@ -6,6 +6,7 @@ import { humanSize } from './format.js';
 import { uploadVolumeBlock, usageOf, type Usage } from './usage-section.js';
 import { sendDevelopersPage } from './developers-page.js';
 import { sendPage } from './layout.js';
+import { UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
 
 const stylesheet = readFileSync(new URL('./static/site.css', import.meta.url), 'utf8');
 const favicon = readFileSync(new URL('./static/favicon.svg', import.meta.url));
@@ -37,12 +38,12 @@ ${signUpOpen ? '' : html`<p class="meta">Accounts are created by the operator of
 </section>`;
 }
 
-/** The home page of a signed-in account: upload, and what is left of its limits. */
-function memberHome(login: string, usage: Usage): Html {
-  return html`<section class="card home-hero">
+/** The home page of a signed-in account: upload right there, and what is left of its limits. */
+function memberHome(login: string, usage: Usage, upload: Html): Html {
+  return html`<section class="card home-hero" id="upload">
 <h1>Welcome back, <bdi>${login}</bdi></h1>
-<p>Upload files and share their links from My files.</p>
-<p class="home-actions"><a class="button big-upload" href="/my/files">Upload files</a><a class="button secondary" href="/accounts/profile/misc">Your account</a></p>
+${upload}
+<p class="home-actions"><a class="button secondary" href="/my/files">My files</a><a class="button secondary" href="/accounts/profile/misc">Your account</a></p>
 </section>
 <section class="card" id="usage">
 <h2>Your usage</h2>
@@ -51,7 +52,8 @@ ${uploadVolumeBlock(usage)}
 <dt>Largest file</dt><dd>${humanSize(usage.maxFileSize)}</dd>
 <dt>Premium traffic left</dt><dd>${humanSize(usage.trafficLeft)}${usage.premium ? '' : html` <span class="meta">(needs active premium)</span>`}</dd>
 </dl>
-</section>`;
+</section>
+${UPLOAD_SCRIPTS}`;
 }
 
 /** Home, developers page, the stylesheet and the favicon. */
@@ -68,8 +70,9 @@ export function registerSitePages(app: FastifyInstance, context: HttpContext): v
   app.get('/', { config: { web: true } }, async (request, reply) => {
     const session = request.webSession;
     if (!session) return sendPage(reply, 200, 'Welcome', visitorHome(context.services.signUp.open, context.services.config.maxFileSize));
-    const usage = await usageOf(context.services, session.account);
-    return sendPage(reply, 200, 'Home', memberHome(session.account.login, usage));
+    const [usage, allowance] = await Promise.all([usageOf(context.services, session.account), context.services.uploads.allowance(session.account)]);
+    const upload = uploadForm({ csrfToken: session.csrfToken, accountId: session.account.id, allowance });
+    return sendPage(reply, 200, 'Home', memberHome(session.account.login, usage, upload), UPLOAD_PAGE_CSP);
   });
 
   app.get('/developers', { config: { web: true } }, async (_request, reply) => sendDevelopersPage(reply, context));
