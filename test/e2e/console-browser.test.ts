@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, SCREENSHOT_DIR, signIn, VIEWPORTS } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, SCREENSHOT_DIR, signIn, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The operator console end to end in Debian's Chromium: an operator signs in, creates an
@@ -16,16 +16,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 const TIMEOUT = { timeout: 180_000 };
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
 const SHOT_DIR = process.env.FILEHAVEN_DOCS_SCREENSHOTS === '1' ? DOCS_DIR : SCREENSHOT_DIR;
-
-/** Script errors and console errors (a CSP refusal shows up there). */
-function watchErrors(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(`console: ${message.text()}`);
-  });
-  return problems;
-}
 
 /** At phone width nothing may be wider than the screen; then a picture at both widths. */
 async function checkAndShoot(page: Page, name: string): Promise<void> {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, screenshots, signIn } from '../helpers/chromium.js';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { chromiumSkip, launchChromium, screenshots, signIn, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // End to end in Debian's Chromium against a real server: sign in, the key on the profile,
@@ -12,17 +12,6 @@ import { startTestServer, type TestAccount, type TestServer } from '../helpers/s
 // width into test-output/screenshots/.
 
 const TIMEOUT = { timeout: 120_000 };
-
-/** Fails the test on any script error or console error (a CSP refusal shows up there). */
-function watchErrors(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // Browsers ask for /favicon.ico on their own; the site has none.
-    if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico')) problems.push(`console: ${message.text()}`);
-  });
-  return problems;
-}
 
 describe('My files in Chromium', { skip: chromiumSkip() }, () => {
   let t: TestServer;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { chromiumSkip, launchChromium, screenshots, signIn } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, screenshots, signIn, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // Managing My files in Debian's Chromium: list and grid (thumbnails loaded, the choice
@@ -12,16 +12,6 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 // README shows copies from docs/screenshots/).
 
 const TIMEOUT = { timeout: 120_000 };
-
-function watchErrors(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // The 409 pages this test asks for (a taken name, a folder not empty) are logged as failed loads.
-    if (message.type() === 'error' && !message.location().url.endsWith('/favicon.ico') && !/status of 409/.test(message.text())) problems.push(`console: ${message.text()}`);
-  });
-  return problems;
-}
 
 /** Whether anything makes the page scroll sideways at this width. */
 async function assertNoSidewaysScroll(page: Page, width: number): Promise<void> {
@@ -64,7 +54,7 @@ describe('Managing My files in Chromium', { skip: chromiumSkip() }, () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     page.setDefaultTimeout(20_000);
-    const problems = watchErrors(page);
+    const problems = watchErrors(page, [/status of 409/]);
     await signIn(page, t, user);
     await page.goto(`${t.url}/my/files`);
     await page.getByLabel('New folder').fill('Trip 2026');

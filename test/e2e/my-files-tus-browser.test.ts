@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, screenshots, signIn } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, recordUploadRequests, screenshots, signIn, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // The resumable web upload in Debian's Chromium against a real server: a file over 4 MiB
@@ -19,29 +19,6 @@ import { startTestServer, type TestAccount, type TestServer } from '../helpers/s
 
 const TIMEOUT = { timeout: 120_000 };
 const MiB = 1024 * 1024;
-
-/** Fails the test on any script error or console error (a CSP refusal shows up there). */
-function watchErrors(page: Page, allowed: RegExp[] = []): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() !== 'error' || message.location().url.endsWith('/favicon.ico')) return;
-    // A refused request is logged by the browser itself ("Failed to load resource: ... 413").
-    if (allowed.some((pattern) => pattern.test(message.text()))) return;
-    problems.push(`console: ${message.text()}`);
-  });
-  return problems;
-}
-
-/** The upload requests a context's pages send: "POST /uploads", "PATCH /uploads/…", "POST /my/files/upload". */
-function recordUploadRequests(context: BrowserContext): string[] {
-  const seen: string[] = [];
-  context.on('request', (request) => {
-    const { pathname } = new URL(request.url());
-    if (pathname.startsWith('/uploads') || pathname === '/my/files/upload') seen.push(`${request.method()} ${pathname}`);
-  });
-  return seen;
-}
 
 /** Every text the upload rows' status lines take, in order, kept across reloads in `window.statusLog`. */
 async function recordStatuses(context: BrowserContext): Promise<void> {

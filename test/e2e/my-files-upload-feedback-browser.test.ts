@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, screenshots, signIn } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, recordUploadRequests, screenshots, signIn, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // What the web upload tells its user (issue 12), in Debian's Chromium against real
@@ -21,28 +21,6 @@ const TIMEOUT = { timeout: 150_000 };
 const MiB = 1024 * 1024;
 /** --danger of site.css (#b42318), as the browser reports a computed colour. */
 const DANGER = 'rgb(180, 35, 24)';
-
-/** Fails the test on any script error or console error other than the `allowed` ones (a CSP refusal shows up there). */
-function watchErrors(page: Page, allowed: RegExp[] = []): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() !== 'error' || message.location().url.endsWith('/favicon.ico')) return;
-    if (allowed.some((pattern) => pattern.test(message.text()))) return;
-    problems.push(`console: ${message.text()}`);
-  });
-  return problems;
-}
-
-/** The upload requests a context's pages send: "POST /uploads", "PATCH /uploads/…", "POST /my/files/upload". */
-function recordUploadRequests(context: BrowserContext): string[] {
-  const seen: string[] = [];
-  context.on('request', (request) => {
-    const { pathname } = new URL(request.url());
-    if (pathname.startsWith('/uploads') || pathname === '/my/files/upload') seen.push(`${request.method()} ${pathname}`);
-  });
-  return seen;
-}
 
 /** Upload speed of the page's network, in bytes per second (-1: unlimited). */
 async function throttle(context: BrowserContext, page: Page, bytesPerSecond: number): Promise<void> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, SCREENSHOT_DIR } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, SCREENSHOT_DIR, watchErrors } from '../helpers/chromium.js';
 import { directLink } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
@@ -51,17 +51,6 @@ function gradientPng(width: number, height: number): Buffer {
 }
 const PNG = gradientPng(480, 300);
 const LONG_NAME = `${'quarterly-report-with-a-very-long-name-that-has-no-spaces-at-all-'.repeat(3)}final.txt`;
-
-/** Fails the test on any script error or console error (a CSP refusal shows up there). */
-function watchErrors(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // An error page logs its own status as a failed resource load; that is not a problem.
-    if (message.type() === 'error' && !/status of (401|403|404)/.test(message.text())) problems.push(`console: ${message.text()} (${message.location().url})`);
-  });
-  return problems;
-}
 
 /** How far the page is wider than the screen (0 when it fits), and the widest offenders. */
 async function overflow(page: Page): Promise<{ extra: number; culprits: string[] }> {
@@ -199,7 +188,7 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
         const failures: string[] = [];
         for (const { name, path: where, signedIn } of pages) {
           const page = await contexts[String(signedIn) as 'true' | 'false'].newPage();
-          const problems = watchErrors(page);
+          const problems = watchErrors(page, [/status of (401|403|404)/]);
           await page.goto(`${t.url}${where}`);
           await page.waitForLoadState('load');
           const { extra, culprits } = await overflow(page);
@@ -261,7 +250,7 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
     const ctx = await context('light', true);
     try {
       const page = await ctx.newPage();
-      const problems = watchErrors(page);
+      const problems = watchErrors(page, [/status of (401|403|404)/]);
       await page.goto(`${t.url}/`);
       await page.locator('#upload-files').setInputFiles([{ name: 'from home «é».txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded from the home page\n') }]);
       await page.locator('#upload-list .upload-status', { hasText: 'Uploaded' }).waitFor();

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 /**
  * Debian's Chromium, driven by playwright-core. Playwright's own browser downloads are
@@ -63,4 +63,29 @@ export async function signIn(page: Page, site: { url: string }, user: { login: s
   await page.getByLabel('Password').fill(user.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(`${site.url}/accounts/profile/misc`);
+}
+
+/**
+ * Collects the page's script errors and console errors (a CSP refusal shows up there) for
+ * a test to assert empty. `allowed`: console texts that are expected, such as the failed
+ * load the browser logs for an error page a test asks for ("status of 409").
+ */
+export function watchErrors(page: Page, allowed: RegExp[] = []): string[] {
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() !== 'error' || allowed.some((pattern) => pattern.test(message.text()))) return;
+    problems.push(`console: ${message.text()} (${message.location().url})`);
+  });
+  return problems;
+}
+
+/** The upload requests a context's pages send: "POST /uploads", "PATCH /uploads/…", "POST /my/files/upload". */
+export function recordUploadRequests(context: BrowserContext): string[] {
+  const seen: string[] = [];
+  context.on('request', (request) => {
+    const { pathname } = new URL(request.url());
+    if (pathname.startsWith('/uploads') || pathname === '/my/files/upload') seen.push(`${request.method()} ${pathname}`);
+  });
+  return seen;
 }
