@@ -20,6 +20,14 @@ export interface Database {
   run_leases: RunLeasesTable;
   resumable_uploads: ResumableUploadsTable;
   upload_locks: UploadLocksTable;
+  served_days: ServedDaysTable;
+}
+
+/** Bytes served in one UTC day (migration 0011). */
+export interface ServedDaysTable {
+  /** The UTC day number: floor(epoch ms / 86 400 000). */
+  day: number;
+  bytes: Generated<number>;
 }
 
 /** A resumable upload in progress, or stored and not yet forgotten (migration 0010). */

@@ -14,6 +14,7 @@ import { locksRepository } from './repositories/locks-repository.js';
 import { reservationsRepository } from './repositories/reservations-repository.js';
 import { resumableUploadsRepository, uploadLocksRepository } from './repositories/resumable-uploads-repository.js';
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
+import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
@@ -34,6 +35,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     runLeases: runLeasesRepository(db),
     resumableUploads: resumableUploadsRepository(db),
     uploadLocks: uploadLocksRepository(db),
+    servedDays: servedDaysRepository(db),
     locks: locksRepository(db, engine),
   };
 }

@@ -10,6 +10,7 @@ import * as reservations from './migrations/0007-reservations.js';
 import * as listingIndexes from './migrations/0008-listing-indexes.js';
 import * as runLeases from './migrations/0009-run-leases.js';
 import * as resumableUploads from './migrations/0010-resumable-uploads.js';
+import * as dailyServed from './migrations/0011-daily-served.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -28,6 +29,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0008-listing-indexes': listingIndexes,
   '0009-run-leases': runLeases,
   '0010-resumable-uploads': resumableUploads,
+  '0011-daily-served': dailyServed,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

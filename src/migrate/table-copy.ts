@@ -45,6 +45,8 @@ export const TABLES = {
   // move is told it is gone and starts again; the row and its volume go at its expiry.
   resumable_uploads: { key: 'id' },
   upload_locks: { key: 'upload_id' },
+  // Bytes served per day: history, copied as it is.
+  served_days: { key: 'day' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

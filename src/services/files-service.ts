@@ -45,6 +45,7 @@ export interface CreatedFile {
 
 const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
 const ID_ATTEMPTS = 5;
+const DAY_MS = 86_400_000;
 
 /** Uploads, copies, lookups, deletes, moderation (SPEC.md "File"; API.md sections 4, 7). */
 export class FilesService {
@@ -210,9 +211,18 @@ export class FilesService {
     await this.deps.store.files.recordDownload(id, this.deps.clock());
   }
 
-  /** Adds the body bytes a download actually sent (for `filehaven stats`). */
+  /**
+   * Adds the body bytes a download actually sent: to the file's total (for `filehaven
+   * stats`) and to today's (the console's chart), in one transaction so the two agree.
+   */
   async recordBytesServed(id: string, bytes: number): Promise<void> {
-    await this.deps.store.files.addBytesServed(id, bytes);
+    if (bytes <= 0) return;
+    const day = Math.floor(this.deps.clock() / DAY_MS);
+    await this.deps.store.transaction(async (repos) => {
+      await repos.files.addBytesServed(id, bytes);
+      // Last: the day's row is the one every download wants, so it is held the shortest.
+      await repos.servedDays.add(day, bytes);
+    });
   }
 
   private async transition(id: string, from: FileStatus[], to: FileStatus, why: string): Promise<FileRecord> {

@@ -19,16 +19,18 @@ export interface StatsDay {
   storedBytes: number;
   /** What de-duplication saved then: fileBytes − storedBytes. */
   savedBytes: number;
+  /** Body bytes downloads sent that day (counted since migration 0011; 0 before). */
+  servedBytes: number;
 }
 
 const DAY_MS = 86_400_000;
 export const MAX_HISTORY_DAYS = 366;
 
 /**
- * The day-by-day history behind the console's charts, derived from the files table (no
- * counter table to keep): a file row records its upload and, when deleted, its deletion,
- * which is enough to say what was live at the end of any day. Bytes served have no such
- * record (files keep one running total), so they have no history here.
+ * The day-by-day history behind the console's charts. Uploads and live bytes are derived
+ * from the files table (a file row records its upload and, when deleted, its deletion,
+ * which is enough to say what was live at the end of any day); bytes served, which files
+ * keep only as one running total each, come from the per-day counter (served_days).
  */
 export class StatsHistoryService {
   constructor(private readonly deps: StatsHistoryServiceDeps) {}
@@ -40,6 +42,8 @@ export class StatsHistoryService {
     const today = Math.floor(now / DAY_MS) * DAY_MS;
     const first = today - (days - 1) * DAY_MS;
     const uploads = new Map((await this.deps.store.operatorQueries.dailyUploads(first, today + DAY_MS)).map((d) => [d.day, d]));
+    // Days that served nothing have no row: 0.
+    const served = new Map((await this.deps.store.servedDays.between(first / DAY_MS, today / DAY_MS)).map((d) => [d.day * DAY_MS, d.bytes]));
     const history: StatsDay[] = [];
     // One query pair per day, one after the other: a page an operator opens now and then
     // must not take every pooled connection at once.
@@ -53,6 +57,7 @@ export class StatsHistoryService {
         fileBytes: live.fileBytes,
         storedBytes: live.storedBytes,
         savedBytes: live.fileBytes - live.storedBytes,
+        servedBytes: served.get(day) ?? 0,
       });
     }
     return history;

@@ -126,6 +126,8 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
           .execute();
       }
       await trx.insertInto('upload_locks').values({ upload_id: '0'.repeat(32), holder: 'old-host instance-0 a1', lease_until: Date.now() - 1000, release_requested: 0 }).execute();
+      // Bytes served per day (past 2^32, a bigint on both engines), copied as they are.
+      await trx.insertInto('served_days').values([{ day: 19_700, bytes: 6_000_000_000 }, { day: 19_701, bytes: 12_345 }]).execute();
     });
   } finally {
     await db.destroy();

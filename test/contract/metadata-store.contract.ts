@@ -970,6 +970,47 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
       });
     });
 
+    describe('bytes served per day (the console chart)', () => {
+      test('20 transactions on two stores adding to one day at once sum exactly, with the files\' totals', async () => {
+        const peer = await harness.openPeer();
+        const owner = await account();
+        const files = [await file(owner.id), await file(owner.id)];
+        const day = Math.floor(T0 / 86_400_000);
+        // Past 2^32 in all, so a 32-bit column or a float sum would show.
+        const amount = (i: number) => 300_000_000 + i;
+        await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            (i % 2 ? peer : store).transaction(async (repos) => {
+              await repos.files.addBytesServed(files[i % 2]!.id, amount(i));
+              await repos.servedDays.add(day, amount(i));
+            }),
+          ),
+        );
+        const total = Array.from({ length: 20 }, (_, i) => amount(i)).reduce((a, b) => a + b, 0);
+        assert.deepEqual(await store.servedDays.between(day, day), [{ day, bytes: total }]);
+        assert.equal((await store.housekeeping.stats()).bytesServed, total, 'the files\' totals agree with the day\'s');
+      });
+
+      test('days are their own rows; a range lists the days that served anything, oldest first; a rolled-back add counts nothing', async () => {
+        await store.servedDays.add(100, 5);
+        await store.servedDays.add(102, 7);
+        await store.servedDays.add(102, 1);
+        await store.servedDays.add(103, 0);
+        await store.servedDays.add(99, 4);
+        await assert.rejects(
+          store.transaction(async (repos) => {
+            await repos.servedDays.add(101, 1000);
+            throw new Error('the download failed');
+          }),
+          /the download failed/,
+        );
+        assert.deepEqual(await store.servedDays.between(100, 103), [
+          { day: 100, bytes: 5 },
+          { day: 102, bytes: 8 },
+        ]);
+      });
+    });
+
     describe('resumable uploads and their locks (one writer per upload across servers)', () => {
       test('an upload lock is one request\'s until released or run out; a race has one winner; a holder sees a release request', async () => {
         const peer = await harness.openPeer();

@@ -61,7 +61,7 @@ describe('operator console in Chromium', { skip: chromiumSkip() }, () => {
     // The header leads an operator to the console; its landing page is the overview.
     await page.getByRole('link', { name: 'Console' }).click();
     await page.waitForURL(`${t.url}/console`);
-    assert.equal(await page.locator('.chart svg').count(), 4);
+    assert.equal(await page.locator('.chart svg').count(), 5);
 
     // Accounts: create one.
     await page.locator('.console-nav').getByRole('link', { name: 'Accounts' }).click();

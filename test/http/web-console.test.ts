@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Browser, csrfOf, type Page } from '../helpers/browser.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { humanSize } from '../../src/http/web/format.js';
+import { download } from '../helpers/api-checks.js';
+import { eventually } from '../helpers/downloads.js';
+import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
 // The operator console (issue 12) over HTTP: who reaches it, CSRF, bad input, escaping,
 // and that each action lands in the same audit log as the CLI's, named `web:<login>`.
@@ -246,8 +249,43 @@ describe('operator console over HTTP', () => {
     const owner = await t.account();
     await t.upload(owner.key, 'chart.bin', 'x'.repeat(5000));
     const body = page(await operator.get('/console?days=7'));
-    assert.equal(body.match(/<svg viewBox="0 0 600 160" role="img"/g)?.length, 4, body);
+    assert.equal(body.match(/<svg viewBox="0 0 600 160" role="img"/g)?.length, 5, body);
     assert.match(body, /<rect class="series-uploads"[^>]*><title>\d{4}-\d{2}-\d{2}: \d+<\/title><\/rect>/);
-    assert.match(body, /Bytes served/);
+    assert.match(body, /Bytes served per day/);
+    assert.doesNotMatch(body, /no chart yet/);
+  });
+});
+
+describe('operator console over HTTP: bytes served per day, on the server\'s clock', () => {
+  let t: TestServer;
+  let operator: Browser;
+  const clock = new TestClock(Date.parse('2026-11-20T23:58:00Z'));
+
+  before(async () => {
+    t = await startTestServer({ loginAttemptsPerMinute: 1000 }, clock);
+    const login = `served-admin-${process.pid}`;
+    await t.server.services.accounts.create({ login, password: 'operator password', isOperator: true });
+    operator = new Browser(t.url);
+    redirect(await operator.signIn(login, 'operator password'), '/accounts/profile/misc');
+  });
+  after(() => t.close());
+
+  test('a download adds its bytes to the day the server\'s clock is in, and the chart shows each day\'s', async () => {
+    const owner = await t.account();
+    const uploaded = await t.upload(owner.key, 'served.bin', 'x'.repeat(5000));
+    const served = () => t.server.services.store.housekeeping.stats().then((s) => s.bytesServed);
+    // The bytes are counted once the body is sent, after the response: wait for them.
+    const fetchOnce = async (expected: number) => {
+      assert.equal((await download(`${uploaded.downloadLink}?download=1`)).body.length, 5000);
+      await eventually(async () => (await served()) === expected, `${expected} bytes counted`);
+    };
+    await fetchOnce(5000);
+    clock.set('2026-11-21T10:04:05Z');
+    await fetchOnce(10_000);
+    await fetchOnce(15_000);
+    const body = page(await operator.get('/console?days=7'));
+    const bars = [...body.matchAll(/<rect class="series-served"[^>]*><title>([^<]*)<\/title><\/rect>/g)].map((m) => m[1]);
+    assert.deepEqual(bars.slice(-3), ['2026-11-19: 0 B', `2026-11-20: ${humanSize(5000)}`, `2026-11-21: ${humanSize(10_000)}`], body);
+    assert.equal(bars.length, 7);
   });
 });

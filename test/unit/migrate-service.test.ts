@@ -56,6 +56,7 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
   await db.insertInto('run_leases').values({ name: 'gc', holder: 'web-1 i-1', lease_until: 2 }).execute();
   await db.insertInto('resumable_uploads').values({ id: 'a'.repeat(32), account_id: 20, filename: 'half.bin', folder_id: null, length: 100, reservation_id: null, digest_checkpoints: '[]', file_id: null, created_at: 1, expires_at: 3 }).execute();
   await db.insertInto('upload_locks').values({ upload_id: 'a'.repeat(32), holder: 'web-1 i-1 x', lease_until: 2, release_requested: 0 }).execute();
+  await db.insertInto('served_days').values([{ day: 20_000, bytes: 5_000_000_000 }, { day: 20_001, bytes: 7 }]).execute();
   await db.insertInto('audit_log').values({ at: 1, actor: 'cli:root', action: 'a', object: 'o', details: '' }).execute();
   await db.insertInto('blacklist').values({ sha256: 'e'.repeat(64), reason: '', created_at: 1 }).execute();
   await db.insertInto('blacklist_names').values({ pattern: '*.exe', reason: '', created_at: 1 }).execute();

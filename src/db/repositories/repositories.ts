@@ -327,6 +327,14 @@ export interface OperatorQueriesRepository {
   liveBytesAt(at: number): Promise<{ fileBytes: number; storedBytes: number }>;
 }
 
+/** Bytes served per UTC day (the console's chart); a day is floor(epoch ms / 86 400 000). */
+export interface ServedDaysRepository {
+  /** Adds `bytes` to a day's total atomically (concurrent adders never lose one another's bytes). */
+  add(day: number, bytes: number): Promise<void>;
+  /** The days from `from` to `to` (day numbers, both included) that served anything, oldest first. */
+  between(from: number, to: number): Promise<Array<{ day: number; bytes: number }>>;
+}
+
 /** Named leases for the jobs one server of a fleet runs at a time (services/run-alone.ts). */
 export interface RunLeasesRepository {
   /** Takes the lease until `until` when it is free, expired (before `now`) or already ours; whether we hold it. */
@@ -582,6 +590,7 @@ export interface Repositories {
   runLeases: RunLeasesRepository;
   resumableUploads: ResumableUploadsRepository;
   uploadLocks: UploadLocksRepository;
+  servedDays: ServedDaysRepository;
   locks: LocksRepository;
 }
 

@@ -86,7 +86,8 @@ ${svgChart({
   ],
 })}
 ${svgChart({ title: 'Saved by de-duplication', kind: 'lines', labels, format: humanSize, series: [{ name: 'Saved', className: 'series-saved', values: history.map((d) => d.savedBytes) }] })}
-<p class="meta">Drawn from the files table: each file's upload and deletion times. Bytes served are counted as one total per file, with no date, so they have no chart yet.</p>
+${svgChart({ title: 'Bytes served per day', kind: 'bars', labels, format: humanSize, series: [{ name: 'Served', className: 'series-served', values: history.map((d) => d.servedBytes) }] })}
+<p class="meta">Uploads and live bytes are drawn from the files table: each file's upload and deletion times. Bytes served are counted per UTC day as downloads finish, from the upgrade that added the count (earlier days show 0).</p>
 </section>`,
     );
   });
