@@ -115,6 +115,9 @@ describe('operator console over HTTP', () => {
     const extended = (await t.server.services.accounts.byLoginOrFail(login)).premiumEnd!;
     redirect(await operator.post(`/console/accounts/${login}/premium`, { csrf, days: '-10' }), `/console/accounts/${login}?done=premium`);
     assert.equal((await t.server.services.accounts.byLoginOrFail(login)).premiumEnd, extended - 10 * 86_400_000);
+    // Parts of a day, as with the CLI's --days: half a day is twelve hours.
+    redirect(await operator.post(`/console/accounts/${login}/premium`, { csrf, days: '0.5' }), `/console/accounts/${login}?done=premium`);
+    assert.equal((await t.server.services.accounts.byLoginOrFail(login)).premiumEnd, extended - 10 * 86_400_000 + 43_200_000);
     assert.match(page(await operator.get(`/console/accounts/${login}`)), /End premium now/);
     redirect(await operator.post(`/console/accounts/${login}/end-premium`, { csrf }), `/console/accounts/${login}?done=premium-ended`);
     const ended = await t.server.services.accounts.byLoginOrFail(login);
@@ -128,19 +131,20 @@ describe('operator console over HTTP', () => {
 
     assert.deepEqual(
       (await audit('accounts.')).filter((e) => e.object === `account:${login}`).map((e) => e.action),
-      ['accounts.enable', 'accounts.disable', 'accounts.premium', 'accounts.premium', 'accounts.premium', 'accounts.create'],
+      ['accounts.enable', 'accounts.disable', 'accounts.premium', 'accounts.premium', 'accounts.premium', 'accounts.premium', 'accounts.create'],
     );
     // The audit page shows them, filtered by object.
     const log = page(await operator.get(`/console/audit?object=${encodeURIComponent(`account:${login}`)}&actor=${encodeURIComponent(`web:${adminLogin}`)}`));
-    assert.equal(log.match(/<td><code>accounts\.[a-z-]+<\/code><\/td>/g)?.length, 6, log);
+    assert.equal(log.match(/<td><code>accounts\.[a-z-]+<\/code><\/td>/g)?.length, 7, log);
   });
 
   test('bad input gets a 400 page with the reason, never a crash, and changes nothing', async () => {
     const { login } = await t.account();
     const before = await t.server.services.accounts.byLoginOrFail(login);
     const cases: [string, Record<string, string>, RegExp][] = [
-      [`/console/accounts/${login}/premium`, { days: '99999999' }, /premium days must be a whole number from -36500 to 36500/],
-      [`/console/accounts/${login}/premium`, { days: '2.5' }, /premium days must be a whole number/i],
+      [`/console/accounts/${login}/premium`, { days: '99999999' }, /premium days must be a number such as 30 or 0\.5, from -36500 to 36500/],
+      [`/console/accounts/${login}/premium`, { days: '2,5' }, /premium days must be a number such as 30 or 0\.5/i],
+      [`/console/accounts/${login}/premium`, { days: '1e3' }, /premium days must be a number/i],
       [`/console/accounts/${login}/premium`, { days: '-3' }, /is not active: there is nothing to shorten/i],
       [`/console/accounts/${login}/premium`, { traffic: '10XB' }, /traffic must be a size like 10GiB/i],
       [`/console/accounts/${login}/premium`, {}, /give premium days and\/or traffic/i],

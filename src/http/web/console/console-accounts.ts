@@ -35,15 +35,16 @@ const NOTES: Record<string, string> = {
 };
 
 /**
- * Whole days from a form field, '' meaning 0; negative (shortening) only where `signed`.
- * The service checks the same bounds (account-bounds.ts); this only words the form's refusal.
+ * Days from a form field, '' meaning 0; negative (shortening) only where `signed`. Parts of
+ * a day are allowed (`0.5` is twelve hours), as with the CLI's --days. The service checks
+ * the same bounds (account-bounds.ts); this only words the form's refusal.
  */
 function daysField(raw: string | undefined, signed = false): number {
   const text = (raw ?? '').trim();
   if (text === '') return 0;
   const least = signed ? -MAX_PREMIUM_DAYS : 0;
-  if (!/^-?\d{1,6}$/.test(text) || Number(text) > MAX_PREMIUM_DAYS || Number(text) < least) {
-    throw new InputError(`premium days must be a whole number from ${least} to ${MAX_PREMIUM_DAYS}`);
+  if (!/^-?\d{1,6}(\.\d{1,3})?$/.test(text) || Number(text) > MAX_PREMIUM_DAYS || Number(text) < least) {
+    throw new InputError(`premium days must be a number such as 30 or 0.5, from ${least} to ${MAX_PREMIUM_DAYS}`);
   }
   return Number(text);
 }
@@ -119,7 +120,7 @@ ${csrfField(request)}
 <label for="new-email">E-mail <span class="meta">(optional)</span></label>
 <input id="new-email" name="email" type="email" maxlength="254">
 <label for="new-days">Premium days <span class="meta">(optional)</span></label>
-<input id="new-days" name="premium_days" inputmode="numeric" pattern="\\d{0,5}" maxlength="5">
+<input id="new-days" name="premium_days" inputmode="decimal" pattern="\\d{0,5}(\\.\\d{1,3})?" maxlength="9">
 <label for="new-traffic">Traffic <span class="meta">(optional, e.g. 10GiB)</span></label>
 <input id="new-traffic" name="traffic" maxlength="32">
 <button class="button" type="submit">Create account</button>
@@ -182,7 +183,7 @@ ${doneNote(queryText(request.query, 'done'), NOTES)}
 ${form(
   'premium',
   html`<div class="field-row">
-<label for="days">Days</label><input id="days" name="days" inputmode="numeric" pattern="-?\\d{0,5}" maxlength="6" placeholder="30">
+<label for="days">Days</label><input id="days" name="days" inputmode="decimal" pattern="-?\\d{0,5}(\\.\\d{1,3})?" maxlength="10" placeholder="30">
 <label for="traffic">Traffic</label><input id="traffic" name="traffic" maxlength="32" placeholder="10GiB">
 <button class="button small" type="submit">Apply</button>
 </div>
