@@ -395,17 +395,20 @@ describe('GET /folder/<id>/zip', () => {
         deleted: (id: string) => slow.server.services.files.deleteOwned(owner.account, id).then(() => {}),
         moved: (id: string) => slow.server.services.folders.move(owner.account, elsewhere, [id]).then(() => {}),
       };
-      const results = await Promise.all(
-        Object.entries(cases).map(async ([name, change]) => {
-          const top = await newFolder(`changing ${name}`);
-          const marker = `${name} ${randomBytes(16).toString('hex')} `.repeat(64);
-          // Newest first in the ZIP: the marked file is uploaded first, so it comes last.
-          const later = await uploadInto(top, 'later.txt', marker);
-          await uploadInto(top, 'first.bin', randomBytes(1024 * 1024));
-          const result = await downloadWith(`${slow.url}/folder/${top}/zip`, () => change(later));
-          return { name, marker, ...result };
-        }),
-      );
+      // One case at a time: on SQLite the two servers of this process share one database
+      // file, and better-sqlite3 waits for its lock synchronously, blocking the event loop
+      // the other server needs to finish its transaction (seen as SQLITE_BUSY in CI when
+      // the three ran at once). Separate processes, as in production, wait for each other.
+      const results = [];
+      for (const [name, change] of Object.entries(cases)) {
+        const top = await newFolder(`changing ${name}`);
+        const marker = `${name} ${randomBytes(16).toString('hex')} `.repeat(64);
+        // Newest first in the ZIP: the marked file is uploaded first, so it comes last.
+        const later = await uploadInto(top, 'later.txt', marker);
+        await uploadInto(top, 'first.bin', randomBytes(1024 * 1024));
+        const result = await downloadWith(`${slow.url}/folder/${top}/zip`, () => change(later));
+        results.push({ name, marker, ...result });
+      }
       for (const result of results) {
         assert.equal(result.status, 200, result.name);
         assert.ok(result.body.length < result.length, `${result.name}: ${result.body.length} of ${result.length} bytes`);
