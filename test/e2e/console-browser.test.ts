@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromiumSkip, launchChromium, SCREENSHOT_DIR, signIn, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, SCREENSHOT_DIR, sidewaysOverflow, signIn, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The operator console end to end in Debian's Chromium: an operator signs in, creates an
@@ -23,7 +23,7 @@ async function checkAndShoot(page: Page, name: string): Promise<void> {
   for (const [label, size] of Object.entries(VIEWPORTS)) {
     await page.setViewportSize(size);
     if (label === 'phone') {
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      const overflow = await sidewaysOverflow(page);
       assert.ok(overflow <= 0, `${name}: the page is ${overflow}px wider than a phone screen`);
     }
     await page.screenshot({ path: path.join(SHOT_DIR, `console-${name}-${label}.png`), fullPage: true });

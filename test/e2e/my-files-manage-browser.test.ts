@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { chromiumSkip, launchChromium, screenshots, signIn, watchErrors } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, screenshots, sidewaysOverflow, signIn, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // Managing My files in Debian's Chromium: list and grid (thumbnails loaded, the choice
@@ -16,8 +16,8 @@ const TIMEOUT = { timeout: 120_000 };
 /** Whether anything makes the page scroll sideways at this width. */
 async function assertNoSidewaysScroll(page: Page, width: number): Promise<void> {
   await page.setViewportSize({ width, height: 800 });
-  const { scroll, client } = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
-  assert.ok(scroll <= client, `at ${width} px the page is ${scroll} px wide (${page.url()})`);
+  const overflow = await sidewaysOverflow(page);
+  assert.ok(overflow <= 0, `at ${width} px the page is ${overflow} px wider than the screen (${page.url()})`);
   await page.setViewportSize({ width: 1280, height: 900 });
 }
 

@@ -89,3 +89,8 @@ export function recordUploadRequests(context: BrowserContext): string[] {
   });
   return seen;
 }
+
+/** How many pixels the page is wider than its viewport (0 or less: it fits, nothing scrolls sideways). */
+export async function sidewaysOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}
