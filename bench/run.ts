@@ -43,19 +43,19 @@ import { parseBytes } from '../src/config/units.js';
 import { defer, section, unwind, unwindOnExit } from './lib/cleanup.js';
 import type { BenchContext } from './lib/context.js';
 import { figure, type SectionResult } from './lib/figures.js';
-import { apiKey, createAccount, startFilehaven, type BackendSettings } from './lib/filehaven-server.js';
+import { apiKey, type BackendSettings, createAccount, startFilehaven } from './lib/filehaven-server.js';
 import { describeMachine } from './lib/machine.js';
 import { MiB, rssOf } from './lib/measure.js';
-import { nginxMissing, startNginx, type NginxReference } from './lib/nginx.js';
-import { writeReport, printBackend, type BackendReport } from './lib/report.js';
+import { type NginxReference, nginxMissing, startNginx } from './lib/nginx.js';
+import { stackFloorRss } from './lib/platform-floor.js';
+import { type BackendReport, printBackend, writeReport } from './lib/report.js';
 import type { MetadataLocation } from './lib/seed.js';
-import { createBucket, createSchema, DATABASE_URL, s3Client, s3Endpoint, s3Reference, type S3Reference } from './lib/storage.js';
+import { createBucket, createSchema, DATABASE_URL, type S3Reference, s3Client, s3Endpoint, s3Reference } from './lib/storage.js';
 import { cluster } from './sections/cluster.js';
-import { resumable } from './sections/resumable.js';
 import { copies } from './sections/copies.js';
 import { memory } from './sections/memory.js';
-import { stackFloorRss } from './lib/platform-floor.js';
 import { requestRates } from './sections/request-rate.js';
+import { resumable } from './sections/resumable.js';
 import { rows } from './sections/rows.js';
 import { smallUploads } from './sections/small-uploads.js';
 import { transfers } from './sections/transfers.js';
@@ -80,7 +80,10 @@ function countSetting(name: string, fallback: number, min: number): number {
 function listSetting<T extends string>(name: string, all: readonly T[]): T[] {
   const raw = process.env[name];
   if (raw === undefined) return [...all];
-  const picked = raw.split(',').map((item) => item.trim()).filter(Boolean);
+  const picked = raw
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
   const unknown = picked.filter((item) => !(all as readonly string[]).includes(item));
   if (unknown.length > 0 || picked.length === 0) throw new Error(`${name}: expected a comma-separated list of ${all.join(', ')}; got "${raw}"`);
   return all.filter((item) => picked.includes(item));
@@ -128,14 +131,22 @@ async function postgresS3Storage(): Promise<Storage | { skipped: string }> {
   return {
     settings: {
       flags: [
-        '--database-url', DATABASE_URL,
-        '--database-schema', schema.schema,
-        '--s3-bucket', bucket.bucket,
-        '--s3-endpoint', s3.endpoint,
-        '--s3-force-path-style', 'true',
-        '--s3-checksums', 'when_required',
-        '--s3-part-size', String(settings.partSize),
-        '--s3-queue-size', String(settings.queueSize),
+        '--database-url',
+        DATABASE_URL,
+        '--database-schema',
+        schema.schema,
+        '--s3-bucket',
+        bucket.bucket,
+        '--s3-endpoint',
+        s3.endpoint,
+        '--s3-force-path-style',
+        'true',
+        '--s3-checksums',
+        'when_required',
+        '--s3-part-size',
+        String(settings.partSize),
+        '--s3-queue-size',
+        String(settings.queueSize),
       ],
       env: { AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey, AWS_REGION: 'us-east-1' },
     },
@@ -187,7 +198,11 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
         // the idle figure stands on: measured here, in the same run.
         const floor = await stackFloorRss(work);
         result.figures.unshift(
-          figure('idle RSS, 2 s after the start', `${(idleRss / MB).toFixed(0)} MB`, { reference: `${(floor / MB).toFixed(0)} MB Fastify + Kysely + better-sqlite3 alone`, target: '≤ 80 MB', met: idleRss <= 80 * MB }),
+          figure('idle RSS, 2 s after the start', `${(idleRss / MB).toFixed(0)} MB`, {
+            reference: `${(floor / MB).toFixed(0)} MB Fastify + Kysely + better-sqlite3 alone`,
+            target: '≤ 80 MB',
+            met: idleRss <= 80 * MB,
+          }),
         );
         return result;
       },

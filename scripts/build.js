@@ -11,6 +11,10 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const outFlag = process.argv.indexOf('--out');
 const out = outFlag > 0 ? path.resolve(process.argv[outFlag + 1]) : path.join(root, 'dist');
 rmSync(out, { recursive: true, force: true });
-const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out], { stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(root, 'tsconfig.build.json'), '--outDir', out],
+  { stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 cpSync(path.join(root, 'src', 'http', 'web', 'static'), path.join(out, 'http', 'web', 'static'), { recursive: true });

@@ -11,12 +11,13 @@
 //
 // FILEHAVEN_FUZZ_RUNS / FILEHAVEN_FUZZ_SEED / FILEHAVEN_FUZZ_FAMILY work too (flags win).
 // Exit code 0 when nothing failed, 1 otherwise.
-import fc from 'fast-check';
+
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import fc from 'fast-check';
 import { caseArb } from '../test/fuzz/arbitraries.js';
-import { CORPUS } from '../test/fuzz/corpus.js';
 import type { ViolationKind } from '../test/fuzz/checks.js';
+import { CORPUS } from '../test/fuzz/corpus.js';
 import { prepareFixtures } from '../test/fuzz/fixtures.js';
 import { familyPlan, fuzzConfig } from '../test/fuzz/fuzz-config.js';
 import { FuzzSession, reportCase } from '../test/fuzz/harness.js';

@@ -12,5 +12,8 @@ if (!block.test(readme)) {
   console.error('README.md has no <!-- endpoints:start --> ... <!-- endpoints:end --> block');
   process.exit(1);
 }
-writeFileSync(file, readme.replace(block, (_all, start: string, end: string) => `${start}\n${endpointsMarkdown()}\n${end}`));
+writeFileSync(
+  file,
+  readme.replace(block, (_all, start: string, end: string) => `${start}\n${endpointsMarkdown()}\n${end}`),
+);
 console.log('README.md endpoint table updated');

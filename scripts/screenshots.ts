@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
-import { DEFAULTS, type Config } from '../src/config/config.js';
+import { type Config, DEFAULTS } from '../src/config/config.js';
 import { startServer } from '../src/server.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -39,7 +39,14 @@ async function main(): Promise<void> {
     const base = server.baseUrl;
     const { services } = server;
     const password = 'correct horse battery';
-    const ada = await services.accounts.create({ login: 'ada', password, name: 'Ada Lovelace', email: 'ada@example.org', premiumDays: 30, trafficBytes: 7.4 * 1024 ** 3 });
+    const ada = await services.accounts.create({
+      login: 'ada',
+      password,
+      name: 'Ada Lovelace',
+      email: 'ada@example.org',
+      premiumDays: 30,
+      trafficBytes: 7.4 * 1024 ** 3,
+    });
     const key = await services.accounts.apiKeyFor(ada);
     const api = async (pathname: string, init: RequestInit): Promise<string> => {
       const response = await fetch(`${base}${pathname}`, { ...init, headers: { Authorization: key, ...init.headers } });
@@ -113,7 +120,11 @@ async function main(): Promise<void> {
 
     if (phone) {
       // Every other page at phone width, for review only.
-      for (const [name, pathname] of [['developers', '/developers'], ['not-found', '/nothing/here'], ['text-preview', `/${files[3]}/x`]] as const) {
+      for (const [name, pathname] of [
+        ['developers', '/developers'],
+        ['not-found', '/nothing/here'],
+        ['text-preview', `/${files[3]}/x`],
+      ] as const) {
         await page.goto(`${base}${pathname}`);
         await page.setViewportSize(PHONE);
         await page.screenshot({ path: path.join(REVIEW, `readme-${name}-phone.png`), fullPage: true });

@@ -5,11 +5,12 @@
 //   npm run soak -- --kills 10 --round-ms 4000 --clients 8 --seed 42 --keep
 //
 // Exit code 0 when nothing was lost, corrupt, partial or overspent; 1 otherwise.
+
+import { randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { randomInt } from 'node:crypto';
 import { describeCrashReport, runCrashWorkload } from '../test/helpers/crash-workload.js';
 
 const { values } = parseArgs({

@@ -1,16 +1,17 @@
 import type { BlobStore } from './blob/blob-store.js';
-import type { S3ClientOptions } from './blob/s3-blob-store.js';
 import { BlobStoreUnavailableError } from './blob/blob-store.js';
 import { LocalBlobStore } from './blob/local-blob-store.js';
 import { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
+import type { S3ClientOptions } from './blob/s3-blob-store.js';
 import type { ThumbnailStore } from './blob/thumbnail-store.js';
+import { type Config, ConfigError } from './config/config.js';
+import { redactUrl } from './config/redact-url.js';
 import { LocalResumableStorage } from './resumable/local-resumable-storage.js';
 import type { ResumableStorage } from './resumable/resumable-storage.js';
-import { ConfigError, type Config } from './config/config.js';
-import { redactUrl } from './config/redact-url.js';
 
 export { redactUrl };
-import { openPostgres, openSqlite, type OpenedDatabase } from './db/dialect.js';
+
+import { type OpenedDatabase, openPostgres, openSqlite } from './db/dialect.js';
 import { openMetadataStore } from './db/metadata-store.js';
 import type { MetadataStore } from './db/repositories/repositories.js';
 

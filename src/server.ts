@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { resolveUrls, type Config } from './config/config.js';
+import { type Config, resolveUrls } from './config/config.js';
 import { buildApp } from './http/app.js';
 import { LEASE_MS } from './services/reservations-service.js';
 import { RunningElsewhereError } from './services/run-alone.js';
@@ -61,7 +61,10 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
       app.log.warn({ host: config.host }, 'GET /metrics answers anyone who reaches this address: set --metrics-token, or keep the port private');
     }
     if (services.store.newerMigrations.length > 0) {
-      app.log.warn({ migrations: services.store.newerMigrations }, 'a newer version has migrated the database further; this server runs on it (migrations are additive)');
+      app.log.warn(
+        { migrations: services.store.newerMigrations },
+        'a newer version has migrated the database further; this server runs on it (migrations are additive)',
+      );
     }
     if (leftover.settled > 0) app.log.warn({ reservations: leftover }, 'settled transfers an earlier process left');
     // Between gc runs, the transfers of a server that died for good are settled once their

@@ -20,10 +20,14 @@ function curl(args: string[]): Promise<CurlResult> {
   return new Promise((resolve, reject) => {
     // The answer's body (when kept) then, on its own last line, the status and the bytes received.
     execFile('curl', ['-sS', '--noproxy', '*', '-w', '\n%{http_code} %{size_download}', ...args], { maxBuffer: 1024 * 1024 }, (error, stdout, stderr) => {
-      if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT') return reject(new Error('curl is not installed: the byte figures need it (Debian: apt-get install curl)'));
+      if ((error as NodeJS.ErrnoException | null)?.code === 'ENOENT')
+        return reject(new Error('curl is not installed: the byte figures need it (Debian: apt-get install curl)'));
       if (error) return reject(new Error(`curl ${args.join(' ')}: ${stderr || error.message}`));
       const cut = stdout.lastIndexOf('\n');
-      const [status, bytes] = stdout.slice(cut + 1).split(' ').map(Number);
+      const [status, bytes] = stdout
+        .slice(cut + 1)
+        .split(' ')
+        .map(Number);
       resolve({ status: status!, bytes: bytes!, body: stdout.slice(0, cut) });
     });
   });

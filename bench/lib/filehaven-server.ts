@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { defer } from './cleanup.js';
 import { call } from './http-client.js';
@@ -14,13 +14,20 @@ export interface BackendSettings {
  * limiter, the upload-volume reservation and the traffic accounting, as in production.
  */
 const BENCH_FLAGS = [
-  '--log-level', 'warn',
-  '--max-file-size', String(64 * 1024 ** 3),
-  '--api-rate-per-key', '1000000000',
-  '--api-rate-per-ip', '1000000000',
-  '--free-downloads-per-ip', '1000',
-  '--upload-volume-premium', String(1024 ** 5),
-  '--gc-interval', '0',
+  '--log-level',
+  'warn',
+  '--max-file-size',
+  String(64 * 1024 ** 3),
+  '--api-rate-per-key',
+  '1000000000',
+  '--api-rate-per-ip',
+  '1000000000',
+  '--free-downloads-per-ip',
+  '1000',
+  '--upload-volume-premium',
+  String(1024 ** 5),
+  '--gc-interval',
+  '0',
 ];
 
 export const PASSWORD = 'bench-password';
@@ -33,14 +40,31 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs the compiled CLI on this data folder and backend; its stdout. */
 export function filehavenCli(dataDir: string, settings: BackendSettings, ...args: string[]): string {
-  const result = spawnSync(process.execPath, ['dist/cli/index.js', ...args, '--data', dataDir, ...settings.flags], { encoding: 'utf8', env: cleanEnv(settings.env) });
+  const result = spawnSync(process.execPath, ['dist/cli/index.js', ...args, '--data', dataDir, ...settings.flags], {
+    encoding: 'utf8',
+    env: cleanEnv(settings.env),
+  });
   if (result.status !== 0) throw new Error(`filehaven ${args.join(' ')}: ${result.stderr || result.stdout}`);
   return result.stdout;
 }
 
 /** A premium account with traffic to spare. */
 export function createAccount(dataDir: string, settings: BackendSettings, login: string): void {
-  filehavenCli(dataDir, settings, 'accounts', 'create', '--login', login, '--password', PASSWORD, '--premium-days', '365', '--traffic', String(1024 ** 5), '--json');
+  filehavenCli(
+    dataDir,
+    settings,
+    'accounts',
+    'create',
+    '--login',
+    login,
+    '--password',
+    PASSWORD,
+    '--premium-days',
+    '365',
+    '--traffic',
+    String(1024 ** 5),
+    '--json',
+  );
 }
 
 export interface RunningServer {

@@ -3,8 +3,8 @@ import { once } from 'node:events';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defer } from './cleanup.js';
 import { freePort } from '../../test/helpers/cluster.js';
+import { defer } from './cleanup.js';
 import { call } from './http-client.js';
 
 /**

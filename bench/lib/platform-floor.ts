@@ -70,7 +70,11 @@ export async function stackFloorRss(dir: string): Promise<number> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     console.log('listening on http://127.0.0.1:' + app.server.address().port);
   `;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FLOOR_DB: path.join(dir, 'floor.db') } });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, FLOOR_DB: path.join(dir, 'floor.db') },
+  });
   const exited = once(child, 'exit');
   try {
     await listeningUrl(child, 'the stack floor probe');

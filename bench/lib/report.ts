@@ -18,7 +18,13 @@ export function printBackend(report: BackendReport): void {
   console.log(`\n== ${report.backend}: ${report.setup} (${report.seconds.toFixed(0)} s)`);
   const rows = report.sections.flatMap((result) => result.figures.map(columns));
   const widths = HEADINGS.map((heading, i) => Math.max(heading.length, ...rows.map((row) => row[i]!.length)));
-  const print = (cells: string[]) => console.log(cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+  const print = (cells: string[]) =>
+    console.log(
+      cells
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   print(HEADINGS);
   for (const row of rows) print(row);
   for (const result of report.sections) for (const note of result.notes) console.log(`  ${result.title}: ${note}`);

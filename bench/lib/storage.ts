@@ -162,7 +162,8 @@ export interface S3Reference {
 export async function s3Reference(client: S3Client, bucket: string, s3: { partSize: number; queueSize: number }): Promise<S3Reference> {
   const Key = `bench-reference-${randomBytes(6).toString('hex')}`;
   defer(`delete ${Key}`, () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key })));
-  const send = (Body: Readable | Buffer) => new Upload({ client, params: { Bucket: bucket, Key, Body }, partSize: s3.partSize, queueSize: s3.queueSize, leavePartsOnError: false }).done();
+  const send = (Body: Readable | Buffer) =>
+    new Upload({ client, params: { Bucket: bucket, Key, Body }, partSize: s3.partSize, queueSize: s3.queueSize, leavePartsOnError: false }).done();
   const read = async (size: number) => {
     const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key }));
     const sink = counter();

@@ -7,11 +7,11 @@ import { redisProblem } from '../../test/helpers/redis.js';
 import { defer } from '../lib/cleanup.js';
 import type { BenchContext } from '../lib/context.js';
 import { curlUpload, writeBody } from '../lib/curl.js';
-import { figure, rate, x, type SectionResult } from '../lib/figures.js';
+import { figure, rate, type SectionResult, x } from '../lib/figures.js';
 import { apiKey, startFilehaven } from '../lib/filehaven-server.js';
 import { call } from '../lib/http-client.js';
 import { requestRate, startBareNode, wrkMissing } from '../lib/http-load.js';
-import { alternate, mbps, median, MiB, timed } from '../lib/measure.js';
+import { alternate, MiB, mbps, median, timed } from '../lib/measure.js';
 
 /** Uploads sent at once through nginx in one round of the upload figure. */
 const PARALLEL_UPLOADS = 4;
@@ -31,7 +31,10 @@ export async function cluster(context: BenchContext, seconds: number, uploadSize
   if (missing) return { title: 'Several servers behind nginx', figures: [], notes: [missing] };
   const redis = await redisUrl();
   const shared = redis ? ['--redis-url', redis, '--redis-prefix', `bench-${process.pid}:`] : [];
-  const settings = (name: string) => ({ flags: [...context.settings.flags, ...shared, '--server-name', name, '--trust-proxy', 'true'], env: context.settings.env });
+  const settings = (name: string) => ({
+    flags: [...context.settings.flags, ...shared, '--server-name', name, '--trust-proxy', 'true'],
+    env: context.settings.env,
+  });
   // Both on the bench's data folder: the same secret, and on SQLite the same database.
   const first = await startFilehaven(context.dataDir, settings('bench-cluster-1'));
   const second = await startFilehaven(context.dataDir, settings('bench-cluster-2'));
@@ -85,7 +88,9 @@ export async function cluster(context: BenchContext, seconds: number, uploadSize
     ],
     notes: [
       `${context.rounds} rounds each, one and two servers alternating, medians; wrk rounds of ${seconds} s`,
-      redis ? `shared limits on Redis at ${redactUrl(redis)}` : 'no Redis answered (BENCH_REDIS_URL, default redis://127.0.0.1:6379): each server counts its limits alone',
+      redis
+        ? `shared limits on Redis at ${redactUrl(redis)}`
+        : 'no Redis answered (BENCH_REDIS_URL, default redis://127.0.0.1:6379): each server counts its limits alone',
       'the uploads send the same bytes, so every one after the first is stored as a copy of one blob (hashed and staged in full all the same)',
     ],
   };
@@ -93,7 +98,9 @@ export async function cluster(context: BenchContext, seconds: number, uploadSize
 
 function nginxMissing(): string | null {
   const found = spawnSync(NGINX_PATH, ['-v'], { encoding: 'utf8' });
-  return found.error || found.status !== 0 ? `no nginx at ${NGINX_PATH}: the figures with several servers are left out (Debian: apt-get install nginx-light)` : null;
+  return found.error || found.status !== 0
+    ? `no nginx at ${NGINX_PATH}: the figures with several servers are left out (Debian: apt-get install nginx-light)`
+    : null;
 }
 
 /** The Redis of the fleet figures: BENCH_REDIS_URL, or the machine's own when it answers (with the URL's credentials); null without one. */

@@ -1,7 +1,7 @@
 import type { BenchContext } from '../lib/context.js';
 import { figure, ms, type SectionResult } from '../lib/figures.js';
 import { atomEntryId, call, uploadFile } from '../lib/http-client.js';
-import { median, MiB, percentile, timed } from '../lib/measure.js';
+import { MiB, median, percentile, timed } from '../lib/measure.js';
 
 const COPIES = 30;
 

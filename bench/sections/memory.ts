@@ -48,6 +48,8 @@ export async function memory(context: BenchContext, size: number): Promise<Secti
         met: peak <= target,
       }),
     ],
-    notes: [`the eight transfers took ${seconds.toFixed(1)} s (${((8 * size) / MB / seconds).toFixed(0)} MB/s in all); 2 of the downloads by public link, 2 by direct link`],
+    notes: [
+      `the eight transfers took ${seconds.toFixed(1)} s (${((8 * size) / MB / seconds).toFixed(0)} MB/s in all); 2 of the downloads by public link, 2 by direct link`,
+    ],
   };
 }

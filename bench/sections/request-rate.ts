@@ -1,5 +1,5 @@
 import type { BenchContext } from '../lib/context.js';
-import { figure, x, type SectionResult } from '../lib/figures.js';
+import { figure, type SectionResult, x } from '../lib/figures.js';
 import { call } from '../lib/http-client.js';
 import { requestRate, startBareNode, wrkMissing } from '../lib/http-load.js';
 import { alternate, median } from '../lib/measure.js';

@@ -1,15 +1,15 @@
 import { createHash, randomInt } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import http from 'node:http';
-import { Readable } from 'node:stream';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createSHA256 } from 'hash-wasm';
 import type { BenchContext } from '../lib/context.js';
 import { curlUpload, writeBody } from '../lib/curl.js';
-import { figure, rate, x, type Figure, type SectionResult } from '../lib/figures.js';
+import { type Figure, figure, rate, type SectionResult, x } from '../lib/figures.js';
 import { filehavenCli, launchFilehaven } from '../lib/filehaven-server.js';
-import { alternate, mbps, median, MiB, timed } from '../lib/measure.js';
+import { alternate, MiB, mbps, median, timed } from '../lib/measure.js';
 
 const TUS = { 'Tus-Resumable': '1.0.0' };
 
@@ -107,7 +107,12 @@ export async function resumable(context: BenchContext, size: number, killSize: n
   return { title: 'Resumable uploads', figures, notes };
 }
 
-function request(url: string, method: string, headers: Record<string, string | number>, body?: NodeJS.ReadableStream): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+function request(
+  url: string,
+  method: string,
+  headers: Record<string, string | number>,
+  body?: NodeJS.ReadableStream,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method, headers }, (res) => {
       let text = '';
@@ -123,12 +128,25 @@ function request(url: string, method: string, headers: Record<string, string | n
 }
 
 async function createTus(url: string, key: string, size: number, name: string): Promise<string> {
-  const answer = await request(`${url}/uploads`, 'POST', { ...TUS, Authorization: key, 'Upload-Length': size, 'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}` });
+  const answer = await request(`${url}/uploads`, 'POST', {
+    ...TUS,
+    Authorization: key,
+    'Upload-Length': size,
+    'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}`,
+  });
   if (answer.status !== 201 || typeof answer.headers.location !== 'string') throw new Error(`creation answered ${answer.status}: ${answer.body.slice(0, 300)}`);
   return answer.headers.location.split('/').at(-1)!;
 }
 
-async function patchFrom(url: string, key: string, id: string, file: string, offset: number, size: number, end = size): Promise<{ status: number; body: string; fileId: string }> {
+async function patchFrom(
+  url: string,
+  key: string,
+  id: string,
+  file: string,
+  offset: number,
+  size: number,
+  end = size,
+): Promise<{ status: number; body: string; fileId: string }> {
   const answer = await request(
     `${url}/uploads/${id}`,
     'PATCH',

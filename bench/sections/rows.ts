@@ -1,6 +1,6 @@
 import { encodeCursor } from '../../src/http/api/page-cursor.js';
 import type { BenchContext } from '../lib/context.js';
-import { figure, ms, x, type Figure, type SectionResult } from '../lib/figures.js';
+import { type Figure, figure, ms, type SectionResult, x } from '../lib/figures.js';
 import { atomEntryId, call, uploadFile } from '../lib/http-client.js';
 import { median, timed } from '../lib/measure.js';
 import { createdAtOf, fileRows, seededId, seedFiles } from '../lib/seed.js';
@@ -61,7 +61,8 @@ export async function rows(context: BenchContext, large: number): Promise<Sectio
   const largeRows = await fileRows(metadata);
   const atLarge = await measure(large);
 
-  const label = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1)} k` : String(n));
+  const label = (n: number) =>
+    n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 === 0 ? 0 : 2)} M` : n >= 1e3 ? `${(n / 1e3).toFixed(n % 1e3 === 0 ? 0 : 1)} k` : String(n);
   const line = (what: string, name: keyof Latencies): Figure => {
     const ratio = atLarge[name] / atSmall[name];
     return figure(`${what} at ${label(largeRows)} rows`, ms(atLarge[name]), {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { BenchContext } from '../lib/context.js';
-import { figure, ms, x, type SectionResult } from '../lib/figures.js';
+import { figure, ms, type SectionResult, x } from '../lib/figures.js';
 import { call, uploadFile } from '../lib/http-client.js';
 import { median, percentile, timed } from '../lib/measure.js';
 

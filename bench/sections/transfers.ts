@@ -1,11 +1,11 @@
 import { open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { BenchContext } from '../lib/context.js';
-import { figure, rate, x, type Figure, type SectionResult } from '../lib/figures.js';
 import { curlGet, curlPut, curlUpload, writeBody } from '../lib/curl.js';
+import { type Figure, figure, rate, type SectionResult, x } from '../lib/figures.js';
 import { atomEntryId, atomLink, directLink, put, uploadFile } from '../lib/http-client.js';
+import { alternate, MiB, mbps, median, timed } from '../lib/measure.js';
 import { startBareNodeWriter } from '../lib/platform-floor.js';
-import { alternate, mbps, median, MiB, timed } from '../lib/measure.js';
 
 /**
  * Upload and download of one file, A/B alternating with the references: nginx (WebDAV

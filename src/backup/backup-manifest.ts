@@ -61,7 +61,13 @@ export function parseManifest(text: string, file: string): BackupManifest {
   }
   const { database, files, blobs } = raw;
   if (typeof raw.createdAt !== 'string' || Number.isNaN(Date.parse(raw.createdAt))) throw bad('"createdAt" must be a date');
-  if (!isObject(database) || database.file !== SQLITE_FILE || !isCount(database.bytes) || typeof database.sha256 !== 'string' || !SHA256_PATTERN.test(database.sha256)) {
+  if (
+    !isObject(database) ||
+    database.file !== SQLITE_FILE ||
+    !isCount(database.bytes) ||
+    typeof database.sha256 !== 'string' ||
+    !SHA256_PATTERN.test(database.sha256)
+  ) {
     throw bad(`"database" must name ${SQLITE_FILE} with its bytes and sha256`);
   }
   if (!isObject(files) || !isCount(files.live)) throw bad('"files.live" must be a count');

@@ -5,10 +5,10 @@ import { BlobNotFoundError } from '../blob/blob-store.js';
 import { LocalBlobStore } from '../blob/local-blob-store.js';
 import { readSecretFile, SECRET_FILE } from '../config/secret-file.js';
 import { SQLITE_FILE } from '../db/dialect.js';
-import { openSnapshot, snapshotSqlite, type DatabaseSnapshot } from '../db/sqlite-snapshot.js';
-import { systemClock, type Clock } from '../domain/ids.js';
+import { type DatabaseSnapshot, openSnapshot, snapshotSqlite } from '../db/sqlite-snapshot.js';
+import { type Clock, systemClock } from '../domain/ids.js';
 import { InputError } from '../services/accounts-service.js';
-import { MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION, serializeManifest, type BackupManifest } from './backup-manifest.js';
+import { type BackupManifest, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION, serializeManifest } from './backup-manifest.js';
 import { forEachConcurrent } from './concurrent.js';
 import { copyVerified, DigestMismatchError, emptyOrMissing, fsyncDir, hashFile, writeFileAtomic } from './durable-files.js';
 import { checkSecret } from './secret-check.js';
@@ -102,7 +102,12 @@ export async function createBackup(options: BackupOptions): Promise<BackupReport
   const dataDir = path.resolve(options.dataDir);
   const to = path.resolve(options.to);
   const database = path.join(dataDir, SQLITE_FILE);
-  if (!(await fs.stat(database).then((s) => s.isFile(), () => false))) {
+  if (
+    !(await fs.stat(database).then(
+      (s) => s.isFile(),
+      () => false,
+    ))
+  ) {
     throw new InputError(`no filehaven database at ${database}: is --data the site's data folder?`);
   }
   const found = await emptyOrMissing(to, 'back up into a new or empty folder');
@@ -166,7 +171,9 @@ async function build(options: BackupOptions, dataDir: string, database: string, 
       const damaged = [...streaks].filter(([, streak]) => streak >= DAMAGE_STREAK).map(([sha256]) => sha256);
       if (damaged.length > 0) throw await missingBlobsError(snapshot, source, damaged);
       if (attempt === MAX_SNAPSHOTS) {
-        throw new InputError(`deletes kept removing blobs faster than the backup could copy them (${MAX_SNAPSHOTS} snapshots); nothing was backed up, try again when the site is quieter`);
+        throw new InputError(
+          `deletes kept removing blobs faster than the backup could copy them (${MAX_SNAPSHOTS} snapshots); nothing was backed up, try again when the site is quieter`,
+        );
       }
     } finally {
       await snapshot.close();
@@ -176,7 +183,13 @@ async function build(options: BackupOptions, dataDir: string, database: string, 
 }
 
 /** Copies every blob the snapshot's live files use and is not yet in the backup. */
-async function copyLiveBlobs(snapshot: DatabaseSnapshot, source: LocalBlobStore, target: LocalBlobStore, dirs: Set<string>, signal?: AbortSignal): Promise<CopyPass> {
+async function copyLiveBlobs(
+  snapshot: DatabaseSnapshot,
+  source: LocalBlobStore,
+  target: LocalBlobStore,
+  dirs: Set<string>,
+  signal?: AbortSignal,
+): Promise<CopyPass> {
   const pass: CopyPass = { count: 0, bytes: 0, missing: 0, missingDigests: [] };
   await forEachConcurrent(snapshot.liveBlobs(), COPY_CONCURRENCY, async ({ sha256 }) => {
     signal?.throwIfAborted();
@@ -215,7 +228,12 @@ async function copyLiveBlobs(snapshot: DatabaseSnapshot, source: LocalBlobStore,
 }
 
 /** The secret file into the backup (mode 0600), after checking it opens the snapshot's keys. */
-async function backUpSecret(snapshot: DatabaseSnapshot, dataDir: string, given: string | null, work: string): Promise<{ secret: 'file' | 'external'; secretVerified: boolean }> {
+async function backUpSecret(
+  snapshot: DatabaseSnapshot,
+  dataDir: string,
+  given: string | null,
+  work: string,
+): Promise<{ secret: 'file' | 'external'; secretVerified: boolean }> {
   if (given !== null) {
     await checkSecret(snapshot, given, '--secret/FILEHAVEN_SECRET');
     return { secret: 'external', secretVerified: true };

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { LocalBlobStore } from '../blob/local-blob-store.js';
 import { SECRET_FILE } from '../config/secret-file.js';
 import { SQLITE_FILE } from '../db/dialect.js';
-import { openSnapshot, type DatabaseSnapshot } from '../db/sqlite-snapshot.js';
+import { type DatabaseSnapshot, openSnapshot } from '../db/sqlite-snapshot.js';
 import { InputError } from '../services/accounts-service.js';
-import { MANIFEST_FILE, parseManifest, type BackupManifest } from './backup-manifest.js';
+import { type BackupManifest, MANIFEST_FILE, parseManifest } from './backup-manifest.js';
 import { forEachConcurrent } from './concurrent.js';
 import { copyVerified, DigestMismatchError, emptyOrMissing, fsyncDir, writeFileAtomic } from './durable-files.js';
 import { checkSecret } from './secret-check.js';
@@ -117,7 +117,10 @@ async function readManifest(from: string): Promise<BackupManifest> {
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    const exists = await fs.stat(from).then((s) => s.isDirectory(), () => false);
+    const exists = await fs.stat(from).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     throw new InputError(
       exists ? `no backup at ${from}: ${MANIFEST_FILE} is missing (a backup that did not finish has none)` : `no backup at ${from}: there is no such folder`,
     );
@@ -139,7 +142,8 @@ async function restoreInto(work: string, from: string, manifest: BackupManifest,
     const problems = await snapshot.integrityProblems();
     if (problems.length > 0) throw new InputError(`the backup's database fails SQLite's integrity check: ${problems.slice(0, 3).join('; ')}`);
     const live = await snapshot.liveFileCount();
-    if (live !== manifest.files.live) throw new InputError(`the backup's database holds ${live} live files, its manifest says ${manifest.files.live}: the backup is damaged`);
+    if (live !== manifest.files.live)
+      throw new InputError(`the backup's database holds ${live} live files, its manifest says ${manifest.files.live}: the backup is damaged`);
     let absent: string | undefined;
     for await (const { sha256 } of snapshot.liveBlobs()) {
       // Leaving the loop ends the query: the connection is free for filesUsing again.
@@ -149,7 +153,9 @@ async function restoreInto(work: string, from: string, manifest: BackupManifest,
       }
     }
     if (absent !== undefined) {
-      throw new InputError(`blob ${absent} is not in the backup, though live files use it (${(await snapshot.filesUsing(absent, 3)).join(', ')}): the backup is damaged`);
+      throw new InputError(
+        `blob ${absent} is not in the backup, though live files use it (${(await snapshot.filesUsing(absent, 3)).join(', ')}): the backup is damaged`,
+      );
     }
     // After the check above, so that a missing blob is named rather than counted.
     if (copied.count !== manifest.blobs.count || copied.bytes !== manifest.blobs.bytes) {
@@ -177,7 +183,9 @@ async function copyDatabase(from: string, work: string, manifest: BackupManifest
     await copyVerified(createReadStream(source), path.join(work, SQLITE_FILE), { expectSha256: manifest.database.sha256, signal });
   } catch (error) {
     if (error instanceof DigestMismatchError) {
-      throw new InputError(`the backup's database ${source} does not match its manifest (SHA-256 ${error.actual}, the manifest says ${error.expected}): the backup is damaged`);
+      throw new InputError(
+        `the backup's database ${source} does not match its manifest (SHA-256 ${error.actual}, the manifest says ${error.expected}): the backup is damaged`,
+      );
     }
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new InputError(`the backup has no database: ${source} is missing`);
     throw error;

@@ -1,11 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { promises as fs, type Dirent, type Stats } from 'node:fs';
+import { type Dirent, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { Transform, Writable, type Readable } from 'node:stream';
+import { type Readable, Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import {
+  BlobNotFoundError,
+  BlobStorageError,
+  type BlobStore,
+  BlobStoreUnavailableError,
+  BlobTooLargeError,
+  type ByteRange,
+  SHA256_PATTERN,
+  type StagedBlob,
+  type StagedInfo,
+  type StoredBlobInfo,
+} from './blob-store.js';
 import { FileRangeStream } from './file-range-stream.js';
-import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 const STAGED_HANDLE = /^[0-9a-f]{32}\.part$/;
 
@@ -309,7 +320,7 @@ const WRITE_BATCH_BYTES = 1024 * 1024;
 
 /** Writes all of `chunks` at the file's position, in one writev when the disk takes it all. */
 async function writeFully(file: FileHandle, chunks: Buffer[]): Promise<void> {
-  let left = [...chunks];
+  const left = [...chunks];
   while (left.length > 0) {
     let { bytesWritten } = await file.writev(left);
     // A write may take fewer bytes than asked: go on from where it stopped.

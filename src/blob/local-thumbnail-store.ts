@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs, type Dirent } from 'node:fs';
+import { type Dirent, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { BlobStorageError, SHA256_PATTERN } from './blob-store.js';
 import type { StoredThumbnail, ThumbnailStore } from './thumbnail-store.js';

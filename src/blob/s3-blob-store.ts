@@ -13,8 +13,18 @@ import {
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import {
+  BlobNotFoundError,
+  BlobStorageError,
+  type BlobStore,
+  BlobStoreUnavailableError,
+  BlobTooLargeError,
+  type ByteRange,
+  type StagedBlob,
+  type StagedInfo,
+  type StoredBlobInfo,
+} from './blob-store.js';
 import { S3MultipartUpload } from './s3-multipart-upload.js';
-import { BlobNotFoundError, BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlobInfo } from './blob-store.js';
 
 /** Options of an S3BlobStore. */
 export interface S3BlobStoreOptions {
@@ -153,7 +163,13 @@ export class S3BlobStore implements BlobStore {
         done(null, chunk);
       },
     });
-    const upload = new S3MultipartUpload({ client: this.client, bucket: this.bucket, key: this.objectName(id), partSize: this.partSize, queueSize: this.queueSize });
+    const upload = new S3MultipartUpload({
+      client: this.client,
+      bucket: this.bucket,
+      key: this.objectName(id),
+      partSize: this.partSize,
+      queueSize: this.queueSize,
+    });
     // The upload ends (finish) once the object exists. A failure of the source, the meter or
     // the signal destroys it (pipeline does); a failed request of its own destroys it
     // itself, at once, so a stalled client is not waited for, and the pipeline destroys the
@@ -211,7 +227,9 @@ export class S3BlobStore implements BlobStore {
     let response;
     try {
       // RFC 9110 §14.1.2: inclusive first-last positions, as ByteRange is.
-      response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: name, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+      response = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: name, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
     } catch (error) {
       if (errorName(error) === 'NoSuchKey') throw new BlobNotFoundError(key);
       throw new BlobStorageError('read', error);
@@ -299,7 +317,15 @@ export class S3BlobStore implements BlobStore {
     for (let more = true; more; ) {
       let page;
       try {
-        page = await this.client.send(new ListMultipartUploadsCommand({ Bucket: this.bucket, Prefix: this.base, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker, MaxUploads: this.pageSize }));
+        page = await this.client.send(
+          new ListMultipartUploadsCommand({
+            Bucket: this.bucket,
+            Prefix: this.base,
+            KeyMarker: keyMarker,
+            UploadIdMarker: uploadIdMarker,
+            MaxUploads: this.pageSize,
+          }),
+        );
       } catch (error) {
         throw new BlobStorageError('list', error);
       }
@@ -336,7 +362,9 @@ export class S3BlobStore implements BlobStore {
     for (let more = true; more; ) {
       let page;
       try {
-        page = await this.client.send(new ListPartsCommand({ Bucket: this.bucket, Key: name, UploadId: uploadId, PartNumberMarker: marker, MaxParts: this.pageSize }));
+        page = await this.client.send(
+          new ListPartsCommand({ Bucket: this.bucket, Key: name, UploadId: uploadId, PartNumberMarker: marker, MaxParts: this.pageSize }),
+        );
       } catch (error) {
         // radosgw answers NoSuchKey where AWS says NoSuchUpload.
         if (isMissing(error)) return null;
@@ -357,7 +385,12 @@ export class S3BlobStore implements BlobStore {
   private async removeUpload(id: string, uploadId: string | undefined, mayHaveObject: boolean): Promise<{ error: unknown } | undefined> {
     const name = this.objectName(id);
     const [aborted] = await Promise.all([
-      uploadId ? this.abortUpload(name, uploadId).then(() => undefined, (error: unknown) => ({ error })) : undefined,
+      uploadId
+        ? this.abortUpload(name, uploadId).then(
+            () => undefined,
+            (error: unknown) => ({ error }),
+          )
+        : undefined,
       mayHaveObject ? this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: name })).catch(() => {}) : undefined,
     ]);
     return aborted;
@@ -401,7 +434,8 @@ export class S3BlobStore implements BlobStore {
     if (status === undefined) {
       const endpoint = await this.endpointText();
       const code = (error as { code?: unknown } | null)?.code;
-      const why = name === 'AbortError' || name === 'TimeoutError' ? `no answer within ${INIT_TIMEOUT_MS / 1000} s` : typeof code === 'string' ? code : oneLine(error);
+      const why =
+        name === 'AbortError' || name === 'TimeoutError' ? `no answer within ${INIT_TIMEOUT_MS / 1000} s` : typeof code === 'string' ? code : oneLine(error);
       return `S3 endpoint ${endpoint} is unreachable (--s3-endpoint): ${why}`;
     }
     return `${bucket} cannot be used (HTTP ${status} ${name}): ${oneLine(error)}`;

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
 import {
+  type CompletedPart,
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   PutObjectCommand,
-  UploadPartCommand,
-  type CompletedPart,
   type S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 
 /** Where and how an S3MultipartUpload writes. */
@@ -225,12 +225,15 @@ export class S3MultipartUpload extends Writable {
       const part = this.ready.shift()!;
       this.inFlight += 1;
       const body = part.buffer.subarray(0, part.length);
-      this.request(client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: part.number, Body: body, ContentLength: part.length })), ({ ETag }) => {
-        this.inFlight -= 1;
-        this.completed.push({ PartNumber: part.number, ETag });
-        this.giveBack(part.buffer);
-        this.pump();
-      });
+      this.request(
+        client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: part.number, Body: body, ContentLength: part.length })),
+        ({ ETag }) => {
+          this.inFlight -= 1;
+          this.completed.push({ PartNumber: part.number, ETag });
+          this.giveBack(part.buffer);
+          this.pump();
+        },
+      );
     }
     const finishing = this.finishing;
     if (finishing && this.inFlight === 0 && this.ready.length === 0) {

@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { CONFIG_FILE_FLAG, SETTINGS } from '../config/config.js';
 
 /** A mistake in how a command was called; printed with the usage hint. */
@@ -9,9 +9,7 @@ export class UsageError extends Error {
 type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** Every command accepts the configuration flags (`--data`, `--port`, ...). */
-const SETTING_OPTIONS: Options = Object.fromEntries(
-  [...SETTINGS.map((s) => s.flag), CONFIG_FILE_FLAG].map((flag) => [flag, { type: 'string' as const }]),
-);
+const SETTING_OPTIONS: Options = Object.fromEntries([...SETTINGS.map((s) => s.flag), CONFIG_FILE_FLAG].map((flag) => [flag, { type: 'string' as const }]));
 
 export interface ParsedArgs {
   positionals: string[];

@@ -1,6 +1,6 @@
 import { parseBytes } from '../config/units.js';
 import { parseMoney } from '../domain/money.js';
-import { UsageError, type ParsedArgs } from './args.js';
+import { type ParsedArgs, UsageError } from './args.js';
 
 /** A number of days (`30`, `1.5`, and with `negative` also `-10`), or undefined when absent. */
 export function daysFlag(values: ParsedArgs['values'], name: string, negative = false): number | undefined {

@@ -43,8 +43,11 @@ export type Audience = 'user' | 'operator';
 type Entry = { audience: Audience } & (CommandHelp | GroupHelp);
 
 const json: FlagHelp = { name: 'json', text: 'print one JSON document (raw numbers, for scripts) instead of the table or text' };
-const login: FlagHelp = { name: 'login', value: 'L', text: 'the account\'s login' };
-const passwordStdin: FlagHelp = { name: 'password-stdin', text: 'read the password from the first line of standard input (keeps it out of ps and the shell history)' };
+const login: FlagHelp = { name: 'login', value: 'L', text: "the account's login" };
+const passwordStdin: FlagHelp = {
+  name: 'password-stdin',
+  text: 'read the password from the first line of standard input (keeps it out of ps and the shell history)',
+};
 const reason: FlagHelp = { name: 'reason', value: 'TEXT', text: 'why, kept with the entry (one line, at most 255 characters)' };
 const limit = (fallback: number, max: number): FlagHelp => ({ name: 'limit', value: 'N', text: `list at most N (default ${fallback}, at most ${max})` });
 const SIZE = 'a size such as 500MB or 2GiB';
@@ -69,7 +72,7 @@ const CATALOGUE: Record<string, Entry> = {
   login: {
     audience: 'user',
     usage: '--server URL [--login L] [--password-stdin | --key -|KEY] [--json]',
-    summary: 'signs in: gets the account\'s API key and stores server and key (mode 0600)',
+    summary: "signs in: gets the account's API key and stores server and key (mode 0600)",
     flags: [
       { name: 'login', value: 'L', text: 'the login (else asked for)' },
       { ...passwordStdin, text: 'read the password from the first line of standard input (needs --login)' },
@@ -92,7 +95,7 @@ const CATALOGUE: Record<string, Entry> = {
     usage: 'URL|ID [-o FILE|DIR/|-] [--force] [--json]',
     summary: 'downloads a file by link or id; resumes from FILE.part',
     flags: [
-      { name: 'output', short: 'o', value: 'FILE|DIR/|-', text: 'where to save it (default: the file\'s name here; - writes to standard output)' },
+      { name: 'output', short: 'o', value: 'FILE|DIR/|-', text: "where to save it (default: the file's name here; - writes to standard output)" },
       { name: 'force', text: 'replace an existing FILE' },
     ],
   },
@@ -101,7 +104,7 @@ const CATALOGUE: Record<string, Entry> = {
     usage: '[--folder ID|root] [--status A|B] [--limit N] [--folders] [--json]',
     summary: 'your files (or folders), newest first',
     flags: [
-      { name: 'folder', value: 'ID|root', text: 'only this folder\'s files (root: those in no folder)' },
+      { name: 'folder', value: 'ID|root', text: "only this folder's files (root: those in no folder)" },
       { name: 'status', value: 'A|B', text: 'only active (A) or blocked (B) files, or A,B' },
       limit(1000, 100_000),
       { name: 'folders', text: 'list folders instead of files' },
@@ -155,17 +158,21 @@ const CATALOGUE: Record<string, Entry> = {
         summary: 'extends, shortens or ends premium; adds traffic',
         flags: [
           login,
-          { name: 'days', value: 'D', text: `extend by D days (from the end of an active period, else from now); negative shortens (-${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS})` },
+          {
+            name: 'days',
+            value: 'D',
+            text: `extend by D days (from the end of an active period, else from now); negative shortens (-${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS})`,
+          },
           { name: 'end', text: 'end the active premium period now' },
           { name: 'traffic', value: 'SIZE', text: `add this much traffic, ${SIZE}` },
           json,
         ],
       },
-      disable: { usage: '--login L', summary: 'stops the account\'s key, sign-in and direct links at once', flags: [login] },
+      disable: { usage: '--login L', summary: "stops the account's key, sign-in and direct links at once", flags: [login] },
       enable: { usage: '--login L', summary: 'lets a disabled account in again', flags: [login] },
       'set-password': {
         usage: '--login L (--password W | --password-stdin)',
-        summary: 'replaces the password and signs the account\'s web sessions out',
+        summary: "replaces the password and signs the account's web sessions out",
         flags: [login, { name: 'password', value: 'W', text: 'the new password (visible in ps: prefer --password-stdin)' }, passwordStdin],
       },
       'regenerate-key': { usage: '--login L', summary: 'replaces the API key and prints the new one alone', flags: [login] },
@@ -192,7 +199,7 @@ const CATALOGUE: Record<string, Entry> = {
         usage: '[--login L] [--status A|B|D] [--limit N] [--json]',
         summary: 'files, newest first',
         flags: [
-          { ...login, text: 'only this account\'s files' },
+          { ...login, text: "only this account's files" },
           { name: 'status', value: 'A|B|D', text: 'only active, blocked or deleted files (letters or names, comma-separated)' },
           limit(50, 10_000),
           json,
@@ -211,7 +218,7 @@ const CATALOGUE: Record<string, Entry> = {
         flags: [reason, { name: 'block-existing', text: 'also block every active file with this digest now' }],
       },
       remove: { usage: 'SHA256', summary: 'takes a digest off the list', flags: [] },
-      'add-name': { usage: "PATTERN [--reason TEXT]", summary: "refuses uploads whose name matches (* and ?, e.g. '*.exe'; quote it)", flags: [reason] },
+      'add-name': { usage: 'PATTERN [--reason TEXT]', summary: "refuses uploads whose name matches (* and ?, e.g. '*.exe'; quote it)", flags: [reason] },
       'remove-name': { usage: 'PATTERN', summary: 'takes a name pattern off the list', flags: [] },
       list: { usage: '[--json]', summary: 'the digests and name patterns', flags: [json] },
     },
@@ -280,7 +287,9 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 /** The parseArgs options of a command's own flags (the common ones are added by the parser). */
 export function optionsFor(command: string, sub?: string): Options {
   return Object.fromEntries(
-    commandHelp(command, sub).flags.map((flag) => [flag.name, { type: flag.value ? 'string' : 'boolean', ...(flag.short ? { short: flag.short } : {}) }] as const),
+    commandHelp(command, sub).flags.map(
+      (flag) => [flag.name, { type: flag.value ? 'string' : 'boolean', ...(flag.short ? { short: flag.short } : {}) }] as const,
+    ),
   );
 }
 
@@ -298,7 +307,10 @@ function usageLine(command: string, sub: string | undefined, help: CommandHelp):
 /** `filehaven help CMD [SUB]`: the usage line, then one line per flag. For a group without SUB, each subcommand. */
 export function helpText(command: string, sub?: string): string {
   const entry = CATALOGUE[command]!;
-  const settings = entry.audience === 'operator' ? `Every operator command also takes ${OPERATOR_NOTE}.` : 'Server and key: --server, FILEHAVEN_SERVER and FILEHAVEN_KEY, else the stored login.';
+  const settings =
+    entry.audience === 'operator'
+      ? `Every operator command also takes ${OPERATOR_NOTE}.`
+      : 'Server and key: --server, FILEHAVEN_SERVER and FILEHAVEN_KEY, else the stored login.';
   if (isGroup(entry) && (sub === undefined || !Object.hasOwn(entry.subcommands, sub))) {
     const lines = [`filehaven ${command}: ${entry.summary}`, ''];
     for (const [name, help] of Object.entries(entry.subcommands)) lines.push(`  ${usageLine(command, name, help)}`, `      ${help.summary}`);

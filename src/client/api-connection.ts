@@ -1,5 +1,5 @@
+import { type AtomFeed, childText, readFeed } from './atom-reader.js';
 import { FilehavenApiError, FilehavenConnectionError, isApiErrorCode, retryAfterSeconds } from './client-errors.js';
-import { childText, readFeed, type AtomFeed } from './atom-reader.js';
 
 /** The fetch the SDK calls: the global one unless a caller gives another (a proxy agent, a test double). */
 export type FetchFunction = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -97,7 +97,11 @@ export class ApiConnection {
     const response = await this.send(url.href, init);
     const feed = await this.readAnswer(response, signal);
     if (feed.title !== request.expect || (feed.entries.length === 0 && !request.listing)) {
-      throw new FilehavenApiError('errorUnexpectedResponse', response.status, `expected "${request.expect}" from ${request.method} ${request.path}, got "${feed.title}"`);
+      throw new FilehavenApiError(
+        'errorUnexpectedResponse',
+        response.status,
+        `expected "${request.expect}" from ${request.method} ${request.path}, got "${feed.title}"`,
+      );
     }
     return feed;
   }
@@ -114,7 +118,12 @@ export class ApiConnection {
     const feed = readFeed(text);
     if (feed?.webUrl) this.webUrl = feed.webUrl.replace(/\/+$/, '');
     if (!response.ok || feed?.title === 'Error') throw errorOf(response, feed);
-    if (!feed) throw new FilehavenApiError('errorUnexpectedResponse', response.status, `the answer from ${this.server} is not an Atom feed (is --server the filehaven API?)`);
+    if (!feed)
+      throw new FilehavenApiError(
+        'errorUnexpectedResponse',
+        response.status,
+        `the answer from ${this.server} is not an Atom feed (is --server the filehaven API?)`,
+      );
     return feed;
   }
 }

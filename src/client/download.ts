@@ -1,5 +1,5 @@
-import { parse as parseContentDisposition } from 'content-disposition';
 import { pipeline, Readable, Transform } from 'node:stream';
+import { parse as parseContentDisposition } from 'content-disposition';
 import type { ApiConnection, CallOptions } from './api-connection.js';
 import { errorOf, statusError } from './api-connection.js';
 import { readFeed } from './atom-reader.js';

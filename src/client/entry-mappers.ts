@@ -1,5 +1,5 @@
 import type { AccountInfo, DirectLink, FileDetails, FileStatus, FileSummary, FolderListing, FolderSummary, MoveResult, StoredFile } from './api-types.js';
-import { childrenOf, childText, linkOf, type AtomFeed, type XmlElement } from './atom-reader.js';
+import { type AtomFeed, childrenOf, childText, linkOf, type XmlElement } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
 
 /** Turns Atom entries into the SDK's objects; a missing element is an unexpected answer, never a silent undefined. */

@@ -1,11 +1,23 @@
 import { ApiConnection, type CallOptions, type FetchFunction } from './api-connection.js';
-import type { AccountInfo, DeletedItem, DirectLink, FileDetails, FileStatus, FileSummary, FolderListing, FolderSummary, MoveResult, Page, StoredFile } from './api-types.js';
+import type {
+  AccountInfo,
+  DeletedItem,
+  DirectLink,
+  FileDetails,
+  FileStatus,
+  FileSummary,
+  FolderListing,
+  FolderSummary,
+  MoveResult,
+  Page,
+  StoredFile,
+} from './api-types.js';
 import { childText } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
-import { openDownload, targetOfUrl, type DownloadOptions, type DownloadStream, type DownloadTarget } from './download.js';
+import { type DownloadOptions, type DownloadStream, type DownloadTarget, openDownload, targetOfUrl } from './download.js';
 import * as entries from './entry-mappers.js';
 import { serverOffersTus, TusUploadTransport } from './tus-upload-transport.js';
-import { uploadSource, type UploadInput, type UploadSource } from './upload-source.js';
+import { type UploadInput, type UploadSource, uploadSource } from './upload-source.js';
 import { MultipartUploadTransport, type UploadProgress, type UploadTransport } from './upload-transport.js';
 
 export interface ClientOptions {
@@ -117,7 +129,9 @@ export class FilehavenClient {
   }
 
   /** GET /files (extension): one page of your files, newest first. */
-  async listFiles(options: CallOptions & { status?: FileStatus[]; folder?: string | 'root'; limit?: number; cursor?: string } = {}): Promise<Page<FileSummary>> {
+  async listFiles(
+    options: CallOptions & { status?: FileStatus[]; folder?: string | 'root'; limit?: number; cursor?: string } = {},
+  ): Promise<Page<FileSummary>> {
     const feed = await this.connection.call({
       method: 'GET',
       path: '/files',
@@ -215,7 +229,13 @@ export class FilehavenClient {
     if (ids.length === 0) throw new TypeError('move(): no file ids');
     const form = new URLSearchParams();
     ids.forEach((id, index) => form.set(`files[${index}]`, ref(id)));
-    const feed = await this.connection.call({ method: 'PUT', path: `/folders/${ref(folder, 'folder id')};files`, form, expect: 'Add files to folder', ...options });
+    const feed = await this.connection.call({
+      method: 'PUT',
+      path: `/folders/${ref(folder, 'folder id')};files`,
+      form,
+      expect: 'Add files to folder',
+      ...options,
+    });
     return entries.moveResult(entries.firstEntry(feed));
   }
 

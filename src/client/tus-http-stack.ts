@@ -22,7 +22,8 @@ export interface BodySlice {
 export const uploadSourceReader = {
   async openFile(input: UploadSource): Promise<FileSource> {
     const { size, readRange } = input;
-    if (size === undefined || readRange === undefined) throw new TypeError('a tus upload needs a source of known size that can be read again (a file or a Blob)');
+    if (size === undefined || readRange === undefined)
+      throw new TypeError('a tus upload needs a source of known size that can be read again (a file or a Blob)');
     return {
       size,
       async slice(start: number, end: number): Promise<SliceResult> {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { DetailedError, Upload, type HttpResponse, type UploadOptions } from 'tus-js-client';
-import { errorOf, type ApiConnection, type CallOptions } from './api-connection.js';
+import { DetailedError, type HttpResponse, Upload, type UploadOptions } from 'tus-js-client';
+import { type ApiConnection, type CallOptions, errorOf } from './api-connection.js';
 import type { StoredFile } from './api-types.js';
 import { readFeed } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
@@ -126,7 +126,10 @@ export class TusUploadTransport implements UploadTransport {
    * account. The key is hashed: the file never holds it.
    */
   private fingerprint(localIdentity: string): string {
-    const keyHash = createHash('sha256').update(this.connection.key ?? '').digest('hex').slice(0, 32);
+    const keyHash = createHash('sha256')
+      .update(this.connection.key ?? '')
+      .digest('hex')
+      .slice(0, 32);
     return `filehaven-tus/1 ${this.connection.server} key-sha256:${keyHash} ${localIdentity}`;
   }
 
@@ -143,12 +146,20 @@ export class TusUploadTransport implements UploadTransport {
       const feed = readFeed(body);
       if (feed?.webUrl) this.connection.webUrl = feed.webUrl.replace(/\/+$/, '');
       if (feed?.title === 'File upload result' && feed.entries.length > 0) return storedFile(firstEntry(feed));
-      throw new FilehavenApiError('errorUnexpectedResponse', response.getStatus(), `expected "File upload result" at the end of the tus upload, got ${feed ? `"${feed.title}"` : 'no Atom feed'}`);
+      throw new FilehavenApiError(
+        'errorUnexpectedResponse',
+        response.getStatus(),
+        `expected "File upload result" at the end of the tus upload, got ${feed ? `"${feed.title}"` : 'no Atom feed'}`,
+      );
     }
     const id = response.getHeader('Filehaven-File-Id');
     const downloadLink = response.getHeader('Filehaven-Download-Link');
     if (!id || !downloadLink) {
-      throw new FilehavenApiError('errorUnexpectedResponse', response.getStatus(), 'the finished tus upload names no file (Filehaven-File-Id, Filehaven-Download-Link)');
+      throw new FilehavenApiError(
+        'errorUnexpectedResponse',
+        response.getStatus(),
+        'the finished tus upload names no file (Filehaven-File-Id, Filehaven-Download-Link)',
+      );
     }
     const deleteLink = response.getHeader('Filehaven-Delete-Link');
     // The stored name is the download link's last segment (API.md 1): the server's, cleaned.

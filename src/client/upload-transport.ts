@@ -1,6 +1,6 @@
 import type { ApiConnection, CallOptions } from './api-connection.js';
-import { FilehavenApiError, FilehavenConnectionError, UploadNotMovedError } from './client-errors.js';
 import type { StoredFile } from './api-types.js';
+import { FilehavenApiError, FilehavenConnectionError, UploadNotMovedError } from './client-errors.js';
 import { firstEntry, storedFile } from './entry-mappers.js';
 import { multipartBody } from './multipart-body.js';
 import type { UploadSource } from './upload-source.js';
@@ -90,9 +90,10 @@ export class MultipartUploadTransport implements UploadTransport {
    * refusals cannot, so the error says what they may be.
    */
   private async explainCut(error: FilehavenConnectionError, call: UploadCall): Promise<Error> {
-    const keyRefused = await this.connection
-      .call({ method: 'GET', path: '/account', expect: 'Account Info', signal: call.signal })
-      .then(() => null, (probe: unknown) => probe);
+    const keyRefused = await this.connection.call({ method: 'GET', path: '/account', expect: 'Account Info', signal: call.signal }).then(
+      () => null,
+      (probe: unknown) => probe,
+    );
     if (keyRefused) return keyRefused as Error;
     return new FilehavenConnectionError(
       `${error.message} while the file was being sent: the server may have refused it (over the size limit or the upload volume) and closed the connection`,

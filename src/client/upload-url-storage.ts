@@ -124,7 +124,13 @@ export class JsonFileUrlStorage implements UrlStorage {
 
 function isStoredUpload(value: unknown): value is StoredUpload {
   const upload = value as Partial<StoredUpload> | null;
-  return typeof upload === 'object' && upload !== null && typeof upload.fingerprint === 'string' && typeof upload.uploadUrl === 'string' && typeof upload.creationTime === 'string';
+  return (
+    typeof upload === 'object' &&
+    upload !== null &&
+    typeof upload.fingerprint === 'string' &&
+    typeof upload.uploadUrl === 'string' &&
+    typeof upload.creationTime === 'string'
+  );
 }
 
 /** The entries (of one fingerprint) as tus-js-client wants them, oldest first. */

@@ -122,22 +122,22 @@ const url = (raw: string) => {
   }
 };
 /** A parser of URLs with one of `protocols` (`postgres:`), kept as given. */
-const urlWith = (...protocols: string[]) => (raw: string) => {
-  try {
-    return protocols.includes(new URL(raw).protocol) ? raw : undefined;
-  } catch {
-    return undefined;
-  }
-};
+const urlWith =
+  (...protocols: string[]) =>
+  (raw: string) => {
+    try {
+      return protocols.includes(new URL(raw).protocol) ? raw : undefined;
+    } catch {
+      return undefined;
+    }
+  };
 const postgresUrl = urlWith('postgres:', 'postgresql:');
 const redisUrl = urlWith('redis:', 'rediss:');
 const MiB = 1024 ** 2;
 const port = (raw: string) => (/^\d+$/.test(raw) && Number(raw) <= 65535 ? Number(raw) : undefined);
 const count = (raw: string) => (/^\d+$/.test(raw.trim()) && Number.isSafeInteger(Number(raw)) ? Number(raw) : undefined);
-const bool = (raw: string) =>
-  /^(1|true|yes|on)$/i.test(raw) ? true : /^(0|false|no|off)$/i.test(raw) ? false : undefined;
-const logLevel = (raw: string) =>
-  ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(raw) ? raw : undefined;
+const bool = (raw: string) => (/^(1|true|yes|on)$/i.test(raw) ? true : /^(0|false|no|off)$/i.test(raw) ? false : undefined);
+const logLevel = (raw: string) => (['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(raw) ? raw : undefined);
 const positiveBytes = (raw: string) => {
   const n = parseBytes(raw);
   return n !== null && n > 0 ? n : undefined;
@@ -154,46 +154,334 @@ export const SETTINGS = [
   { key: 'port', flag: 'port', env: 'FILEHAVEN_PORT', parse: port, expected: 'a port number 0-65535', description: 'TCP port to listen on' },
   { key: 'host', flag: 'host', env: 'FILEHAVEN_HOST', parse: text, expected: 'a host name or address', description: 'interface to bind' },
   { key: 'dataDir', flag: 'data', env: 'FILEHAVEN_DATA', parse: text, expected: 'a folder path', description: 'data folder (database, blobs, secret)' },
-  { key: 'publicUrl', flag: 'public-url', env: 'FILEHAVEN_PUBLIC_URL', parse: url, expected: 'an http(s) URL', description: '{base_url} written into API responses' },
-  { key: 'webUrl', flag: 'web-url', env: 'FILEHAVEN_WEB_URL', parse: url, expected: 'an http(s) URL', description: '{web_url} of download, folder and delete links' },
-  { key: 'secret', flag: 'secret', env: 'FILEHAVEN_SECRET', parse: (raw: string) => (raw.length >= 16 ? raw : undefined), expected: 'at least 16 characters', description: 'server secret (key sealing, link signatures)' },
-  { key: 'maxFileSize', flag: 'max-file-size', env: 'FILEHAVEN_MAX_FILE_SIZE', parse: positiveBytes, expected: 'a size such as 10GiB or 1048576', description: 'largest accepted file' },
-  { key: 'directLinkTtlMs', flag: 'direct-link-ttl', env: 'FILEHAVEN_DIRECT_LINK_TTL', parse: duration(1), expected: 'a duration such as 24h or 30m', description: 'lifetime of a signed direct link' },
-  { key: 'directLinkRequiresKey', flag: 'direct-link-requires-key', env: 'FILEHAVEN_DIRECT_LINK_REQUIRES_KEY', parse: bool, expected: 'true or false', description: 'direct downloads also need the Authorization header' },
-  { key: 'logLevel', flag: 'log-level', env: 'FILEHAVEN_LOG_LEVEL', parse: logLevel, expected: 'fatal, error, warn, info, debug, trace or silent', description: 'log level' },
+  {
+    key: 'publicUrl',
+    flag: 'public-url',
+    env: 'FILEHAVEN_PUBLIC_URL',
+    parse: url,
+    expected: 'an http(s) URL',
+    description: '{base_url} written into API responses',
+  },
+  {
+    key: 'webUrl',
+    flag: 'web-url',
+    env: 'FILEHAVEN_WEB_URL',
+    parse: url,
+    expected: 'an http(s) URL',
+    description: '{web_url} of download, folder and delete links',
+  },
+  {
+    key: 'secret',
+    flag: 'secret',
+    env: 'FILEHAVEN_SECRET',
+    parse: (raw: string) => (raw.length >= 16 ? raw : undefined),
+    expected: 'at least 16 characters',
+    description: 'server secret (key sealing, link signatures)',
+  },
+  {
+    key: 'maxFileSize',
+    flag: 'max-file-size',
+    env: 'FILEHAVEN_MAX_FILE_SIZE',
+    parse: positiveBytes,
+    expected: 'a size such as 10GiB or 1048576',
+    description: 'largest accepted file',
+  },
+  {
+    key: 'directLinkTtlMs',
+    flag: 'direct-link-ttl',
+    env: 'FILEHAVEN_DIRECT_LINK_TTL',
+    parse: duration(1),
+    expected: 'a duration such as 24h or 30m',
+    description: 'lifetime of a signed direct link',
+  },
+  {
+    key: 'directLinkRequiresKey',
+    flag: 'direct-link-requires-key',
+    env: 'FILEHAVEN_DIRECT_LINK_REQUIRES_KEY',
+    parse: bool,
+    expected: 'true or false',
+    description: 'direct downloads also need the Authorization header',
+  },
+  {
+    key: 'logLevel',
+    flag: 'log-level',
+    env: 'FILEHAVEN_LOG_LEVEL',
+    parse: logLevel,
+    expected: 'fatal, error, warn, info, debug, trace or silent',
+    description: 'log level',
+  },
   // Visible ASCII only: it travels in an Authorization header.
-  { key: 'metricsToken', flag: 'metrics-token', env: 'FILEHAVEN_METRICS_TOKEN', parse: (raw: string) => (/^[\x21-\x7e]{16,}$/.test(raw) ? raw : undefined), expected: 'at least 16 visible ASCII characters, no spaces', description: 'bearer token /metrics requires (default: none, served openly)' },
-  { key: 'uploadVolumeFree', flag: 'upload-volume-free', env: 'FILEHAVEN_UPLOAD_VOLUME_FREE', parse: bytesOrUnlimited, expected: 'a size such as 50GiB, or unlimited', description: 'upload volume of a free account per rolling 24 h' },
-  { key: 'uploadVolumePremium', flag: 'upload-volume-premium', env: 'FILEHAVEN_UPLOAD_VOLUME_PREMIUM', parse: bytesOrUnlimited, expected: 'a size such as 500GiB, or unlimited', description: 'upload volume of a premium account per rolling 24 h' },
-  { key: 'loginAttemptsPerMinute', flag: 'login-attempts', env: 'FILEHAVEN_LOGIN_ATTEMPTS', parse: (raw: string) => { const n = count(raw); return n !== undefined && n > 0 ? n : undefined; }, expected: 'a whole number > 0', description: 'failed sign-ins per minute per IP and per login' },
-  { key: 'apiRatePerKey', flag: 'api-rate-per-key', env: 'FILEHAVEN_API_RATE_PER_KEY', parse: count, expected: 'a whole number (0 = unlimited)', description: 'API requests per minute per API key' },
-  { key: 'apiRatePerIp', flag: 'api-rate-per-ip', env: 'FILEHAVEN_API_RATE_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'API requests per minute per client IP' },
-  { key: 'freeDownloadSpeed', flag: 'free-download-speed', env: 'FILEHAVEN_FREE_DOWNLOAD_SPEED', parse: bytesOrUnlimited, expected: 'bytes per second such as 2MiB, or unlimited', description: 'speed cap of one free download' },
-  { key: 'freeDownloadsPerIp', flag: 'free-downloads-per-ip', env: 'FILEHAVEN_FREE_DOWNLOADS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'concurrent free downloads per client IP' },
-  { key: 'trustProxy', flag: 'trust-proxy', env: 'FILEHAVEN_TRUST_PROXY', parse: bool, expected: 'true or false', description: 'take the client IP from X-Forwarded-For' },
-  { key: 'gcIntervalMs', flag: 'gc-interval', env: 'FILEHAVEN_GC_INTERVAL', parse: duration(0), expected: 'a duration such as 1h (0 = never)', description: 'how often the server collects garbage' },
-  { key: 'tempGraceMs', flag: 'temp-grace', env: 'FILEHAVEN_TEMP_GRACE', parse: duration(60_000), expected: 'a duration of at least 1m (shorter would collect uploads in progress), such as 1h', description: 'age before an untouched temp file or unreferenced blob is collected' },
-  { key: 'uploadExpiryMs', flag: 'upload-expiry', env: 'FILEHAVEN_UPLOAD_EXPIRY', parse: duration(60_000), expected: 'a duration of at least 1m, such as 24h', description: 'time a resumable upload has to finish before gc removes it' },
-  { key: 'expireAfterDays', flag: 'expire-after-days', env: 'FILEHAVEN_EXPIRE_AFTER_DAYS', parse: count, expected: 'a whole number of days (0 = never)', description: 'delete files not downloaded for this many days' },
-  { key: 'signup', flag: 'signup', env: 'FILEHAVEN_SIGNUP', parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined), expected: 'open or closed', description: 'whether visitors may create accounts at /signup' },
-  { key: 'headersTimeoutMs', flag: 'headers-timeout', env: 'FILEHAVEN_HEADERS_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 20s', description: 'time a client has to send a request head' },
-  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'FILEHAVEN_SHUTDOWN_GRACE', parse: duration(0), expected: 'a duration, such as 30s (0: cut requests at once)', description: 'on SIGTERM, how long requests in progress may finish before they are cut' },
-  { key: 'idleTimeoutMs', flag: 'idle-timeout', env: 'FILEHAVEN_IDLE_TIMEOUT', parse: duration(1000), expected: 'a duration of at least 1s, such as 60s', description: 'a request connection silent this long is closed' },
-  { key: 'maxConnectionsPerIp', flag: 'max-connections-per-ip', env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP', parse: count, expected: 'a whole number (0 = unlimited)', description: 'open connections per client address' },
-  { key: 'databaseUrl', flag: 'database-url', env: 'FILEHAVEN_DATABASE_URL', parse: postgresUrl, expected: 'a URL such as postgres://filehaven@db.example:5432/filehaven', description: 'PostgreSQL for metadata (default: SQLite in the data folder)' },
-  { key: 'databaseSchema', flag: 'database-schema', env: 'FILEHAVEN_DATABASE_SCHEMA', parse: (raw: string) => (/^[a-z_][a-z0-9_]{0,62}$/.test(raw) ? raw : undefined), expected: 'a lower-case schema name such as public', description: 'PostgreSQL schema of the tables (created when missing)' },
-  { key: 'databasePoolSize', flag: 'database-pool-size', env: 'FILEHAVEN_DATABASE_POOL_SIZE', parse: (raw: string) => { const n = count(raw); return n !== undefined && n >= 1 && n <= 1000 ? n : undefined; }, expected: 'a whole number from 1 to 1000', description: 'most PostgreSQL connections per server' },
-  { key: 'serverName', flag: 'server-name', env: 'FILEHAVEN_SERVER_NAME', parse: (raw: string) => (/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(raw) ? raw : undefined), expected: 'a name of letters, digits and . _ : - (at most 128)', description: 'name of this server, unique among servers sharing a database (default: the host name)' },
-  { key: 'redisUrl', flag: 'redis-url', env: 'FILEHAVEN_REDIS_URL', parse: redisUrl, expected: 'a URL such as redis://redis.example:6379/0', description: 'Redis for the limits several servers share (default: each server counts alone)' },
-  { key: 'redisPrefix', flag: 'redis-prefix', env: 'FILEHAVEN_REDIS_PREFIX', parse: (raw: string) => (/^[A-Za-z0-9._:-]{1,64}$/.test(raw) ? raw : undefined), expected: 'letters, digits and . _ : - (at most 64), such as filehaven:', description: 'prefix of the Redis keys of this site' },
-  { key: 's3Bucket', flag: 's3-bucket', env: 'FILEHAVEN_S3_BUCKET', parse: (raw: string) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined), expected: 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)', description: 'S3 bucket for blobs (default: the data folder)' },
-  { key: 's3Endpoint', flag: 's3-endpoint', env: 'FILEHAVEN_S3_ENDPOINT', parse: url, expected: 'an http(s) URL', description: 'S3-compatible endpoint (default: AWS)' },
-  { key: 's3Region', flag: 's3-region', env: 'FILEHAVEN_S3_REGION', parse: (raw: string) => (/^[a-z0-9-]{1,64}$/.test(raw) ? raw : undefined), expected: 'a region such as us-east-1', description: 'S3 region' },
-  { key: 's3ForcePathStyle', flag: 's3-force-path-style', env: 'FILEHAVEN_S3_FORCE_PATH_STYLE', parse: bool, expected: 'true or false', description: 'path-style bucket addressing (most S3-compatible servers)' },
-  { key: 's3Prefix', flag: 's3-prefix', env: 'FILEHAVEN_S3_PREFIX', parse: (raw: string) => (raw === '' || (/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*\/$/.test(raw) && !raw.split('/').some((segment) => segment === '.' || segment === '..')) ? raw : undefined), expected: "'' or a path ending in / such as filehaven/", description: 'prefix of every object name in the bucket' },
-  { key: 's3Checksums', flag: 's3-checksums', env: 'FILEHAVEN_S3_CHECKSUMS', parse: (raw: string) => (/^(auto|when_required|when_supported)$/.test(raw) ? (raw as Config['s3Checksums']) : undefined), expected: 'auto, when_required or when_supported', description: 'AWS SDK request checksums (auto: when_required with --s3-endpoint)' },
-  { key: 's3PartSize', flag: 's3-part-size', env: 'FILEHAVEN_S3_PART_SIZE', parse: (raw: string) => { const n = parseBytes(raw); return n !== null && n >= 5 * MiB && n <= 5 * 1024 * MiB ? n : undefined; }, expected: 'a size from 5MiB to 5GiB', description: 'S3 multipart part size (memory per upload: part size x (queue size + 1))' },
-  { key: 's3QueueSize', flag: 's3-queue-size', env: 'FILEHAVEN_S3_QUEUE_SIZE', parse: (raw: string) => { const n = count(raw); return n !== undefined && n >= 1 && n <= 16 ? n : undefined; }, expected: 'a whole number from 1 to 16', description: 'S3 parts of one upload sent at once' },
+  {
+    key: 'metricsToken',
+    flag: 'metrics-token',
+    env: 'FILEHAVEN_METRICS_TOKEN',
+    parse: (raw: string) => (/^[\x21-\x7e]{16,}$/.test(raw) ? raw : undefined),
+    expected: 'at least 16 visible ASCII characters, no spaces',
+    description: 'bearer token /metrics requires (default: none, served openly)',
+  },
+  {
+    key: 'uploadVolumeFree',
+    flag: 'upload-volume-free',
+    env: 'FILEHAVEN_UPLOAD_VOLUME_FREE',
+    parse: bytesOrUnlimited,
+    expected: 'a size such as 50GiB, or unlimited',
+    description: 'upload volume of a free account per rolling 24 h',
+  },
+  {
+    key: 'uploadVolumePremium',
+    flag: 'upload-volume-premium',
+    env: 'FILEHAVEN_UPLOAD_VOLUME_PREMIUM',
+    parse: bytesOrUnlimited,
+    expected: 'a size such as 500GiB, or unlimited',
+    description: 'upload volume of a premium account per rolling 24 h',
+  },
+  {
+    key: 'loginAttemptsPerMinute',
+    flag: 'login-attempts',
+    env: 'FILEHAVEN_LOGIN_ATTEMPTS',
+    parse: (raw: string) => {
+      const n = count(raw);
+      return n !== undefined && n > 0 ? n : undefined;
+    },
+    expected: 'a whole number > 0',
+    description: 'failed sign-ins per minute per IP and per login',
+  },
+  {
+    key: 'apiRatePerKey',
+    flag: 'api-rate-per-key',
+    env: 'FILEHAVEN_API_RATE_PER_KEY',
+    parse: count,
+    expected: 'a whole number (0 = unlimited)',
+    description: 'API requests per minute per API key',
+  },
+  {
+    key: 'apiRatePerIp',
+    flag: 'api-rate-per-ip',
+    env: 'FILEHAVEN_API_RATE_PER_IP',
+    parse: count,
+    expected: 'a whole number (0 = unlimited)',
+    description: 'API requests per minute per client IP',
+  },
+  {
+    key: 'freeDownloadSpeed',
+    flag: 'free-download-speed',
+    env: 'FILEHAVEN_FREE_DOWNLOAD_SPEED',
+    parse: bytesOrUnlimited,
+    expected: 'bytes per second such as 2MiB, or unlimited',
+    description: 'speed cap of one free download',
+  },
+  {
+    key: 'freeDownloadsPerIp',
+    flag: 'free-downloads-per-ip',
+    env: 'FILEHAVEN_FREE_DOWNLOADS_PER_IP',
+    parse: count,
+    expected: 'a whole number (0 = unlimited)',
+    description: 'concurrent free downloads per client IP',
+  },
+  {
+    key: 'trustProxy',
+    flag: 'trust-proxy',
+    env: 'FILEHAVEN_TRUST_PROXY',
+    parse: bool,
+    expected: 'true or false',
+    description: 'take the client IP from X-Forwarded-For',
+  },
+  {
+    key: 'gcIntervalMs',
+    flag: 'gc-interval',
+    env: 'FILEHAVEN_GC_INTERVAL',
+    parse: duration(0),
+    expected: 'a duration such as 1h (0 = never)',
+    description: 'how often the server collects garbage',
+  },
+  {
+    key: 'tempGraceMs',
+    flag: 'temp-grace',
+    env: 'FILEHAVEN_TEMP_GRACE',
+    parse: duration(60_000),
+    expected: 'a duration of at least 1m (shorter would collect uploads in progress), such as 1h',
+    description: 'age before an untouched temp file or unreferenced blob is collected',
+  },
+  {
+    key: 'uploadExpiryMs',
+    flag: 'upload-expiry',
+    env: 'FILEHAVEN_UPLOAD_EXPIRY',
+    parse: duration(60_000),
+    expected: 'a duration of at least 1m, such as 24h',
+    description: 'time a resumable upload has to finish before gc removes it',
+  },
+  {
+    key: 'expireAfterDays',
+    flag: 'expire-after-days',
+    env: 'FILEHAVEN_EXPIRE_AFTER_DAYS',
+    parse: count,
+    expected: 'a whole number of days (0 = never)',
+    description: 'delete files not downloaded for this many days',
+  },
+  {
+    key: 'signup',
+    flag: 'signup',
+    env: 'FILEHAVEN_SIGNUP',
+    parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined),
+    expected: 'open or closed',
+    description: 'whether visitors may create accounts at /signup',
+  },
+  {
+    key: 'headersTimeoutMs',
+    flag: 'headers-timeout',
+    env: 'FILEHAVEN_HEADERS_TIMEOUT',
+    parse: duration(1000),
+    expected: 'a duration of at least 1s, such as 20s',
+    description: 'time a client has to send a request head',
+  },
+  {
+    key: 'shutdownGraceMs',
+    flag: 'shutdown-grace',
+    env: 'FILEHAVEN_SHUTDOWN_GRACE',
+    parse: duration(0),
+    expected: 'a duration, such as 30s (0: cut requests at once)',
+    description: 'on SIGTERM, how long requests in progress may finish before they are cut',
+  },
+  {
+    key: 'idleTimeoutMs',
+    flag: 'idle-timeout',
+    env: 'FILEHAVEN_IDLE_TIMEOUT',
+    parse: duration(1000),
+    expected: 'a duration of at least 1s, such as 60s',
+    description: 'a request connection silent this long is closed',
+  },
+  {
+    key: 'maxConnectionsPerIp',
+    flag: 'max-connections-per-ip',
+    env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP',
+    parse: count,
+    expected: 'a whole number (0 = unlimited)',
+    description: 'open connections per client address',
+  },
+  {
+    key: 'databaseUrl',
+    flag: 'database-url',
+    env: 'FILEHAVEN_DATABASE_URL',
+    parse: postgresUrl,
+    expected: 'a URL such as postgres://filehaven@db.example:5432/filehaven',
+    description: 'PostgreSQL for metadata (default: SQLite in the data folder)',
+  },
+  {
+    key: 'databaseSchema',
+    flag: 'database-schema',
+    env: 'FILEHAVEN_DATABASE_SCHEMA',
+    parse: (raw: string) => (/^[a-z_][a-z0-9_]{0,62}$/.test(raw) ? raw : undefined),
+    expected: 'a lower-case schema name such as public',
+    description: 'PostgreSQL schema of the tables (created when missing)',
+  },
+  {
+    key: 'databasePoolSize',
+    flag: 'database-pool-size',
+    env: 'FILEHAVEN_DATABASE_POOL_SIZE',
+    parse: (raw: string) => {
+      const n = count(raw);
+      return n !== undefined && n >= 1 && n <= 1000 ? n : undefined;
+    },
+    expected: 'a whole number from 1 to 1000',
+    description: 'most PostgreSQL connections per server',
+  },
+  {
+    key: 'serverName',
+    flag: 'server-name',
+    env: 'FILEHAVEN_SERVER_NAME',
+    parse: (raw: string) => (/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/.test(raw) ? raw : undefined),
+    expected: 'a name of letters, digits and . _ : - (at most 128)',
+    description: 'name of this server, unique among servers sharing a database (default: the host name)',
+  },
+  {
+    key: 'redisUrl',
+    flag: 'redis-url',
+    env: 'FILEHAVEN_REDIS_URL',
+    parse: redisUrl,
+    expected: 'a URL such as redis://redis.example:6379/0',
+    description: 'Redis for the limits several servers share (default: each server counts alone)',
+  },
+  {
+    key: 'redisPrefix',
+    flag: 'redis-prefix',
+    env: 'FILEHAVEN_REDIS_PREFIX',
+    parse: (raw: string) => (/^[A-Za-z0-9._:-]{1,64}$/.test(raw) ? raw : undefined),
+    expected: 'letters, digits and . _ : - (at most 64), such as filehaven:',
+    description: 'prefix of the Redis keys of this site',
+  },
+  {
+    key: 's3Bucket',
+    flag: 's3-bucket',
+    env: 'FILEHAVEN_S3_BUCKET',
+    parse: (raw: string) => (/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(raw) ? raw : undefined),
+    expected: 'an S3 bucket name (3-63 lower-case letters, digits, dots, hyphens)',
+    description: 'S3 bucket for blobs (default: the data folder)',
+  },
+  {
+    key: 's3Endpoint',
+    flag: 's3-endpoint',
+    env: 'FILEHAVEN_S3_ENDPOINT',
+    parse: url,
+    expected: 'an http(s) URL',
+    description: 'S3-compatible endpoint (default: AWS)',
+  },
+  {
+    key: 's3Region',
+    flag: 's3-region',
+    env: 'FILEHAVEN_S3_REGION',
+    parse: (raw: string) => (/^[a-z0-9-]{1,64}$/.test(raw) ? raw : undefined),
+    expected: 'a region such as us-east-1',
+    description: 'S3 region',
+  },
+  {
+    key: 's3ForcePathStyle',
+    flag: 's3-force-path-style',
+    env: 'FILEHAVEN_S3_FORCE_PATH_STYLE',
+    parse: bool,
+    expected: 'true or false',
+    description: 'path-style bucket addressing (most S3-compatible servers)',
+  },
+  {
+    key: 's3Prefix',
+    flag: 's3-prefix',
+    env: 'FILEHAVEN_S3_PREFIX',
+    parse: (raw: string) =>
+      raw === '' || (/^[A-Za-z0-9!_.*'()-]+(\/[A-Za-z0-9!_.*'()-]+)*\/$/.test(raw) && !raw.split('/').some((segment) => segment === '.' || segment === '..'))
+        ? raw
+        : undefined,
+    expected: "'' or a path ending in / such as filehaven/",
+    description: 'prefix of every object name in the bucket',
+  },
+  {
+    key: 's3Checksums',
+    flag: 's3-checksums',
+    env: 'FILEHAVEN_S3_CHECKSUMS',
+    parse: (raw: string) => (/^(auto|when_required|when_supported)$/.test(raw) ? (raw as Config['s3Checksums']) : undefined),
+    expected: 'auto, when_required or when_supported',
+    description: 'AWS SDK request checksums (auto: when_required with --s3-endpoint)',
+  },
+  {
+    key: 's3PartSize',
+    flag: 's3-part-size',
+    env: 'FILEHAVEN_S3_PART_SIZE',
+    parse: (raw: string) => {
+      const n = parseBytes(raw);
+      return n !== null && n >= 5 * MiB && n <= 5 * 1024 * MiB ? n : undefined;
+    },
+    expected: 'a size from 5MiB to 5GiB',
+    description: 'S3 multipart part size (memory per upload: part size x (queue size + 1))',
+  },
+  {
+    key: 's3QueueSize',
+    flag: 's3-queue-size',
+    env: 'FILEHAVEN_S3_QUEUE_SIZE',
+    parse: (raw: string) => {
+      const n = count(raw);
+      return n !== undefined && n >= 1 && n <= 16 ? n : undefined;
+    },
+    expected: 'a whole number from 1 to 16',
+    description: 'S3 parts of one upload sent at once',
+  },
 ] as const satisfies readonly Setting<keyof Config>[];
 
 const GiB = 1024 ** 3;
@@ -305,11 +593,12 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
     const value = (setting.parse as (raw: string) => unknown)(raw);
     if (value === undefined) {
       // Secrets are never repeated, and URLs only without their passwords: the message lands in logs.
-      const shown = URL_SETTINGS.has(setting.key) && redactUrl(raw) !== '(unparsable URL)'
-        ? `"${redactUrl(raw)}"`
-        : SECRET_SETTINGS.has(setting.key) || URL_SETTINGS.has(setting.key)
-          ? '(value not shown: it may hold a secret)'
-          : `"${raw}"`;
+      const shown =
+        URL_SETTINGS.has(setting.key) && redactUrl(raw) !== '(unparsable URL)'
+          ? `"${redactUrl(raw)}"`
+          : SECRET_SETTINGS.has(setting.key) || URL_SETTINGS.has(setting.key)
+            ? '(value not shown: it may hold a secret)'
+            : `"${raw}"`;
       throw new ConfigError(`invalid ${source} ${shown}: expected ${setting.expected}`);
     }
     config[setting.key] = value;

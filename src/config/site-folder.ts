@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SQLITE_FILE } from '../db/dialect.js';
-import { ConfigError, type Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import { SECRET_FILE } from './secret-file.js';
 
 const WHERE = '(--data, FILEHAVEN_DATA)';
@@ -32,7 +32,9 @@ export async function checkSiteFolder(config: Config): Promise<void> {
   // On either engine: without it, opening the site would write a new secret beside a
   // database whose keys were sealed with another (a server run with --secret, say).
   if (config.secret === null && (await kindOf(path.join(dir, SECRET_FILE))) !== 'file') {
-    throw new ConfigError(`${dir} ${WHERE} is not this site's data folder: it holds no ${SECRET_FILE}, and no --secret (FILEHAVEN_SECRET) is given; ${ONLY_SERVE}`);
+    throw new ConfigError(
+      `${dir} ${WHERE} is not this site's data folder: it holds no ${SECRET_FILE}, and no --secret (FILEHAVEN_SECRET) is given; ${ONLY_SERVE}`,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
 import type { Engine, OpenedDatabase } from './dialect.js';
 import { migrateToLatest } from './migrator.js';
@@ -6,15 +6,15 @@ import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
 import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
+import { locksRepository } from './repositories/locks-repository.js';
 import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import { operatorQueriesRepository } from './repositories/operator-queries-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
-import { sessionsRepository } from './repositories/sessions-repository.js';
-import { locksRepository } from './repositories/locks-repository.js';
 import { reservationsRepository } from './repositories/reservations-repository.js';
 import { resumableUploadsRepository, uploadLocksRepository } from './repositories/resumable-uploads-repository.js';
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
+import { sessionsRepository } from './repositories/sessions-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {

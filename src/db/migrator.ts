@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
 import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
 import * as sessions from './migrations/0003-sessions.js';
@@ -48,7 +48,11 @@ export interface MigrationOutcome {
  * upgrade, an old server restarted) is used as it is: its extra migrations are additive,
  * so this version's queries still hold. `migrations` is for tests that play that newer version.
  */
-export async function migrateToLatest(db: Kysely<any>, schema: string | null = null, migrations: Readonly<Record<string, Migration>> = MIGRATIONS): Promise<MigrationOutcome> {
+export async function migrateToLatest(
+  db: Kysely<any>,
+  schema: string | null = null,
+  migrations: Readonly<Record<string, Migration>> = MIGRATIONS,
+): Promise<MigrationOutcome> {
   if (schema !== null) await createSchemaOnce(db, schema);
   const migrator = new Migrator({
     db,
@@ -100,7 +104,9 @@ async function newerMigrations(db: Kysely<any>, schema: string | null, known: Re
   if (newer.length === 0) return [];
   const missing = Object.keys(known).filter((name) => !executed.includes(name));
   if (missing.length > 0) {
-    throw new Error(`database migration failed: the database has run ${newer.join(', ')}, which this version does not know, but not ${missing.join(', ')}, which it needs`);
+    throw new Error(
+      `database migration failed: the database has run ${newer.join(', ')}, which this version does not know, but not ${missing.join(', ')}, which it needs`,
+    );
   }
   return newer;
 }

@@ -79,7 +79,9 @@ export function openSnapshot(file: string): DatabaseSnapshot {
       return (await live().select('id').where('sha256', '=', sha256).limit(1).executeTakeFirst()) !== undefined;
     },
     async liveFileCount() {
-      const row = await live().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const row = await live()
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async filesUsing(sha256, limit) {

@@ -49,11 +49,9 @@ export const errors = {
   fileNotFound: () => new ApiError('errorFileNotFound', 404, 'File does not exist or is deleted'),
   uploadNotFound: () => new ApiError('errorFileNotFound', 404, 'Upload does not exist or has expired'),
   folderNotFound: () => new ApiError('errorFolderNotFound', 404, 'Folder does not exist or is deleted'),
-  fileNotDownloadable: () =>
-    new ApiError('errorFileInNoDownloadedStatus', 410, 'File is not available or is deleted'),
+  fileNotDownloadable: () => new ApiError('errorFileInNoDownloadedStatus', 410, 'File is not available or is deleted'),
   emptyFile: () => new ApiError('errorEmptyFile', 400, 'The uploaded file is empty'),
-  fileSize: (limit: number) =>
-    new ApiError('errorFileSize', 413, `File size exceeds the limit of ${limit} bytes`),
+  fileSize: (limit: number) => new ApiError('errorFileSize', 413, `File size exceeds the limit of ${limit} bytes`),
   uploadLimit: (retryAfterSeconds: number) =>
     new ApiError('errorUploadLimit', 429, 'Upload limit exceeded', {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
@@ -64,8 +62,7 @@ export const errors = {
   uploadMalformed: (why: string) => new ApiError('errorUploadFaild', 400, `Upload failed: ${why}`),
   uploadStorage: () => new ApiError('errorUploadFaild', 500, 'Upload failed: storage error'),
   notFound: () => new ApiError('errorNotFound', 404, 'No such resource'),
-  methodNotAllowed: (allowed: string[]) =>
-    new ApiError('errorMethodNotAllowed', 405, 'Method not allowed', { Allow: allowed.join(', ') }),
+  methodNotAllowed: (allowed: string[]) => new ApiError('errorMethodNotAllowed', 405, 'Method not allowed', { Allow: allowed.join(', ') }),
   folderNotEmpty: () => new ApiError('errorFolderNotEmpty', 409, 'Folder is not empty'),
   badRequest: (why: string) => new ApiError('errorBadRequest', 400, why),
   /** A form body past its limit; the rest is not read, so the connection is closed after the answer. */
@@ -83,8 +80,7 @@ export const errors = {
   /** An `Expect` header other than 100-continue (RFC 9110 10.1.1). */
   expectationFailed: () => new ApiError('errorBadRequest', 417, 'Expectation failed: only 100-continue is supported'),
   /** The client's address holds as many open connections as it may (see --max-connections-per-ip). */
-  tooManyConnections: () =>
-    new ApiError('errorRateLimited', 429, 'Too many open connections from your address', { 'Retry-After': '1' }),
+  tooManyConnections: () => new ApiError('errorRateLimited', 429, 'Too many open connections from your address', { 'Retry-After': '1' }),
   /** The server is shutting down; another server (or this one, restarted) will answer. */
   /** Too many failed sign-ins (API.md 8: errorWrongCredentials with 429). */
   signInThrottled: (retryAfterSeconds: number) =>

@@ -28,7 +28,8 @@ export function registerMetricsRoute(app: FastifyInstance, context: HttpContext)
   app.get('/metrics', { logLevel: 'warn' }, async (request, reply) => {
     if (expected !== null) {
       const given = bearerToken(request.headers.authorization);
-      if (given === null) return plain(reply.header('WWW-Authenticate', 'Bearer realm="metrics"'), 401, 'metrics need the token: Authorization: Bearer <token>');
+      if (given === null)
+        return plain(reply.header('WWW-Authenticate', 'Bearer realm="metrics"'), 401, 'metrics need the token: Authorization: Bearer <token>');
       if (!constantTimeEqual(digest(given), expected)) return plain(reply, 403, 'wrong metrics token');
     }
     const text = await metrics.render();

@@ -1,5 +1,5 @@
-import { Busboy, type BusboyConfig, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 import type { IncomingHttpHeaders } from 'node:http';
+import { Busboy, type BusboyConfig, type BusboyHeaders, type BusboyInstance } from '@fastify/busboy';
 
 /**
  * Buffer of one part's stream. It must exceed the largest chunk a socket delivers

@@ -1,6 +1,6 @@
-import type { BusboyInstance } from '@fastify/busboy';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
+import type { BusboyInstance } from '@fastify/busboy';
 import type { StagedBlob } from '../blob/blob-store.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { openMultipart } from './multipart-parser.js';

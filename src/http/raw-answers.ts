@@ -27,7 +27,11 @@ export function answerClientError(context: HttpContext, error: ClientError, sock
   // A reset: nobody is left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const apiError =
-    error.code === 'HPE_HEADER_OVERFLOW' ? errors.headersTooLarge() : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? errors.requestTimeout() : errors.malformedHttp();
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? errors.headersTooLarge()
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? errors.requestTimeout()
+        : errors.malformedHttp();
   // The request before the malformed bytes is still being answered (an upload storing,
   // a download streaming): its answer goes out whole, then the connection closes. Node
   // would write the error into that answer's place, and the upload's client would never

@@ -1,10 +1,10 @@
+import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import fresh from 'fresh';
 import rangeParser from 'range-parser';
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
-import { canRecycle, type ByteRange } from '../blob/blob-store.js';
+import { type ByteRange, canRecycle } from '../blob/blob-store.js';
 import type { FileRecord } from '../domain/types.js';
 
 export interface SendFileOptions {

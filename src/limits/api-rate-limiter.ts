@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from './rate-limiter-classes.js';
 import { errors } from '../domain/errors.js';
 import { rememberRecent } from '../domain/remember-recent.js';
 import { addressKey } from './client-address.js';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from './rate-limiter-classes.js';
 
 export interface ApiRateLimiterOptions {
   /** API requests per minute per API key; 0 = unlimited (when `byKey` is not given). */

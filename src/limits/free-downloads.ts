@@ -1,7 +1,7 @@
 import { pipeline, type Readable } from 'node:stream';
 import { errors } from '../domain/errors.js';
 import { addressKey } from './client-address.js';
-import { MemorySlots, type DownloadSlots } from './download-slots.js';
+import { type DownloadSlots, MemorySlots } from './download-slots.js';
 import { Throttle } from './throttle.js';
 
 /**

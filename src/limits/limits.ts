@@ -3,17 +3,17 @@ import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import type { LimitName } from '../observability/metrics.js';
+import type { ReservationsService } from '../services/reservations-service.js';
 import { ApiRateLimiter } from './api-rate-limiter.js';
+import { MemorySlots, RedisSlots } from './download-slots.js';
 import { FreeDownloads } from './free-downloads.js';
 import { KnownSignInAddresses } from './known-sign-in-addresses.js';
+import { type RateLimiterAbstract, RateLimiterMemory } from './rate-limiter-classes.js';
+import type { RedisConnection } from './redis-connection.js';
+import { sharedRateLimiter } from './shared-rate-limiter.js';
 import { SignInThrottle } from './sign-in-throttle.js';
-import type { ReservationsService } from '../services/reservations-service.js';
 import { ReservedUploadQuota } from './upload-quota.js';
 import { UploadVolume } from './upload-volume.js';
-import { MemorySlots, RedisSlots } from './download-slots.js';
-import { RateLimiterMemory, type RateLimiterAbstract } from './rate-limiter-classes.js';
-import { sharedRateLimiter } from './shared-rate-limiter.js';
-import type { RedisConnection } from './redis-connection.js';
 
 /** The limits of API.md section 8 and the request rates; one set per server, never global. */
 export interface Limits {

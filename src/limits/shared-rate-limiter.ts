@@ -1,5 +1,5 @@
 import type { IRateLimiterRedisOptions } from 'rate-limiter-flexible';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from './rate-limiter-classes.js';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from './rate-limiter-classes.js';
 import type { RedisConnection } from './redis-connection.js';
 
 export interface SharedRateLimiterOptions {

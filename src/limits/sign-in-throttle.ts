@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from './rate-limiter-classes.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { addressKey } from './client-address.js';
 import type { KnownSignInAddresses } from './known-sign-in-addresses.js';
+import { type RateLimiterAbstract, RateLimiterMemory, RateLimiterRes } from './rate-limiter-classes.js';
 
 export interface SignInThrottleOptions {
   /** Failed sign-ins allowed per minute, per client address and per login (API.md 8). */

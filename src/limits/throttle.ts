@@ -1,5 +1,5 @@
-import { Transform, type TransformCallback } from 'node:stream';
 import { performance } from 'node:perf_hooks';
+import { Transform, type TransformCallback } from 'node:stream';
 
 /** Largest piece passed on at once, so a slow cap trickles instead of bursting whole chunks. */
 const MAX_SLICE = 16 * 1024;

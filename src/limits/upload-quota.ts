@@ -32,7 +32,13 @@ export interface UploadQuota {
    * `within` writes in the same transaction. Refused, writing nothing, when the account's
    * stored volume plus every reservation would pass the limit.
    */
-  reserveDetached(accountId: number, limit: number, bytes: number, lease: DetachedLease, within: (repos: Repositories, reservationId: number) => Promise<void>): Promise<Reservation>;
+  reserveDetached(
+    accountId: number,
+    limit: number,
+    bytes: number,
+    lease: DetachedLease,
+    within: (repos: Repositories, reservationId: number) => Promise<void>,
+  ): Promise<Reservation>;
   /**
    * Whether the account is still within `limit` with what it has stored and reserved (a
    * limit lowered, a premium ended while a resumable upload waited): refused, with when
@@ -60,7 +66,11 @@ export interface DetachedLease {
  * its upload_log row (under the account's lock, like a check); a given-up one's just go.
  * Whether the row was still there (gc may have settled an expired one).
  */
-export async function settleDetached(repos: Repositories, reservationId: number, stored: { accountId: number; bytes: number; at: number } | null): Promise<boolean> {
+export async function settleDetached(
+  repos: Repositories,
+  reservationId: number,
+  stored: { accountId: number; bytes: number; at: number } | null,
+): Promise<boolean> {
   if (stored) await repos.locks.uploadVolume(stored.accountId);
   const row = await repos.reservations.take(reservationId);
   if (stored) await repos.uploadLog.record(stored.accountId, stored.bytes, stored.at);
@@ -187,14 +197,28 @@ export class ReservedUploadQuota implements UploadQuota {
     };
   }
 
-  async reserveDetached(accountId: number, limit: number, bytes: number, lease: DetachedLease, within: (repos: Repositories, reservationId: number) => Promise<void>): Promise<Reservation> {
+  async reserveDetached(
+    accountId: number,
+    limit: number,
+    bytes: number,
+    lease: DetachedLease,
+    within: (repos: Repositories, reservationId: number) => Promise<void>,
+  ): Promise<Reservation> {
     const { store, clock } = this.deps;
     return store.transaction(async (repos): Promise<Reservation> => {
       await repos.locks.uploadVolume(accountId);
       const now = clock();
       const used = (await repos.uploadLog.windowSum(accountId, this.windowStart(now))) + (await repos.reservations.uploadsInFlight(accountId));
       if (bytes > limit - used) return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, bytes - (limit - used), now) };
-      const id = await repos.reservations.open({ accountId, kind: 'upload', planned: bytes, server: lease.server, instance: lease.instance, leaseUntil: lease.until, createdAt: now });
+      const id = await repos.reservations.open({
+        accountId,
+        kind: 'upload',
+        planned: bytes,
+        server: lease.server,
+        instance: lease.instance,
+        leaseUntil: lease.until,
+        createdAt: now,
+      });
       await within(repos, id);
       return { granted: true };
     });

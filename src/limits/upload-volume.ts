@@ -1,9 +1,9 @@
-import { pipeline, Transform, type Readable } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
 import type { MetadataStore, Repositories, UploadLogRepository } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
-import { UPLOAD_WINDOW_MS, type DetachedLease, type UploadQuota, type UploadTicket } from './upload-quota.js';
+import { type DetachedLease, UPLOAD_WINDOW_MS, type UploadQuota, type UploadTicket } from './upload-quota.js';
 
 /** upload_log rows older than the window are deleted at most this often. */
 const PRUNE_EVERY_MS = 3_600_000;
@@ -81,7 +81,12 @@ export class UploadVolume {
    * row in the same transaction): errorUploadLimit when it does not fit. An unlimited
    * account reserves nothing (`within` gets null).
    */
-  async reserveResumable(account: Account, bytes: number, lease: DetachedLease, within: (repos: Repositories, reservationId: number | null) => Promise<void>): Promise<void> {
+  async reserveResumable(
+    account: Account,
+    bytes: number,
+    lease: DetachedLease,
+    within: (repos: Repositories, reservationId: number | null) => Promise<void>,
+  ): Promise<void> {
     const limit = this.limitOf(account);
     if (limit === null) {
       await this.deps.store.transaction((repos) => within(repos, null));

@@ -1,4 +1,4 @@
-import { BlobNotFoundError, BlobTooLargeError, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
+import { BlobNotFoundError, type BlobStore, BlobTooLargeError, type StagedBlob } from '../blob/blob-store.js';
 
 /** A blob row as the copy needs it. */
 export interface BlobRow {
@@ -27,7 +27,9 @@ export async function copyBlob(source: BlobStore, target: BlobStore, row: BlobRo
     stream = await source.read(row.key);
   } catch (error) {
     if (error instanceof BlobNotFoundError) {
-      throw new MigrateError(`blob ${row.sha256} is missing from the source store (key ${row.key}): its files cannot be migrated; run \`filehaven gc\` or restore the blob, then migrate again`);
+      throw new MigrateError(
+        `blob ${row.sha256} is missing from the source store (key ${row.key}): its files cannot be migrated; run \`filehaven gc\` or restore the blob, then migrate again`,
+      );
     }
     throw error;
   }

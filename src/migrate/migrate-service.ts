@@ -4,8 +4,23 @@ import type { BlobStore } from '../blob/blob-store.js';
 import type { Database } from '../db/database.js';
 import type { OpenedDatabase } from '../db/dialect.js';
 import { SECRET_FINGERPRINT_SETTING } from '../security/secrets.js';
-import { copyBlob, MigrateError, type BlobRow } from './blob-copy.js';
-import { advanceSequences, batches, BATCH_ROWS, countRows, databaseIdentity, differingColumn, insertAbsent, keyText, rowsByKey, setDeferred, TABLE_NAMES, TABLES, type Row, type TableName } from './table-copy.js';
+import { type BlobRow, copyBlob, MigrateError } from './blob-copy.js';
+import {
+  advanceSequences,
+  BATCH_ROWS,
+  batches,
+  countRows,
+  databaseIdentity,
+  differingColumn,
+  insertAbsent,
+  keyText,
+  type Row,
+  rowsByKey,
+  setDeferred,
+  TABLE_NAMES,
+  TABLES,
+  type TableName,
+} from './table-copy.js';
 
 export { MigrateError } from './blob-copy.js';
 
@@ -149,18 +164,27 @@ interface Run {
  */
 async function checkTarget(source: OpenedDatabase, target: OpenedDatabase): Promise<boolean> {
   if ((await databaseIdentity(source)) === (await databaseIdentity(target))) {
-    throw new MigrateError('the target database is the source database (the same server, database and schema): give another --to-database-url or --to-database-schema');
+    throw new MigrateError(
+      'the target database is the source database (the same server, database and schema): give another --to-database-url or --to-database-schema',
+    );
   }
   const mine = await fingerprintOf(source.db);
-  if (mine === null) throw new MigrateError('the source database has no secret fingerprint yet: start the server on it once, or run `filehaven stats` with its settings, then migrate');
+  if (mine === null)
+    throw new MigrateError(
+      'the source database has no secret fingerprint yet: start the server on it once, or run `filehaven stats` with its settings, then migrate',
+    );
   const theirs = await fingerprintOf(target.db);
   if (theirs !== null && theirs !== mine) {
-    throw new MigrateError('the target database already holds another filehaven installation (a different secret fingerprint in server_settings): give an empty database or a new --to-database-schema');
+    throw new MigrateError(
+      'the target database already holds another filehaven installation (a different secret fingerprint in server_settings): give an empty database or a new --to-database-schema',
+    );
   }
   if (theirs === mine) return true;
   for (const table of TABLE_NAMES) {
     if ((await countRows(target.db, table)) > 0) {
-      throw new MigrateError(`the target database is not empty (its ${table} table holds rows) and is no earlier copy of this site: give an empty database or a new --to-database-schema`);
+      throw new MigrateError(
+        `the target database is not empty (its ${table} table holds rows) and is no earlier copy of this site: give an empty database or a new --to-database-schema`,
+      );
     }
   }
   return false;
@@ -206,13 +230,19 @@ async function verifyTable(run: Run, target: Kysely<Database>, table: TableName)
   let checked = 0;
   for await (const rows of batches(source, table, run.batchRows)) {
     run.signal?.throwIfAborted();
-    const copies = await rowsByKey(target, table, rows.map((row) => row[key]));
+    const copies = await rowsByKey(
+      target,
+      table,
+      rows.map((row) => row[key]),
+    );
     for (const row of rows) {
       const copy = copies.get(keyText(row[key]));
       const column = copy === undefined ? null : differingColumn(row, copy, ignore);
       if (copy === undefined || column !== null || (ignore.length > 0 && !copy.object_key)) {
         const what = copy === undefined ? 'is missing from the target' : column !== null ? `differs in ${column}` : 'names no key';
-        throw new MigrateError(`verification failed: ${table} row ${key}=${keyText(row[key])} ${what} (was the source changed after an interrupted run? then empty the target and migrate again)`);
+        throw new MigrateError(
+          `verification failed: ${table} row ${key}=${keyText(row[key])} ${what} (was the source changed after an interrupted run? then empty the target and migrate again)`,
+        );
       }
     }
     checked += rows.length;
@@ -220,7 +250,9 @@ async function verifyTable(run: Run, target: Kysely<Database>, table: TableName)
   }
   const copied = await countRows(target, table);
   if (copied !== total) {
-    throw new MigrateError(`verification failed: ${table} holds ${copied} rows in the target and ${total} in the source (did a server run on the target? then empty it and migrate again)`);
+    throw new MigrateError(
+      `verification failed: ${table} holds ${copied} rows in the target and ${total} in the source (did a server run on the target? then empty it and migrate again)`,
+    );
   }
   if (total === 0) run.progress({ phase: 'verify', table, checked, total });
   return total;
@@ -277,7 +309,11 @@ async function copyBlobsInto(run: Run, target: Kysely<Database>, targetBlobs: Bl
   const counter = await blobCounter(run);
   async function* missing(): AsyncIterable<Row> {
     for await (const rows of batches(source, 'blobs', run.batchRows)) {
-      const present = await rowsByKey(target, 'blobs', rows.map((row) => row.sha256));
+      const present = await rowsByKey(
+        target,
+        'blobs',
+        rows.map((row) => row.sha256),
+      );
       for (const row of rows) {
         if (present.has(keyText(row.sha256))) counter.done(Number(row.size), false);
         else yield row;
@@ -320,7 +356,10 @@ async function moveBlobsInPlace(run: Run, targetBlobs: BlobStore): Promise<BlobT
     run.signal?.throwIfAborted();
     const blob = blobRow(row);
     if (!(await run.source.blobs.has(blob.key))) {
-      if (!(await targetBlobs.has(blob.key))) throw new MigrateError(`blob ${blob.sha256} is in neither store (key ${blob.key}): its files cannot be migrated; restore the blob or run \`filehaven gc\`, then migrate again`);
+      if (!(await targetBlobs.has(blob.key)))
+        throw new MigrateError(
+          `blob ${blob.sha256} is in neither store (key ${blob.key}): its files cannot be migrated; restore the blob or run \`filehaven gc\`, then migrate again`,
+        );
       counter.done(blob.size, false);
       return;
     }

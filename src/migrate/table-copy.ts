@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/database.js';
 import type { OpenedDatabase } from '../db/dialect.js';
 
@@ -67,7 +67,10 @@ function raw(db: Kysely<Database>): Kysely<any> {
 
 /** Rows of a table. */
 export async function countRows(db: Kysely<Database>, table: TableName): Promise<number> {
-  const row = await raw(db).selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const row = await raw(db)
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -155,7 +158,9 @@ export async function advanceSequences(target: OpenedDatabase): Promise<void> {
     if (!spec.serial) continue;
     const column = spec.key;
     // setval(seq, max + 1, false): the next nextval() answers max + 1 (1 on an empty table).
-    await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce(max(${sql.ref(column)}), 0) + 1, false) from ${sql.table(table)}`.execute(target.db);
+    await sql`select setval(pg_get_serial_sequence(${table}, ${column}), coalesce(max(${sql.ref(column)}), 0) + 1, false) from ${sql.table(table)}`.execute(
+      target.db,
+    );
   }
 }
 
@@ -166,7 +171,9 @@ export async function advanceSequences(target: OpenedDatabase): Promise<void> {
  */
 export async function databaseIdentity(opened: OpenedDatabase): Promise<string> {
   if (opened.engine === 'postgres') {
-    const { rows } = await sql<{ id: string }>`select pg_postmaster_start_time()::text || '/' || current_database() || '/' || current_schema() as id`.execute(opened.db);
+    const { rows } = await sql<{ id: string }>`select pg_postmaster_start_time()::text || '/' || current_database() || '/' || current_schema() as id`.execute(
+      opened.db,
+    );
     return `postgres:${rows[0]!.id}`;
   }
   const { rows } = await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(opened.db);

@@ -1,9 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, Registry } from './prom-client-classes.js';
 import type { PoolConnections } from '../db/dialect.js';
 import type { Clock } from '../domain/ids.js';
 import type { FallbackReason } from '../limits/redis-connection.js';
+import { Counter, Gauge, Histogram, Registry } from './prom-client-classes.js';
 
 const LIMITS = ['sign-in', 'api-rate', 'upload-volume', 'free-download-slots', 'traffic', 'connections-per-ip'] as const;
 /** The limits whose refusals are counted (`filehaven_limit_refusals_total{limit}`). */
@@ -60,7 +60,7 @@ export class Metrics {
   });
   private readonly httpDuration = new Histogram({
     name: 'filehaven_http_request_duration_seconds',
-    help: 'Time from a request\'s routing to the end of its response, by route pattern and method.',
+    help: "Time from a request's routing to the end of its response, by route pattern and method.",
     labelNames: ['route', 'method'] as const,
     buckets: REQUEST_BUCKETS,
     registers: [this.registry],
@@ -131,12 +131,12 @@ export class Metrics {
   });
   private readonly gcLastSuccess = new Gauge({
     name: 'filehaven_gc_last_success_timestamp_seconds',
-    help: 'When this server\'s last gc run that ran to its end finished (Unix time).',
+    help: "When this server's last gc run that ran to its end finished (Unix time).",
     registers: [this.registry],
   });
   private readonly gcLastDuration = new Gauge({
     name: 'filehaven_gc_last_duration_seconds',
-    help: 'How long this server\'s last gc run that was not skipped took.',
+    help: "How long this server's last gc run that was not skipped took.",
     registers: [this.registry],
   });
 
@@ -288,7 +288,14 @@ function registerProcessMetrics(registry: Registry): void {
     },
   });
   const startTime = Math.round(performance.timeOrigin / 1000);
-  new Gauge({ name: 'process_start_time_seconds', help: 'Start time of the process since unix epoch in seconds.', registers, collect() { this.set(startTime); } });
+  new Gauge({
+    name: 'process_start_time_seconds',
+    help: 'Start time of the process since unix epoch in seconds.',
+    registers,
+    collect() {
+      this.set(startTime);
+    },
+  });
   const heapTotal = new Gauge({ name: 'nodejs_heap_size_total_bytes', help: 'Process heap size from Node.js in bytes.', registers });
   const heapUsed = new Gauge({ name: 'nodejs_heap_size_used_bytes', help: 'Process heap size used from Node.js in bytes.', registers });
   const external = new Gauge({ name: 'nodejs_external_memory_bytes', help: 'Node.js external memory size in bytes.', registers });

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { FileStore } from '@tus/file-store';
 import type { StagedBlob } from '../blob/blob-store.js';
 import type { LocalBlobStore } from '../blob/local-blob-store.js';
-import { UPLOAD_ID, type ResumableStorage } from './resumable-storage.js';
+import { type ResumableStorage, UPLOAD_ID } from './resumable-storage.js';
 
 /** The digest's state is saved this often: at most this much is read again after a crash. */
 const LOCAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { pipeline, Transform, type Readable } from 'node:stream';
-import type { ResumableUploadRecord, MetadataStore } from '../db/repositories/repositories.js';
+import { pipeline, type Readable, Transform } from 'node:stream';
+import type { MetadataStore, ResumableUploadRecord } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
@@ -11,7 +11,7 @@ import type { CreatedFile, FilesService } from '../services/files-service.js';
 import type { FoldersService } from '../services/folders-service.js';
 import { blacklistedNamePattern } from '../services/moderation-service.js';
 import type { ResumableStorage } from './resumable-storage.js';
-import { bestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint, type DigestCheckpoint } from './upload-digest.js';
+import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from './upload-digest.js';
 import type { UploadLocker } from './upload-locker.js';
 
 /**
@@ -320,7 +320,9 @@ export class ResumableUploadsService {
       // failure (the database or the store unavailable for a moment) keeps the upload
       // whole: the client's next HEAD or PATCH finishes it.
       if (error instanceof ApiError && error.status < 500) {
-        await this.deps.storage.remove(record.id).catch((removeError: unknown) => this.deps.log(removeError, `removing the refused upload ${record.id} failed; gc removes it at its expiry`));
+        await this.deps.storage
+          .remove(record.id)
+          .catch((removeError: unknown) => this.deps.log(removeError, `removing the refused upload ${record.id} failed; gc removes it at its expiry`));
         await this.forget(record.id).catch((forgetError: unknown) => this.deps.log(forgetError, `forgetting the refused upload ${record.id} failed`));
         throw error;
       }

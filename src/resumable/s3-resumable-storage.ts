@@ -3,7 +3,7 @@ import type { Part, S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3Store } from '@tus/s3-store';
 import type { StagedBlob } from '../blob/blob-store.js';
 import { RESUMABLE_FOLDER, type S3BlobStore } from '../blob/s3-blob-store.js';
-import { UPLOAD_ID, type ResumableStorage } from './resumable-storage.js';
+import { type ResumableStorage, UPLOAD_ID } from './resumable-storage.js';
 
 export interface S3ResumableStorageOptions {
   bucket: string;

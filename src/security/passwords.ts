@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from 'node:crypto';
 
 // scrypt parameters: N=2^15, r=8, p=1 costs ~32 MiB and tens of milliseconds, the
 // interactive-login setting recommended by the scrypt paper and OWASP.

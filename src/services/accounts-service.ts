@@ -115,11 +115,7 @@ export class AccountsService {
       return key;
     }
     const key = this.deps.ids.apiKey();
-    const stored = await this.deps.store.accounts.setApiKeyIfAbsent(
-      account.id,
-      this.deps.secrets.apiKeyLookup(key),
-      this.deps.secrets.sealApiKey(key),
-    );
+    const stored = await this.deps.store.accounts.setApiKeyIfAbsent(account.id, this.deps.secrets.apiKeyLookup(key), this.deps.secrets.sealApiKey(key));
     // A concurrent request created one first: return that one, so both callers agree.
     return stored ? key : this.apiKeyFor(account);
   }
@@ -160,7 +156,8 @@ export class AccountsService {
    * than MAX_PREMIUM_DAYS from now, and the traffic never exceeds MAX_TRAFFIC_BYTES.
    */
   async extendPremium(login: string, days: number, trafficBytes: number): Promise<Account> {
-    if (!Number.isFinite(days) || Math.abs(days) > MAX_PREMIUM_DAYS) throw new InputError(`days must be a number from -${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS}`);
+    if (!Number.isFinite(days) || Math.abs(days) > MAX_PREMIUM_DAYS)
+      throw new InputError(`days must be a number from -${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS}`);
     checkTraffic(trafficBytes);
     const { id } = await this.byLoginOrFail(login);
     const now = this.deps.clock();

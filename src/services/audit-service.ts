@@ -53,7 +53,8 @@ export class AuditService {
    * before it starts.
    */
   async search(filter: AuditFilter): Promise<{ items: AuditEntry[]; next: { at: number; id: number } | null }> {
-    if (!Number.isSafeInteger(filter.limit) || filter.limit < 1 || filter.limit > 500) throw new InputError('the page size must be a whole number from 1 to 500');
+    if (!Number.isSafeInteger(filter.limit) || filter.limit < 1 || filter.limit > 500)
+      throw new InputError('the page size must be a whole number from 1 to 500');
     if (filter.from !== undefined && filter.to !== undefined && filter.to <= filter.from) throw new InputError('the time range ends before it starts');
     const clean = (text: string | undefined) => text?.trim() || undefined;
     const rows = await this.deps.store.audit.search({

@@ -1,13 +1,13 @@
+import type { Readable } from 'node:stream';
 import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
-import { ID_PATTERN, type Clock } from '../domain/ids.js';
-import { FileStatus, premiumState, type Account, type FileRecord } from '../domain/types.js';
+import { type Clock, ID_PATTERN } from '../domain/ids.js';
+import { type Account, type FileRecord, FileStatus, premiumState } from '../domain/types.js';
 import type { ServerSecrets } from '../security/secrets.js';
 import type { AccountsService } from './accounts-service.js';
 import type { FilesService } from './files-service.js';
 import type { ReservationsService, TrafficTransfer } from './reservations-service.js';
-import type { Readable } from 'node:stream';
 
 export interface DownloadsServiceDeps {
   store: MetadataStore;

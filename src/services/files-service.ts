@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { BlobStorageError, BlobTooLargeError, SHA256_PATTERN, type BlobStore, type StagedBlob } from '../blob/blob-store.js';
+import { BlobStorageError, type BlobStore, BlobTooLargeError, SHA256_PATTERN, type StagedBlob } from '../blob/blob-store.js';
 import { DuplicateError, type MetadataStore, type Repositories } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
-import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
+import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
-import { FileStatus, type Account, type FileRecord } from '../domain/types.js';
+import { type Account, type FileRecord, FileStatus } from '../domain/types.js';
 import { constantTimeEqual } from '../security/secrets.js';
 import { InputError } from './accounts-service.js';
 import { abandonStagedBlob, admitStagedBlob, dropUnreferencedBlobRow, removeUnnamedBytes } from './blob-lifecycle.js';
@@ -309,7 +309,8 @@ export class FilesService {
           return { file: await repos.files.create(row), duplicate: false };
         });
         // The digest was stored already: this upload's own copy is not needed.
-        if (duplicate && staged) await this.deps.blobs.discard(staged).catch((error: unknown) => this.deps.log(error, 'dropping a duplicate upload failed; gc will collect it'));
+        if (duplicate && staged)
+          await this.deps.blobs.discard(staged).catch((error: unknown) => this.deps.log(error, 'dropping a duplicate upload failed; gc will collect it'));
         return { file, deleteSecret };
       } catch (error) {
         // A random id collided: try another (36^10 ids make this vanishingly rare).

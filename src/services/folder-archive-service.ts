@@ -3,7 +3,7 @@ import { ZipFile } from 'yazl';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { ArchivePaths, safeSegment } from '../domain/archive-paths.js';
 import { errors } from '../domain/errors.js';
-import { FileStatus, type FileRecord, type Folder } from '../domain/types.js';
+import { type FileRecord, FileStatus, type Folder } from '../domain/types.js';
 import type { DownloadsService } from './downloads-service.js';
 
 export interface FolderArchiveServiceDeps {

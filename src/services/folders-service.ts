@@ -1,8 +1,8 @@
 import { DuplicateError, type MetadataStore } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
-import { ID_PATTERN, type Clock, type IdSource } from '../domain/ids.js';
+import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
 import { sanitizeFolderName } from '../domain/names.js';
-import { FileStatus, type Account, type FileRecord, type Folder } from '../domain/types.js';
+import { type Account, type FileRecord, FileStatus, type Folder } from '../domain/types.js';
 import type { ListPosition } from './listing-service.js';
 import { assertFree, lockNames, NameTakenError } from './sibling-names.js';
 
@@ -199,7 +199,10 @@ export class FoldersService {
         if (!now) throw errors.folderNotFound();
         if (now.parentId !== parentId) return { moved: now };
         const children = await repos.folders.children(now.id);
-        const taken = await repos.folders.namesTaken(scope, children.map((child) => child.name));
+        const taken = await repos.folders.namesTaken(
+          scope,
+          children.map((child) => child.name),
+        );
         const clash = children.find((child) => taken.has(child.name));
         if (clash) throw new NameTakenError(clash.name, null, 'folder');
         const folders = await repos.folders.moveChildren(now.id, parentId);

@@ -1,16 +1,16 @@
 import { performance } from 'node:perf_hooks';
-import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { ThumbnailStore } from '../blob/thumbnail-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
-import type { Metrics } from '../observability/metrics.js';
 import { FileStatus } from '../domain/types.js';
+import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
+import type { Metrics } from '../observability/metrics.js';
 import { InputError } from './accounts-service.js';
 import { removeUnnamedBytes, removeUnreferencedBlob } from './blob-lifecycle.js';
-import { runAlone, RunningElsewhereError } from './run-alone.js';
 import type { FilesService } from './files-service.js';
 import type { ReservationsService } from './reservations-service.js';
+import { RunningElsewhereError, runAlone } from './run-alone.js';
 
 export interface GcServiceDeps {
   store: MetadataStore;

@@ -1,6 +1,6 @@
 import type { BrowsePosition, FileSortKey, MetadataStore } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
-import { FileStatus, type Account, type FileRecord, type Folder } from '../domain/types.js';
+import { type Account, type FileRecord, FileStatus, type Folder } from '../domain/types.js';
 import type { FoldersService } from './folders-service.js';
 
 export interface ListingServiceDeps {

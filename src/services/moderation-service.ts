@@ -89,10 +89,7 @@ export class ModerationService {
   async fileInfo(id: string): Promise<OperatorFileInfo> {
     const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
     if (!file) throw new InputError(`no file with id "${id}"`);
-    const [logins, folder] = await Promise.all([
-      this.loginsOf([file.ownerId]),
-      file.folderId === null ? null : this.deps.store.folders.byId(file.folderId),
-    ]);
+    const [logins, folder] = await Promise.all([this.loginsOf([file.ownerId]), file.folderId === null ? null : this.deps.store.folders.byId(file.folderId)]);
     return {
       ...file,
       ownerLogin: logins.get(file.ownerId) ?? '',

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { sqlDateTime } from '../domain/dates.js';
 import { money } from '../domain/money.js';
 import type { Account, FileRecord } from '../domain/types.js';
-import { InputError, type AccountsService, type CreateAccountInput } from './accounts-service.js';
+import { type AccountsService, type CreateAccountInput, InputError } from './accounts-service.js';
 import type { AuditService } from './audit-service.js';
 import type { FilesService } from './files-service.js';
 import type { ModerationService } from './moderation-service.js';
@@ -72,7 +72,6 @@ export class OperatorActionsService {
     return this.record(actor, 'accounts.premium', `account:${account.login}`, `${change}; premium until ${until}, traffic left ${account.trafficLeft}`);
   }
 
-
   /** Disables or enables an account; `changed` is false (and nothing is audited) when it already was. */
   async setDisabled(actor: string, login: string, disabled: boolean): Promise<{ account: Account; changed: boolean }> {
     if (disabled) refuseOwnAccount(actor, login, 'disable');
@@ -118,7 +117,12 @@ export class OperatorActionsService {
   async changeBalance(actor: string, login: string, change: { set: number } | { add: number }): Promise<{ before: Account; after: Account }> {
     const result = 'set' in change ? await this.deps.accounts.setBalance(login, change.set) : await this.deps.accounts.addBalance(login, change.add);
     const what = 'set' in change ? `set ${money(change.set)}` : `add ${money(change.add)}`;
-    await this.record(actor, 'accounts.balance', `account:${result.before.login}`, `${what}: ${money(result.before.balanceCents)} -> ${money(result.after.balanceCents)}`);
+    await this.record(
+      actor,
+      'accounts.balance',
+      `account:${result.before.login}`,
+      `${what}: ${money(result.before.balanceCents)} -> ${money(result.after.balanceCents)}`,
+    );
     return result;
   }
 

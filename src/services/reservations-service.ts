@@ -1,4 +1,4 @@
-import type { MetadataStore, ReservationKind, ReservationRecord, Repositories } from '../db/repositories/repositories.js';
+import type { MetadataStore, Repositories, ReservationKind, ReservationRecord } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Metrics } from '../observability/metrics.js';
 

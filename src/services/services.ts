@@ -1,15 +1,20 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { BlobStore } from '../blob/blob-store.js';
-import { ConfigError, type Config } from '../config/config.js';
-import { loadOrCreateSecret } from '../config/secret-file.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from '../composition.js';
+import { type Config, ConfigError } from '../config/config.js';
+import { loadOrCreateSecret } from '../config/secret-file.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
-import { cryptoIds, systemClock, type Clock, type IdSource } from '../domain/ids.js';
+import { type Clock, cryptoIds, type IdSource, systemClock } from '../domain/ids.js';
 import { createLimits, type Limits } from '../limits/limits.js';
 import { RedisConnection } from '../limits/redis-connection.js';
 import { Metrics } from '../observability/metrics.js';
+import { ResumableDataStore } from '../resumable/resumable-data-store.js';
+import type { ResumableStorage } from '../resumable/resumable-storage.js';
+import { ResumableUploadsService } from '../resumable/resumable-uploads-service.js';
+import { UploadLocker } from '../resumable/upload-locker.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../security/secrets.js';
+import { UploadsService } from '../uploads/uploads-service.js';
 import { AccountsService } from './accounts-service.js';
 import { AuditService } from './audit-service.js';
 import { DownloadsService } from './downloads-service.js';
@@ -20,16 +25,11 @@ import { GcService } from './gc-service.js';
 import { ModerationService } from './moderation-service.js';
 import { OperatorActionsService } from './operator-actions-service.js';
 import { OperatorSearchService } from './operator-search-service.js';
-import { StatsHistoryService } from './stats-history-service.js';
 import { ReservationsService } from './reservations-service.js';
 import { SessionService } from './session-service.js';
 import { SignUpService } from './sign-up-service.js';
+import { StatsHistoryService } from './stats-history-service.js';
 import { ThumbnailsService } from './thumbnails-service.js';
-import { UploadsService } from '../uploads/uploads-service.js';
-import { ResumableDataStore } from '../resumable/resumable-data-store.js';
-import { ResumableUploadsService } from '../resumable/resumable-uploads-service.js';
-import type { ResumableStorage } from '../resumable/resumable-storage.js';
-import { UploadLocker } from '../resumable/upload-locker.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */
 export interface Services {
@@ -106,7 +106,10 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     throw error;
   }
 
-  const redis = config.redisUrl === null ? null : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn, onFallback: (reason) => metrics.limitFellBack(reason) });
+  const redis =
+    config.redisUrl === null
+      ? null
+      : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn, onFallback: (reason) => metrics.limitFellBack(reason) });
   const metrics = new Metrics({ connections: () => store.connections(), clock, redisConnected: () => (redis ? redis.ready : null) });
   const accounts = new AccountsService({ store, secrets, ids, clock });
   const server = config.serverName ?? hostname();

@@ -1,5 +1,5 @@
 import type { Account } from '../domain/types.js';
-import { InputError, type AccountsService } from './accounts-service.js';
+import { type AccountsService, InputError } from './accounts-service.js';
 
 /** What a visitor fills in to create an account. */
 export interface SignUpInput {

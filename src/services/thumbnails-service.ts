@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { ThumbnailStore } from '../blob/thumbnail-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { ID_PATTERN } from '../domain/ids.js';
-import { FileStatus, type FileRecord } from '../domain/types.js';
+import { type FileRecord, FileStatus } from '../domain/types.js';
 import type { DownloadsService } from './downloads-service.js';
 
 export interface ThumbnailsServiceDeps {
@@ -177,11 +177,7 @@ export class ThumbnailsService {
       const image = sharp(input, { limitInputPixels: this.limits.maxInputPixels, failOn: 'error', sequentialRead: true });
       const { format } = await image.metadata();
       if (!FORMATS.has(format)) throw new NoThumbnail(`not a thumbnail format: ${format}`);
-      return await image
-        .rotate()
-        .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
-        .webp({ quality: 75 })
-        .toBuffer();
+      return await image.rotate().resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true }).webp({ quality: 75 }).toBuffer();
     } catch (error) {
       // Anything the decoder says about the input (corrupt, truncated, too many pixels) is
       // about the content, which will not change: remembered, never retried.

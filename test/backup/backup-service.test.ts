@@ -5,7 +5,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createBackup, type BackupStep } from '../../src/backup/backup-service.js';
+import { type BackupStep, createBackup } from '../../src/backup/backup-service.js';
 import { restoreBackup } from '../../src/backup/restore-service.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -86,13 +86,15 @@ describe('createBackup against deletes that race it', { concurrency: 1, timeout:
     const victim = files[2]!;
     await rm(blobFile(t.dataDir, victim.sha256));
     const to = path.join(work, `b${n + 1}`);
-    await assert.rejects(
-      backup(),
-      (error: Error) => {
-        assert.match(error.message, new RegExp(`^a blob that live files use is missing from .*: ${victim.sha256} \\(files ${victim.id}\\)\\. 3 snapshots in a row showed it live without its bytes, so no delete is racing the backup: the data folder is damaged$`));
-        return true;
-      },
-    );
+    await assert.rejects(backup(), (error: Error) => {
+      assert.match(
+        error.message,
+        new RegExp(
+          `^a blob that live files use is missing from .*: ${victim.sha256} \\(files ${victim.id}\\)\\. 3 snapshots in a row showed it live without its bytes, so no delete is racing the backup: the data folder is damaged$`,
+        ),
+      );
+      return true;
+    });
     assert.equal(existsSync(to), false);
     // Put right for the next test: the operator deletes the damaged file.
     await ownerDelete(victim.id);

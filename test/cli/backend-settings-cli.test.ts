@@ -21,12 +21,20 @@ after(() => rm(data, { recursive: true, force: true }));
 const serve = (args: string[], env: Record<string, string> = {}) => runCli(['serve', '--data', data, '--port', '0', ...args], env);
 
 test('a database URL that is not PostgreSQL is refused as a setting', async () => {
-  assertFails(await serve(['--database-url', 'mysql://root@127.0.0.1/test']), 1, /invalid --database-url "mysql:\/\/root@127\.0\.0\.1\/test": expected a URL such as postgres:\/\//);
+  assertFails(
+    await serve(['--database-url', 'mysql://root@127.0.0.1/test']),
+    1,
+    /invalid --database-url "mysql:\/\/root@127\.0\.0\.1\/test": expected a URL such as postgres:\/\//,
+  );
 });
 
 test('an unreachable PostgreSQL is named, with its password hidden', async () => {
   const result = await serve(['--database-url', 'postgres://filehaven:hunter2secret@127.0.0.1:1/site']);
-  assertFails(result, 1, /^filehaven serve: cannot use PostgreSQL at postgres:\/\/filehaven:\*\*\*@127\.0\.0\.1:1\/site \(--database-url, FILEHAVEN_DATABASE_URL\): .*(ECONNREFUSED|refused)/);
+  assertFails(
+    result,
+    1,
+    /^filehaven serve: cannot use PostgreSQL at postgres:\/\/filehaven:\*\*\*@127\.0\.0\.1:1\/site \(--database-url, FILEHAVEN_DATABASE_URL\): .*(ECONNREFUSED|refused)/,
+  );
   assert.doesNotMatch(result.stderr, /hunter2/);
 });
 
@@ -35,7 +43,11 @@ describe('with PostgreSQL', async () => {
   test('a database that does not exist is named', { skip }, async () => {
     const url = new URL(POSTGRES_TEST_URL);
     url.pathname = '/no_such_database_fh';
-    assertFails(await serve(['--database-url', url.toString()]), 1, /cannot use PostgreSQL at .*no_such_database_fh.*: database "no_such_database_fh" does not exist/);
+    assertFails(
+      await serve(['--database-url', url.toString()]),
+      1,
+      /cannot use PostgreSQL at .*no_such_database_fh.*: database "no_such_database_fh" does not exist/,
+    );
   });
 });
 
@@ -62,6 +74,14 @@ describe('with S3', () => {
 
 test('backup and restore refuse a site on PostgreSQL or S3, pointing at their own tools', async () => {
   const target = path.join(data, 'backup-target');
-  assertFails(await runCli(['backup', '--to', target, '--data', data, '--database-url', 'postgres://postgres@127.0.0.1:1/x']), 1, /backup works on the data folder's SQLite and blobs, and this site uses PostgreSQL \(--database-url\): use pg_dump/);
-  assertFails(await runCli(['restore', '--from', target, '--data', path.join(data, 'new'), '--s3-bucket', 'fh-bucket']), 1, /restore works on .* this site uses S3 \(--s3-bucket\)/);
+  assertFails(
+    await runCli(['backup', '--to', target, '--data', data, '--database-url', 'postgres://postgres@127.0.0.1:1/x']),
+    1,
+    /backup works on the data folder's SQLite and blobs, and this site uses PostgreSQL \(--database-url\): use pg_dump/,
+  );
+  assertFails(
+    await runCli(['restore', '--from', target, '--data', path.join(data, 'new'), '--s3-bucket', 'fh-bucket']),
+    1,
+    /restore works on .* this site uses S3 \(--s3-bucket\)/,
+  );
 });

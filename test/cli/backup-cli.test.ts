@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import SQLite from 'better-sqlite3';
 import { assertFails, assertOk, cleanEnv, filehavenEntry, runCli } from '../helpers/cli.js';
@@ -147,7 +147,10 @@ describe('filehaven backup and restore', { concurrency: 1, timeout: 300_000 }, (
     const blobs = new Set(kept.map((f) => f.sha256));
     assert.equal(manifest.blobs.count, blobs.size);
     const sizes = await Promise.all([...blobs].map(async (digest) => (await stat(blobFile(quiet, digest))).size));
-    assert.equal(manifest.blobs.bytes, sizes.reduce((a, b) => a + b, 0));
+    assert.equal(
+      manifest.blobs.bytes,
+      sizes.reduce((a, b) => a + b, 0),
+    );
     const db = await readFile(path.join(quiet, 'filehaven.db'));
     assert.equal(manifest.database.sha256, sha256(db));
     assert.equal(manifest.database.bytes, db.length);
@@ -265,9 +268,13 @@ describe('filehaven backup and restore', { concurrency: 1, timeout: 300_000 }, (
     assert.equal(existsSync(to), false, 'no backup folder left behind');
   });
 
-  test('backup refuses a --secret that is not the site\'s, leaving nothing behind', async () => {
+  test("backup refuses a --secret that is not the site's, leaving nothing behind", async () => {
     const to = fresh('wrong-secret');
-    assertFails(await cli('backup', '--to', to, '--secret', 'not the secret of this site'), 1, /secret of --secret\/FILEHAVEN_SECRET is not the one this database was set up with/);
+    assertFails(
+      await cli('backup', '--to', to, '--secret', 'not the secret of this site'),
+      1,
+      /secret of --secret\/FILEHAVEN_SECRET is not the one this database was set up with/,
+    );
     assert.equal(existsSync(to), false);
   });
 
@@ -275,7 +282,11 @@ describe('filehaven backup and restore', { concurrency: 1, timeout: 300_000 }, (
     const target = fresh('occupied');
     await mkdir(target);
     await writeFile(path.join(target, 'filehaven.db'), 'something else');
-    assertFails(await runCli(['restore', '--from', quiet, '--data', target]), 1, /^filehaven restore: .* is not empty .*restore only into a new or empty data folder$/);
+    assertFails(
+      await runCli(['restore', '--from', quiet, '--data', target]),
+      1,
+      /^filehaven restore: .* is not empty .*restore only into a new or empty data folder$/,
+    );
     assert.equal(await readFile(path.join(target, 'filehaven.db'), 'utf8'), 'something else');
     assertFails(await runCli(['restore', '--from', quiet, '--data', t.dataDir]), 1, /is not empty/);
   });
@@ -286,7 +297,11 @@ describe('filehaven backup and restore', { concurrency: 1, timeout: 300_000 }, (
     const unfinished = fresh('unfinished');
     await cp(quiet, unfinished, { recursive: true });
     await rm(path.join(unfinished, 'filehaven-backup.json'));
-    assertFails(await runCli(['restore', '--from', unfinished, '--data', target]), 1, /filehaven-backup\.json is missing \(a backup that did not finish has none\)/);
+    assertFails(
+      await runCli(['restore', '--from', unfinished, '--data', target]),
+      1,
+      /filehaven-backup\.json is missing \(a backup that did not finish has none\)/,
+    );
     assert.equal(existsSync(target), false);
     assertFails(await runCli(['restore', '--data', target]), 2, /--from is required/);
   });
@@ -305,12 +320,18 @@ describe('filehaven backup and restore', { concurrency: 1, timeout: 300_000 }, (
 
   test('restore refuses a backup with a damaged blob, naming it', async () => {
     const victim = kept[0]!.sha256;
-    await restoreDamaged((copy) => flipByte(blobFile(copy, victim)), new RegExp(`blob ${victim} in the backup is damaged: its \\d+ bytes have SHA-256 [0-9a-f]{64}$`));
+    await restoreDamaged(
+      (copy) => flipByte(blobFile(copy, victim)),
+      new RegExp(`blob ${victim} in the backup is damaged: its \\d+ bytes have SHA-256 [0-9a-f]{64}$`),
+    );
   });
 
   test('restore refuses a backup missing a blob, naming it and a file that uses it', async () => {
     const victim = kept[4]!;
-    await restoreDamaged((copy) => rm(blobFile(copy, victim.sha256)), new RegExp(`blob ${victim.sha256} is not in the backup, though live files use it \\(${victim.id}\\)`));
+    await restoreDamaged(
+      (copy) => rm(blobFile(copy, victim.sha256)),
+      new RegExp(`blob ${victim.sha256} is not in the backup, though live files use it \\(${victim.id}\\)`),
+    );
   });
 
   test('restore refuses a damaged database, a missing secret, a bad manifest', async () => {
@@ -322,10 +343,22 @@ describe('filehaven backup and restore', { concurrency: 1, timeout: 300_000 }, (
     await Promise.all([
       restoreDamaged((copy) => flipByte(path.join(copy, 'filehaven.db')), /the backup's database .* does not match its manifest/),
       restoreDamaged((copy) => rm(path.join(copy, 'secret')), /the backup's secret .* is missing/),
-      restoreDamaged((copy) => writeFile(path.join(copy, 'secret'), 'another secret of enough length\n'), /the secret of .*secret is not the one this database was set up with/),
-      restoreDamaged(manifestEdit(() => '{"format":'), /filehaven-backup\.json is not valid JSON/),
-      restoreDamaged(manifestEdit((text) => text.replace('"version": 1', '"version": 2')), /has backup format version 2; this filehaven reads version 1/),
-      restoreDamaged(manifestEdit((text) => text.replace(/"count": \d+/, '"count": 99')), /the backup holds \d+ blobs \(\d+ bytes\), its manifest lists 99/),
+      restoreDamaged(
+        (copy) => writeFile(path.join(copy, 'secret'), 'another secret of enough length\n'),
+        /the secret of .*secret is not the one this database was set up with/,
+      ),
+      restoreDamaged(
+        manifestEdit(() => '{"format":'),
+        /filehaven-backup\.json is not valid JSON/,
+      ),
+      restoreDamaged(
+        manifestEdit((text) => text.replace('"version": 1', '"version": 2')),
+        /has backup format version 2; this filehaven reads version 1/,
+      ),
+      restoreDamaged(
+        manifestEdit((text) => text.replace(/"count": \d+/, '"count": 99')),
+        /the backup holds \d+ blobs \(\d+ bytes\), its manifest lists 99/,
+      ),
       // An extra blob (named by its digest, so it verifies) is not in the manifest's count.
       restoreDamaged(async (copy) => {
         const extra = randomBytes(100);

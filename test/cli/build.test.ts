@@ -27,12 +27,18 @@ test('the build compiles a server that serves pages, static files and the API', 
     await copyFile(path.join(ROOT, 'bin', 'filehaven.js'), path.join(work, 'bin', 'filehaven.js'));
     const help = spawnSync(process.execPath, [path.join(work, 'bin', 'filehaven.js'), 'help'], { cwd: work, env: cleanEnv(), encoding: 'utf8' });
     assert.equal(help.status, 0, help.stdout + help.stderr);
-    assert.match(help.stdout, /^usage:\n\nFor users of a filehaven site[\s\S]*\n  filehaven login [\s\S]*For operators of this server[\s\S]*\n  filehaven serve /);
+    assert.match(
+      help.stdout,
+      /^usage:\n\nFor users of a filehaven site[\s\S]*\n {2}filehaven login [\s\S]*For operators of this server[\s\S]*\n {2}filehaven serve /,
+    );
 
     // The SDK as a program imports it: `filehaven/client` through package.json "exports",
     // the compiled module and its declarations.
     await copyFile(path.join(ROOT, 'package.json'), path.join(work, 'package.json'));
-    await writeFile(path.join(work, 'consumer.mjs'), "import { FilehavenClient, FilehavenApiError } from 'filehaven/client';\nconsole.log(typeof FilehavenClient, new FilehavenApiError('errorFileNotFound', 404, 'x').code);\n");
+    await writeFile(
+      path.join(work, 'consumer.mjs'),
+      "import { FilehavenClient, FilehavenApiError } from 'filehaven/client';\nconsole.log(typeof FilehavenClient, new FilehavenApiError('errorFileNotFound', 404, 'x').code);\n",
+    );
     const consumer = spawnSync(process.execPath, [path.join(work, 'consumer.mjs')], { cwd: work, env: cleanEnv(), encoding: 'utf8' });
     assert.equal(consumer.stdout + consumer.stderr, 'function errorFileNotFound\n');
     await writeFile(
@@ -41,15 +47,32 @@ test('the build compiles a server that serves pages, static files and the API', 
     );
     const typed = spawnSync(
       process.execPath,
-      [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types'), path.join(work, 'consumer.ts')],
+      [
+        path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '--noEmit',
+        '--strict',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--types',
+        'node',
+        '--typeRoots',
+        path.join(ROOT, 'node_modules', '@types'),
+        path.join(work, 'consumer.ts'),
+      ],
       { cwd: work, encoding: 'utf8' },
     );
     assert.equal(typed.status, 0, typed.stdout + typed.stderr);
-    const server = spawn(process.execPath, [path.join(out, 'cli', 'index.js'), 'serve', '--port', '0', '--data', path.join(work, 'data'), '--log-level', 'warn'], {
-      cwd: work,
-      env: cleanEnv(),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const server = spawn(
+      process.execPath,
+      [path.join(out, 'cli', 'index.js'), 'serve', '--port', '0', '--data', path.join(work, 'data'), '--log-level', 'warn'],
+      {
+        cwd: work,
+        env: cleanEnv(),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let seen = '';

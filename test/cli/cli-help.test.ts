@@ -22,22 +22,28 @@ describe('CLI help', { concurrency: 2, timeout: 120_000 }, () => {
     assert.equal(assertOk(await runCli(['accounts', 'premium', '-h', '--login', 'x'])), premium, 'help wins over the other flags');
     assert.match(premium, /^usage: filehaven accounts premium --login L \[--days D \| --end\] \[--traffic SIZE\] \[--json\]\n/);
     const flags = flagLines(premium);
-    assert.deepEqual(flags.map((line) => /--([a-z-]+)/.exec(line)![1]), ['login', 'days', 'end', 'traffic', 'json']);
+    assert.deepEqual(
+      flags.map((line) => /--([a-z-]+)/.exec(line)![1]),
+      ['login', 'days', 'end', 'traffic', 'json'],
+    );
     for (const line of flags) assert.match(line, /^ {2}--[a-z-]+( [A-Z|]+)? {2,}\S.{10,}$/, `explained: ${line}`);
     assert.match(premium, /negative shortens/);
 
     const group = assertOk(await runCli(['accounts', '--help']));
-    for (const sub of ['create', 'list', 'premium', 'disable', 'enable', 'set-password', 'regenerate-key', 'balance']) assert.match(group, new RegExp(`\\n  filehaven accounts ${sub}\\b`));
+    for (const sub of ['create', 'list', 'premium', 'disable', 'enable', 'set-password', 'regenerate-key', 'balance'])
+      assert.match(group, new RegExp(`\\n  filehaven accounts ${sub}\\b`));
     assert.match(assertOk(await runCli(['serve', '--help'])), /^usage: filehaven serve /);
     assert.match(assertOk(await runCli(['help', 'settings'])), /\n {2}--data V +data folder.*FILEHAVEN_DATA/);
     const download = assertOk(await runCli(['download', '--help']));
     assert.match(download, /\n {2}-o, --output FILE\|DIR\/\|- +where to save it/);
-    assert.match(download, /\n {2}--server URL +/, 'the user commands\' common flags are listed');
+    assert.match(download, /\n {2}--server URL +/, "the user commands' common flags are listed");
   });
 
   test('every command and subcommand the overview lists has its own help with explained flags', async () => {
     const overview = assertOk(await runCli(['help']));
-    const commands = [...overview.matchAll(/^ {2}filehaven ([a-z-]+)(?: ([a-z][a-z-]+)(?= |$))?/gm)].map((m) => [m[1]!, m[2]].filter((x): x is string => x !== undefined));
+    const commands = [...overview.matchAll(/^ {2}filehaven ([a-z-]+)(?: ([a-z][a-z-]+)(?= |$))?/gm)].map((m) =>
+      [m[1]!, m[2]].filter((x): x is string => x !== undefined),
+    );
     assert.ok(commands.length > 30, overview);
     for (const words of commands) {
       const text = assertOk(await runCli(['help', ...words]));

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,9 +7,9 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config/config.js';
-import { FileStatus, type FileRecord } from '../../src/domain/types.js';
+import { type FileRecord, FileStatus } from '../../src/domain/types.js';
 import { openServices, type Services } from '../../src/services/services.js';
-import { cleanEnv, createSite, filehavenEntry, runCli, type CliResult } from '../helpers/cli.js';
+import { type CliResult, cleanEnv, createSite, filehavenEntry, runCli } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = filehavenEntry();
@@ -152,8 +152,23 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
 
     test('create --json prints one JSON object with id and login', async () => {
       const result = await runCli([
-        'accounts', 'create', '--login', 'alice', '--password', 'correct horse', '--name', 'Alice A',
-        '--email', 'alice@example.com', '--premium-days', '30', '--traffic', '10GiB', '--json', '--data', data,
+        'accounts',
+        'create',
+        '--login',
+        'alice',
+        '--password',
+        'correct horse',
+        '--name',
+        'Alice A',
+        '--email',
+        'alice@example.com',
+        '--premium-days',
+        '30',
+        '--traffic',
+        '10GiB',
+        '--json',
+        '--data',
+        data,
       ]);
       assert.equal(result.code, 0, result.stderr);
       assert.equal(result.stdout.trim().split('\n').length, 1, result.stdout);
@@ -202,7 +217,10 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
       const result = await runCli(['accounts', 'list', '--json'], { FILEHAVEN_DATA: data });
       assert.equal(result.code, 0, result.stderr);
       const accounts = JSON.parse(result.stdout) as Array<{ id: number; login: string; premiumEnd: string; trafficLeft: number }>;
-      assert.deepEqual(accounts.map((a) => a.login), ['alice']);
+      assert.deepEqual(
+        accounts.map((a) => a.login),
+        ['alice'],
+      );
       const alice = accounts[0]!;
       assert.equal(alice.id, created.id);
       // Extended from the old end (premium was active), not from now.

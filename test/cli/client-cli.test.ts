@@ -7,9 +7,9 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { cleanEnv, filehavenEntry, outcomeOf, type CliResult } from '../helpers/cli.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type CliResult, cleanEnv, filehavenEntry, outcomeOf } from '../helpers/cli.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 import { pacedRelay } from '../helpers/tcp-cut.js';
@@ -73,7 +73,10 @@ async function jsonFailure(args: string[], code: number, account: TestAccount | 
   return { error: document.error, stderr: result.stderr };
 }
 
-const fileHash = async (file: string) => createHash('sha256').update(await readFile(file)).digest('hex');
+const fileHash = async (file: string) =>
+  createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
 
 describe('login and the config file', () => {
   test('login asks for login and password (stdin lines), stores server and key with mode 0600, prints no key', async () => {
@@ -132,7 +135,13 @@ describe('files', () => {
     assert.equal(folder.name, 'Reports & co');
     const uploaded = await json(['upload', a, b, '--folder', folder.id, '--parallel', '2'], rich);
     assert.equal(uploaded.folder, folder.id);
-    assert.deepEqual(uploaded.files.map((f: any) => [f.file, f.name, f.size]), [[a, 'a & b.txt', 5], [b, 'b.bin', 100 * 1024]]);
+    assert.deepEqual(
+      uploaded.files.map((f: any) => [f.file, f.name, f.size]),
+      [
+        [a, 'a & b.txt', 5],
+        [b, 'b.bin', 100 * 1024],
+      ],
+    );
     const [first, second] = uploaded.files;
     assert.equal((await t.server.services.store.files.byId(second.id))?.sha256, await fileHash(b));
 
@@ -140,7 +149,10 @@ describe('files', () => {
     assert.deepEqual(listed.files.map((f: any) => f.id).sort(), [first.id, second.id].sort());
     assert.equal(listed.more, false);
     assert.equal((await json(['ls', '--limit', '1'], rich)).more, true);
-    assert.deepEqual((await json(['ls', '--folders'], rich)).folders.map((f: any) => [f.id, f.files]), [[folder.id, 2]]);
+    assert.deepEqual(
+      (await json(['ls', '--folders'], rich)).folders.map((f: any) => [f.id, f.files]),
+      [[folder.id, 2]],
+    );
 
     const info = await json(['info', first.id], rich);
     assert.deepEqual(info, { id: first.id, name: 'a & b.txt', status: 'A', size: 5, downloadLink: first.downloadLink });
@@ -189,10 +201,23 @@ describe('files', () => {
     assert.equal(refused.code, 1);
     assert.equal(refused.stderr, `filehaven upload: ${empty}: errorEmptyFile: The uploaded file is empty\n`);
     assert.deepEqual(JSON.parse(refused.stdout).files[0].error, { code: 'errorEmptyFile', status: 400, message: 'The uploaded file is empty' });
-    for (const args of [['upload'], ['info'], ['info', '../x'], ['mv', 'A'], ['ls', '--status', 'D'], ['upload', 'x', '--parallel', '0'], ['nonsense-flag', '--bogus']]) {
+    for (const args of [
+      ['upload'],
+      ['info'],
+      ['info', '../x'],
+      ['mv', 'A'],
+      ['ls', '--status', 'D'],
+      ['upload', 'x', '--parallel', '0'],
+      ['nonsense-flag', '--bogus'],
+    ]) {
       const usage = await run(args[0] === 'nonsense-flag' ? ['ls', '--bogus'] : args, { env: { FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: ada.key } });
       assert.equal(usage.code, 2, `${args.join(' ')}: ${usage.stderr}`);
-      assert.match(usage.stderr, new RegExp(`^filehaven ${args[0] === 'nonsense-flag' ? 'ls' : args[0]}: .+\\nRun 'filehaven help ${args[0] === 'nonsense-flag' ? 'ls' : args[0]}' for usage\\.\\n$`));
+      assert.match(
+        usage.stderr,
+        new RegExp(
+          `^filehaven ${args[0] === 'nonsense-flag' ? 'ls' : args[0]}: .+\\nRun 'filehaven help ${args[0] === 'nonsense-flag' ? 'ls' : args[0]}' for usage\\.\\n$`,
+        ),
+      );
     }
   });
 
@@ -203,7 +228,9 @@ describe('files', () => {
   });
 });
 
-test('at a terminal, transfers draw a progress bar with speed and ETA on stderr', { skip: spawnSync('script', ['--version']).status !== 0 && 'needs script(1) for a terminal' }, async () => {
+test('at a terminal, transfers draw a progress bar with speed and ETA on stderr', {
+  skip: spawnSync('script', ['--version']).status !== 0 && 'needs script(1) for a terminal',
+}, async () => {
   const file = path.join(work, 'watched.bin');
   await writeFile(file, randomPayload(3 * 1024 * 1024));
   // script(1) runs the command on a pseudo-terminal; spawned, never spawnSync: the server answers from this process.
@@ -317,7 +344,10 @@ describe('downloads', () => {
 test('a large upload streams: the process does not grow with the file; the server stores its digest', async () => {
   // Peak RSS of the CLI process, reported at its exit through a preloaded module.
   const hook = path.join(work, 'max-rss.mjs');
-  await writeFile(hook, "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS * 1024)));\n");
+  await writeFile(
+    hook,
+    "import { writeFileSync } from 'node:fs';\nprocess.on('exit', () => writeFileSync(process.env.RSS_FILE, String(process.resourceUsage().maxRSS * 1024)));\n",
+  );
   const peak = async (file: string) => {
     const rssFile = `${file}.rss`;
     const result = await json(['upload', file], ada, { env: { NODE_OPTIONS: `--import=${hook}`, RSS_FILE: rssFile } });
@@ -405,7 +435,10 @@ describe('resumable uploads (tus)', () => {
       const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: owner.key };
       /** Upload-Offset of the one stored upload, asked of the server itself. */
       const serverOffset = async (url: string) => {
-        const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), { method: 'HEAD', headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' } });
+        const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), {
+          method: 'HEAD',
+          headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' },
+        });
         assert.equal(head.status, 200);
         return Number(head.headers.get('upload-offset'));
       };

@@ -96,7 +96,10 @@ describe('data folder modes', { concurrency: 1, timeout: 120_000, skip: process.
     }
     const fix = `chmod 600 ${file}`;
     assert.equal(count(server.log, fix), 1, `one warning with "${fix}":\n${server.log}`);
-    assert.match(server.log, new RegExp(`warning: the server secret ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is open to group or others \\(mode 0644\\)`));
+    assert.match(
+      server.log,
+      new RegExp(`warning: the server secret ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is open to group or others \\(mode 0644\\)`),
+    );
     assert.ok(!server.log.includes(secret), 'the secret is not printed');
     assert.equal(octal(await modeOf(file)), '0644', 'the operator fixes the mode, filehaven does not change it behind their back');
 

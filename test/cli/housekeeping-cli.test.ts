@@ -3,8 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { assertFails, assertOk, runCli } from '../helpers/cli.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -90,7 +90,18 @@ describe('filehaven gc and stats', { concurrency: 1, timeout: 120_000 }, () => {
     await writeFile(orphanPath, orphan);
     await age(orphanPath, 2 * HOUR_MS);
 
-    const expected = { filesExpired: 0, blobsRemoved: 0, orphanFilesRemoved: 1, bytesFreed: 777, tempFilesRemoved: 1, uploadLogPruned: 0, reservationsSettled: 0, trafficRefunded: 0, resumableUploadsExpired: 0, thumbnailsRemoved: 0 };
+    const expected = {
+      filesExpired: 0,
+      blobsRemoved: 0,
+      orphanFilesRemoved: 1,
+      bytesFreed: 777,
+      tempFilesRemoved: 1,
+      uploadLogPruned: 0,
+      reservationsSettled: 0,
+      trafficRefunded: 0,
+      resumableUploadsExpired: 0,
+      thumbnailsRemoved: 0,
+    };
     const dry = JSON.parse(assertOk(await cli('gc', '--dry-run', '--json')));
     assert.deepEqual(dry, { dryRun: true, ...expected });
     assert.ok(existsSync(tmp) && existsSync(orphanPath), 'a dry run removes nothing');

@@ -7,11 +7,11 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { S3BlobStore } from '../../src/blob/s3-blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
+import { S3BlobStore } from '../../src/blob/s3-blob-store.js';
 import { main } from '../../src/cli/main.js';
-import { DEFAULTS, type Config } from '../../src/config/config.js';
 import { openDatabase } from '../../src/composition.js';
+import { type Config, DEFAULTS } from '../../src/config/config.js';
 import { openSqlite } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
 import { cryptoIds } from '../../src/domain/ids.js';
@@ -19,7 +19,7 @@ import { migrateSite } from '../../src/migrate/migrate-service.js';
 import { TABLE_NAMES } from '../../src/migrate/table-copy.js';
 import { startServer } from '../../src/server.js';
 import { openServices } from '../../src/services/services.js';
-import { assertFails, runCli, type CliResult } from '../helpers/cli.js';
+import { assertFails, type CliResult, runCli } from '../helpers/cli.js';
 import { createTestSchema, POSTGRES_TEST_URL, postgresSkipReason } from '../helpers/postgres-test-schema.js';
 import { bucketContents, createTestBucket, s3SkipReason, s3TestEnvironment, type TestBucket } from '../helpers/s3-test-bucket.js';
 
@@ -80,10 +80,13 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
       // Children get ids that sort before their parents': a copy in id order must still work.
       const folders: Array<{ id: string; owner_id: number }> = [];
       for (let i = 0; i < 40; i++) {
-        const parent = i % 4 === 0 ? null : folders[folders.length - 1 - (i % 3)] ?? null;
+        const parent = i % 4 === 0 ? null : (folders[folders.length - 1 - (i % 3)] ?? null);
         const id = `${String.fromCharCode(90 - (i % 26))}${cryptoIds.folderId().slice(1)}`;
         const owner = parent?.owner_id ?? owners[i % owners.length]!;
-        await trx.insertInto('folders').values({ id, owner_id: owner, parent_id: parent?.id ?? null, name: `folder ${i}`, created_at: 1_700_000_000_000 + i }).execute();
+        await trx
+          .insertInto('folders')
+          .values({ id, owner_id: owner, parent_id: parent?.id ?? null, name: `folder ${i}`, created_at: 1_700_000_000_000 + i })
+          .execute();
         folders.push({ id, owner_id: owner });
       }
       const extra = options.files - options.blobs;
@@ -107,27 +110,73 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
           bytes_served: (i % 7) * blob.size,
         };
       });
-      for (let i = 0; i < rows.length; i += 500) await trx.insertInto('files').values(rows.slice(i, i + 500)).execute();
+      for (let i = 0; i < rows.length; i += 500)
+        await trx
+          .insertInto('files')
+          .values(rows.slice(i, i + 500))
+          .execute();
       for (let i = 0; i < 200; i++) {
-        await trx.insertInto('audit_log').values({ at: 1_700_000_000_000 + i, actor: 'cli:root', action: 'files.block', object: `file:${cryptoIds.fileId()}`, details: `entry ${i}` }).execute();
+        await trx
+          .insertInto('audit_log')
+          .values({ at: 1_700_000_000_000 + i, actor: 'cli:root', action: 'files.block', object: `file:${cryptoIds.fileId()}`, details: `entry ${i}` })
+          .execute();
       }
-      for (let i = 0; i < 100; i++) await trx.insertInto('upload_log').values({ account_id: owners[i % owners.length]!, bytes: 1000 + i, at: Date.now() - i * 1000 }).execute();
+      for (let i = 0; i < 100; i++)
+        await trx
+          .insertInto('upload_log')
+          .values({ account_id: owners[i % owners.length]!, bytes: 1000 + i, at: Date.now() - i * 1000 })
+          .execute();
       // Transfers a crash left in flight: copied as they are, for the new site's first start to settle.
       for (let i = 0; i < 3; i++) {
-        await trx.insertInto('reservations').values({ account_id: owners[i % owners.length]!, kind: i === 0 ? 'upload' : 'traffic', planned: 5000 + i, settled: 1000 * i, server: 'old-host', instance: `instance-${i}`, lease_until: Date.now() - 1000, created_at: Date.now() - 5000 }).execute();
+        await trx
+          .insertInto('reservations')
+          .values({
+            account_id: owners[i % owners.length]!,
+            kind: i === 0 ? 'upload' : 'traffic',
+            planned: 5000 + i,
+            settled: 1000 * i,
+            server: 'old-host',
+            instance: `instance-${i}`,
+            lease_until: Date.now() - 1000,
+            created_at: Date.now() - 5000,
+          })
+          .execute();
       }
       // A gc lease a crash left (run out): copied as it is, taken over by the first gc.
-      await trx.insertInto('run_leases').values({ name: 'gc', holder: 'old-host instance-0', lease_until: Date.now() - 1000 }).execute();
+      await trx
+        .insertInto('run_leases')
+        .values({ name: 'gc', holder: 'old-host instance-0', lease_until: Date.now() - 1000 })
+        .execute();
       // Resumable uploads in progress and a lock a crash left: rows only (their bytes stay behind, README).
       for (let i = 0; i < 2; i++) {
         await trx
           .insertInto('resumable_uploads')
-          .values({ id: `${i}`.repeat(32), account_id: owners[i % owners.length]!, filename: `part ${i}.bin`, folder_id: null, length: 1000 + i, reservation_id: null, digest_checkpoints: '[]', file_id: null, created_at: Date.now() - 5000, expires_at: Date.now() + 86_400_000 })
+          .values({
+            id: `${i}`.repeat(32),
+            account_id: owners[i % owners.length]!,
+            filename: `part ${i}.bin`,
+            folder_id: null,
+            length: 1000 + i,
+            reservation_id: null,
+            digest_checkpoints: '[]',
+            file_id: null,
+            created_at: Date.now() - 5000,
+            expires_at: Date.now() + 86_400_000,
+          })
           .execute();
       }
-      await trx.insertInto('upload_locks').values({ upload_id: '0'.repeat(32), holder: 'old-host instance-0 a1', lease_until: Date.now() - 1000, release_requested: 0 }).execute();
+      await trx
+        .insertInto('upload_locks')
+        .values({ upload_id: '0'.repeat(32), holder: 'old-host instance-0 a1', lease_until: Date.now() - 1000, release_requested: 0 })
+        .execute();
       // Bytes served per day (past 2^32, a bigint on both engines), copied as they are.
-      await trx.insertInto('served_days').values([{ day: 19_700, bytes: 6_000_000_000 }, { day: 19_701, bytes: 12_345 }]).execute();
+      await trx
+        .insertInto('served_days')
+        .values([
+          { day: 19_700, bytes: 6_000_000_000 },
+          { day: 19_701, bytes: 12_345 },
+        ])
+        .execute();
     });
   } finally {
     await db.destroy();
@@ -139,7 +188,9 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
 function sqliteTables(file: string): string[] {
   const db = new SQLite(file, { readonly: true });
   try {
-    const rows = db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'filehaven_migrations%' order by name").all() as Array<{ name: string }>;
+    const rows = db
+      .prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'filehaven_migrations%' order by name")
+      .all() as Array<{ name: string }>;
     return rows.map((r) => r.name);
   } finally {
     db.close();
@@ -148,7 +199,16 @@ function sqliteTables(file: string): string[] {
 
 /** Every row of a table as sorted text lines, the blob key left out (each store names its own). */
 function normalized(rows: Array<Record<string, unknown>>): string[] {
-  return rows.map((row) => JSON.stringify(Object.keys(row).sort().filter((k) => k !== 'object_key').map((k) => [k, row[k] === null ? null : String(row[k])]))).sort();
+  return rows
+    .map((row) =>
+      JSON.stringify(
+        Object.keys(row)
+          .sort()
+          .filter((k) => k !== 'object_key')
+          .map((k) => [k, row[k] === null ? null : String(row[k])]),
+      ),
+    )
+    .sort();
 }
 
 async function sqliteRows(dataDir: string, table: string): Promise<string[]> {
@@ -259,7 +319,10 @@ describe('filehaven migrate', { concurrency: 1, timeout: 120_000, skip: pgSkip }
     try {
       return await work();
     } finally {
-      for (const [name, value] of [['AWS_ACCESS_KEY_ID', saved.id], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
+      for (const [name, value] of [
+        ['AWS_ACCESS_KEY_ID', saved.id],
+        ['AWS_SECRET_ACCESS_KEY', saved.secret],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -292,13 +355,23 @@ describe('filehaven migrate', { concurrency: 1, timeout: 120_000, skip: pgSkip }
     assert.match(out, /every blob's bytes were hashed while copied and matched its row's SHA-256 and size/);
     assert.match(out, /^blobs: \d+\/300 \(/m, 'blob progress lines');
     assert.match(out, /^tables: files 3000\/3000$/m);
-    assert.match(out, new RegExp(`filehaven serve --data \\S+ --database-url \\S+ --database-schema ${target.schema} --s3-bucket ${target.bucket} --s3-endpoint \\S+ --s3-force-path-style true`));
+    assert.match(
+      out,
+      new RegExp(
+        `filehaven serve --data \\S+ --database-url \\S+ --database-schema ${target.schema} --s3-bucket ${target.bucket} --s3-endpoint \\S+ --s3-force-path-style true`,
+      ),
+    );
     const progress = out.split('\n').filter((line) => /^(tables|blobs|verify):/.test(line));
     // At most one line per 500 ms, plus each phase's and each table's last line: the count
     // follows the time taken (a loaded machine prints more), never the rows.
     const allowed = Math.ceil(ms / 500) + TABLE_NAMES.length + 4;
-    assert.ok(progress.length <= allowed && progress.length < 300, `${progress.length} progress lines in ${Math.round(ms)} ms, over ${allowed}:\n${progress.join('\n')}`);
-    console.log(`# migrated 3000 files / 300 blobs (${blobLine[1]}) in ${Math.round(ms)} ms with CLI start; ${/^migration complete.*$/m.exec(out)?.[0]}; ${/^ +blobs +300.*$/m.exec(out)?.[0]?.trim()}`);
+    assert.ok(
+      progress.length <= allowed && progress.length < 300,
+      `${progress.length} progress lines in ${Math.round(ms)} ms, over ${allowed}:\n${progress.join('\n')}`,
+    );
+    console.log(
+      `# migrated 3000 files / 300 blobs (${blobLine[1]}) in ${Math.round(ms)} ms with CLI start; ${/^migration complete.*$/m.exec(out)?.[0]}; ${/^ +blobs +300.*$/m.exec(out)?.[0]?.trim()}`,
+    );
 
     // Every table of the source, found in the SQLite file itself, holds rows and arrives
     // row for row: a table the migration forgot fails here.
@@ -414,7 +487,10 @@ describe('filehaven migrate', { concurrency: 1, timeout: 120_000, skip: pgSkip }
     const foreign = await schema();
     const otherDir = await mkdtemp(path.join(tmpdir(), 'filehaven-migrate-other-'));
     cleanups.push(() => rm(otherDir, { recursive: true, force: true }));
-    const other = await openServices({ ...DEFAULTS, dataDir: otherDir, databaseUrl: POSTGRES_TEST_URL, databaseSchema: foreign, logLevel: 'silent' }, { log: () => {} });
+    const other = await openServices(
+      { ...DEFAULTS, dataDir: otherDir, databaseUrl: POSTGRES_TEST_URL, databaseSchema: foreign, logLevel: 'silent' },
+      { log: () => {} },
+    );
     await other.close();
 
     // Rows without any fingerprint: no earlier copy of this site either.
@@ -431,8 +507,24 @@ describe('filehaven migrate', { concurrency: 1, timeout: 120_000, skip: pgSkip }
     const another = await cliInProcess(['migrate', '--data', small.dataDir, ...toPostgres(foreign)]);
     const notEmpty = await cliInProcess(['migrate', '--data', small.dataDir, ...toPostgres(littered)]);
     // The same database under another spelling of its address.
-    const itself = await cliInProcess(['migrate', '--data', small.dataDir, '--database-url', POSTGRES_TEST_URL, '--database-schema', elsewhere, '--to-database-url', POSTGRES_TEST_URL.replace('127.0.0.1', 'localhost'), '--to-database-schema', elsewhere]);
-    assertFails(another, 1, /^filehaven migrate: the target database already holds another filehaven installation \(a different secret fingerprint in server_settings\)/);
+    const itself = await cliInProcess([
+      'migrate',
+      '--data',
+      small.dataDir,
+      '--database-url',
+      POSTGRES_TEST_URL,
+      '--database-schema',
+      elsewhere,
+      '--to-database-url',
+      POSTGRES_TEST_URL.replace('127.0.0.1', 'localhost'),
+      '--to-database-schema',
+      elsewhere,
+    ]);
+    assertFails(
+      another,
+      1,
+      /^filehaven migrate: the target database already holds another filehaven installation \(a different secret fingerprint in server_settings\)/,
+    );
     assertFails(notEmpty, 1, /^filehaven migrate: the target database is not empty \(its blacklist_names table holds rows\)/);
     assertFails(itself, 1, /^filehaven migrate: the target database is the source database/);
   });

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config/config.js';
-import { ApiError } from '../../src/domain/errors.js';
-import { FileStatus, type Account, type FileRecord } from '../../src/domain/types.js';
+import type { ApiError } from '../../src/domain/errors.js';
+import { type Account, type FileRecord, FileStatus } from '../../src/domain/types.js';
 import { openServices, type Services } from '../../src/services/services.js';
 import { assertFails, assertOk, runCli } from '../helpers/cli.js';
 import { TestClock } from '../helpers/server.js';
@@ -147,7 +147,10 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
         ],
         'failed or no-op commands are not recorded',
       );
-      assert.ok(entries.every((e) => e.actor === ACTOR), JSON.stringify(entries));
+      assert.ok(
+        entries.every((e) => e.actor === ACTOR),
+        JSON.stringify(entries),
+      );
       assert.equal(entries[0]!.object, 'account:carol');
       assert.ok(entries.slice(1).every((e) => e.object === 'account:bob'));
       assert.match(entries[2]!.details, /add -3\.00: 12\.50 -> 9\.50/);
@@ -156,7 +159,9 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       for (const secret of secrets) assert.ok(!text.includes(secret), `the audit log holds a secret: ${secret}`);
 
       // Text form: a header, then one aligned row per entry; --limit and a prefix filter.
-      const rows = assertOk(await runCli(['audit', '--limit', '2', '--action', 'accounts.bal', '--data', data])).trim().split('\n');
+      const rows = assertOk(await runCli(['audit', '--limit', '2', '--action', 'accounts.bal', '--data', data]))
+        .trim()
+        .split('\n');
       assert.equal(rows.length, 3, rows.join('\n'));
       assert.match(rows[0]!, /^AT \(UTC\) +ACTOR +ACTION +OBJECT +DETAILS$/);
       assert.match(rows[1]!, new RegExp(`^\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d +${ACTOR} +accounts\\.balance +account:bob +add -3\\.00`));
@@ -206,9 +211,18 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
 
     test('list --json: every file newest first, with owner login and status', async () => {
       const listed = JSON.parse(assertOk(await files('list', '--json'))) as Array<Record<string, unknown>>;
-      assert.deepEqual(listed.map((f) => f.id), [newest.id, middle.id, oldest.id]);
-      assert.deepEqual(listed.map((f) => f.ownerLogin), ['alice', 'dave', 'alice']);
-      assert.deepEqual(listed.map((f) => f.status), ['A', 'A', 'B']);
+      assert.deepEqual(
+        listed.map((f) => f.id),
+        [newest.id, middle.id, oldest.id],
+      );
+      assert.deepEqual(
+        listed.map((f) => f.ownerLogin),
+        ['alice', 'dave', 'alice'],
+      );
+      assert.deepEqual(
+        listed.map((f) => f.status),
+        ['A', 'A', 'B'],
+      );
       assert.equal(listed[0]!.name, 'report 2026.pdf');
       assert.equal(listed[0]!.sha256, newest.sha256);
       assert.equal(listed[0]!.created, '2026-11-21 10:06:05');
@@ -216,8 +230,13 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
 
     test('list filters by --login and --status and honours --limit; text form is a table', async () => {
       const mine = JSON.parse(assertOk(await files('list', '--login', 'alice', '--status', 'B', '--json'))) as Array<{ id: string }>;
-      assert.deepEqual(mine.map((f) => f.id), [oldest.id]);
-      const rows = assertOk(await files('list', '--status', 'a,b', '--limit', '1')).trim().split('\n');
+      assert.deepEqual(
+        mine.map((f) => f.id),
+        [oldest.id],
+      );
+      const rows = assertOk(await files('list', '--status', 'a,b', '--limit', '1'))
+        .trim()
+        .split('\n');
       assert.equal(rows.length, 2, rows.join('\n'));
       assert.match(rows[0]!, /^ID +STATUS +SIZE +CREATED \(UTC\) +OWNER +DOWNLOADS +NAME$/);
       // The size for people (5 B); --json keeps the bytes.
@@ -306,14 +325,25 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
     test('list shows digests, then patterns; --json both', async () => {
       const digest = 'cd'.repeat(32);
       assertOk(await blacklist('add', digest, '--reason', 'known bad'));
-      const rows = assertOk(await blacklist('list')).replace(/\n$/, '').split('\n');
+      const rows = assertOk(await blacklist('list'))
+        .replace(/\n$/, '')
+        .split('\n');
       assert.equal(rows.length, 3, rows.join('\n'));
       assert.match(rows[0]!, new RegExp(`^${digest}\\t.+\\tknown bad$`));
       assert.match(rows[1]!, /^name:\*\.exe\t.+\texecutables$/);
       assert.match(rows[2]!, /^name:cracked-\?ame\*\t.+\t$/);
       const json = JSON.parse(assertOk(await blacklist('list', '--json')));
-      assert.deepEqual(json.digests.map((d: { sha256: string }) => d.sha256), [digest]);
-      assert.deepEqual(json.names.map((n: { pattern: string; reason: string }) => [n.pattern, n.reason]), [['*.exe', 'executables'], ['cracked-?ame*', '']]);
+      assert.deepEqual(
+        json.digests.map((d: { sha256: string }) => d.sha256),
+        [digest],
+      );
+      assert.deepEqual(
+        json.names.map((n: { pattern: string; reason: string }) => [n.pattern, n.reason]),
+        [
+          ['*.exe', 'executables'],
+          ['cracked-?ame*', ''],
+        ],
+      );
     });
 
     test('remove-name (any case) lets the name through again; a second remove says it is not listed', async () => {
@@ -335,7 +365,11 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       await services.files.operatorDelete(c.id);
       const out = assertOk(await blacklist('add', a.sha256.toUpperCase(), '--block-existing', '--reason', 'abuse report'));
       assert.match(out, /blocked 2 existing files with this digest/);
-      for (const [file, status] of [[a, 'B'], [b, 'B'], [c, 'D']] as const) {
+      for (const [file, status] of [
+        [a, 'B'],
+        [b, 'B'],
+        [c, 'D'],
+      ] as const) {
         assert.equal((await services.store.files.byId(file.id))!.status, status, file.name);
       }
       await refused('again.bin', 'same bytes');

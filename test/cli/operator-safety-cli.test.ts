@@ -6,11 +6,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
+import { TEST_BACKEND } from '../helpers/backend.js';
 import { Browser } from '../helpers/browser.js';
 import { assertFails, assertOk, createSite, runCli, runCliWithInput } from '../helpers/cli.js';
-import { ServerProcess } from '../helpers/server-process.js';
 import { startTestServer } from '../helpers/server.js';
-import { TEST_BACKEND } from '../helpers/backend.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 // Issue 12, the operator's CLI: bounded numbers, readers that survive a date no page can
 // show, premium that can be shortened and ended, a first start that cannot listen, and
@@ -34,7 +34,8 @@ async function site(): Promise<string> {
 describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
   test('numbers are bounded with clear messages; nothing out of range is written', async () => {
     const data = await site();
-    const create = (...args: string[]) => runCliWithInput(['accounts', 'create', '--login', 'ada', '--password-stdin', '--data', data, ...args], 'correct horse\n');
+    const create = (...args: string[]) =>
+      runCliWithInput(['accounts', 'create', '--login', 'ada', '--password-stdin', '--data', data, ...args], 'correct horse\n');
     assertFails(await create('--premium-days', '99999999'), 1, /^filehaven accounts: premium days must be a number from 0 to 36500$/);
     assertFails(await create('--traffic', '2048TiB'), 1, /traffic must be a whole number of bytes from 0 to 1 PiB/);
     assertFails(await create('--traffic', '10XB'), 2, /^filehaven accounts: --traffic expects a size such as 500MB or 2GiB, got "10XB"$/);
@@ -59,17 +60,32 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
     assert.equal(Date.parse(`${before.premiumEnd}Z`) - Date.parse(`${shortened.premiumEnd}Z`), 10 * DAY_MS);
     assert.equal(shortened.premium, 'Active');
 
-    assert.match(assertOk(await runCli(['accounts', 'premium', '--login', 'bob', '--end', '--data', data])), /^bob: premium Expired \(ended \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/);
+    assert.match(
+      assertOk(await runCli(['accounts', 'premium', '--login', 'bob', '--end', '--data', data])),
+      /^bob: premium Expired \(ended \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\)/,
+    );
     assert.equal((await listed()).premium, 'Expired');
-    assert.match(assertOk(await runCli(['accounts', 'premium', '--login', 'bob', '--end', '--data', data])), /premium was not active \(Expired\); nothing changed/);
-    assertFails(await runCli(['accounts', 'premium', '--login', 'bob', '--days', '-1', '--data', data]), 1, /premium of "bob" is not active: there is nothing to shorten/);
+    assert.match(
+      assertOk(await runCli(['accounts', 'premium', '--login', 'bob', '--end', '--data', data])),
+      /premium was not active \(Expired\); nothing changed/,
+    );
+    assertFails(
+      await runCli(['accounts', 'premium', '--login', 'bob', '--days', '-1', '--data', data]),
+      1,
+      /premium of "bob" is not active: there is nothing to shorten/,
+    );
     assertFails(await runCli(['accounts', 'premium', '--login', 'bob', '--days', '3', '--end', '--data', data]), 2, /give --days D or --end, not both/);
 
     const audit = JSON.parse(assertOk(await runCli(['audit', '--json', '--action', 'accounts.premium', '--data', data]))) as Array<{ details: string }>;
-    assert.deepEqual(audit.map((e) => e.details.split(';')[0]), ['end traffic=0', 'days=-10 traffic=0']);
+    assert.deepEqual(
+      audit.map((e) => e.details.split(';')[0]),
+      ['end traffic=0', 'days=-10 traffic=0'],
+    );
   });
 
-  test('a stored premium end past year 9999: accounts list, GET /account and the profile show it clamped, and --end repairs it', { skip: TEST_BACKEND !== 'sqlite-local' && 'writes the SQLite file directly' }, async () => {
+  test('a stored premium end past year 9999: accounts list, GET /account and the profile show it clamped, and --end repairs it', {
+    skip: TEST_BACKEND !== 'sqlite-local' && 'writes the SQLite file directly',
+  }, async () => {
     const t = await startTestServer();
     try {
       const user = await t.account({ premiumDays: 30 });
@@ -99,7 +115,9 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
 
       // The operator can repair it.
       assertOk(await runCli(['accounts', 'premium', '--login', user.login, '--end', '--data', t.dataDir]));
-      const [fixed] = (JSON.parse(assertOk(await runCli(['accounts', 'list', '--json', '--data', t.dataDir]))) as Array<{ login: string; premium: string }>).filter((a) => a.login === user.login);
+      const [fixed] = (
+        JSON.parse(assertOk(await runCli(['accounts', 'list', '--json', '--data', t.dataDir]))) as Array<{ login: string; premium: string }>
+      ).filter((a) => a.login === user.login);
       assert.equal(fixed!.premium, 'Expired');
     } finally {
       await t.close();
@@ -133,16 +151,26 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
     }
   });
 
-  test('commands other than serve refuse a data folder that is not a site\'s, and create nothing', async () => {
+  test("commands other than serve refuse a data folder that is not a site's, and create nothing", async () => {
     const root = await tempDir();
     const missing = path.join(root, 'typo');
     for (const args of [['stats'], ['accounts', 'list'], ['audit'], ['gc'], ['reservations'], ['files', 'list'], ['blacklist', 'list']]) {
-      assertFails(await runCli([...args, '--data', missing]), 1, new RegExp(`^filehaven ${args[0]}: no data folder at .*typo \\(--data, FILEHAVEN_DATA\\): give the folder 'filehaven serve' uses; only serve creates one$`));
+      assertFails(
+        await runCli([...args, '--data', missing]),
+        1,
+        new RegExp(
+          `^filehaven ${args[0]}: no data folder at .*typo \\(--data, FILEHAVEN_DATA\\): give the folder 'filehaven serve' uses; only serve creates one$`,
+        ),
+      );
     }
     assert.equal(existsSync(missing), false);
     const empty = path.join(root, 'empty');
     await mkdir(empty);
-    assertFails(await runCli(['accounts', 'create', '--login', 'x', '--password', 'long enough', '--data', empty]), 1, /empty \(--data, FILEHAVEN_DATA\) is not a filehaven data folder: it holds no filehaven\.db/);
+    assertFails(
+      await runCli(['accounts', 'create', '--login', 'x', '--password', 'long enough', '--data', empty]),
+      1,
+      /empty \(--data, FILEHAVEN_DATA\) is not a filehaven data folder: it holds no filehaven\.db/,
+    );
     assert.deepEqual(await readdir(empty), []);
     assertFails(await runCli(['migrate', '--data', missing, '--to-database-url', 'postgres://x@127.0.0.1:1/y']), 1, /^filehaven migrate: no data folder at /);
     assert.equal(existsSync(missing), false);
@@ -159,7 +187,11 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
     // command run without --secret must not write a new one beside its database.
     const sealed = await site();
     await rm(path.join(sealed, 'secret'));
-    assertFails(await runCli(['accounts', 'regenerate-key', '--login', 'nobody', '--data', sealed]), 1, /is not this site's data folder: it holds no secret, and no --secret/);
+    assertFails(
+      await runCli(['accounts', 'regenerate-key', '--login', 'nobody', '--data', sealed]),
+      1,
+      /is not this site's data folder: it holds no secret, and no --secret/,
+    );
     assert.equal(existsSync(path.join(sealed, 'secret')), false, 'no secret written');
   });
 
@@ -167,8 +199,16 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
     const data = await site();
     assertOk(await runCliWithInput(['accounts', 'create', '--login', 'cy', '--password-stdin', '--data', data], 'first password\nignored second line\n'));
     assertOk(await runCliWithInput(['accounts', 'set-password', '--login', 'cy', '--password-stdin', '--data', data], 'second password\r\n'));
-    assertFails(await runCliWithInput(['accounts', 'set-password', '--login', 'cy', '--password-stdin', '--data', data], ''), 2, /--password-stdin: no password on standard input/);
-    assertFails(await runCli(['accounts', 'set-password', '--login', 'cy', '--password', 'x1234567', '--password-stdin', '--data', data]), 2, /give --password or --password-stdin, not both/);
+    assertFails(
+      await runCliWithInput(['accounts', 'set-password', '--login', 'cy', '--password-stdin', '--data', data], ''),
+      2,
+      /--password-stdin: no password on standard input/,
+    );
+    assertFails(
+      await runCli(['accounts', 'set-password', '--login', 'cy', '--password', 'x1234567', '--password-stdin', '--data', data]),
+      2,
+      /give --password or --password-stdin, not both/,
+    );
     const { loadConfig } = await import('../../src/config/config.js');
     const { openServices } = await import('../../src/services/services.js');
     const services = await openServices(loadConfig({ data }, {}), { log: () => {} });

@@ -47,7 +47,10 @@ describe('filehaven reservations', { concurrency: 1, timeout: 60_000 }, () => {
     assert.equal(report.reservationsSettled, 1);
     assert.equal(report.trafficRefunded, 17 * MiB);
     const after = JSON.parse(assertOk(await cli('reservations', '--json')));
-    assert.deepEqual(after.reservations.map((r: { id: number }) => r.id), [live]);
+    assert.deepEqual(
+      after.reservations.map((r: { id: number }) => r.id),
+      [live],
+    );
     // 100 MiB, less the live download's 10 MiB, less the 3 MiB the dead one sent.
     const account2 = await t.fetch('/account', { headers: { Authorization: key } });
     assert.match(await account2.text(), new RegExp(`<ed:premium_trafficLeft>${87 * MiB}</ed:premium_trafficLeft>`));

@@ -34,19 +34,42 @@ export function blobLifecycleContract(name: string, makeStorage: StorageFactory)
     beforeEach(async () => {
       harness = await makeStorage();
       ({ store, blobs } = harness);
-      owner = (await store.accounts.create({ login: `ada${++counter}`, passwordHash: 'x', name: '', email: '', premiumStart: null, premiumEnd: null, trafficLeft: 0, isOperator: false, createdAt: 0 })).id;
+      owner = (
+        await store.accounts.create({
+          login: `ada${++counter}`,
+          passwordHash: 'x',
+          name: '',
+          email: '',
+          premiumStart: null,
+          premiumEnd: null,
+          trafficLeft: 0,
+          isOperator: false,
+          createdAt: 0,
+        })
+      ).id;
     });
     afterEach(async () => {
       await harness.cleanup();
     });
 
-    const fileRow = (sha256: string, size: number) => ({ id: `FILE${String(++counter).padStart(6, '0')}`, ownerId: owner, folderId: null, name: 'a.txt', size, sha256, deleteHash: 'h', createdAt: 1 });
+    const fileRow = (sha256: string, size: number) => ({
+      id: `FILE${String(++counter).padStart(6, '0')}`,
+      ownerId: owner,
+      folderId: null,
+      name: 'a.txt',
+      size,
+      sha256,
+      deleteHash: 'h',
+      createdAt: 1,
+    });
 
     /** Uploads `content` as a new file through admitStagedBlob, as FilesService does. */
     async function upload(content: string | Buffer): Promise<{ id: string; sha256: string }> {
       const staged = await blobs.stage(Readable.from([Buffer.from(content)]), { maxBytes: 1 << 24 });
       try {
-        const { result, duplicate } = await store.transaction((repos) => admitStagedBlob(repos, blobs, staged, 1, () => repos.files.create(fileRow(staged.sha256, staged.size))));
+        const { result, duplicate } = await store.transaction((repos) =>
+          admitStagedBlob(repos, blobs, staged, 1, () => repos.files.create(fileRow(staged.sha256, staged.size))),
+        );
         if (duplicate) await blobs.discard(staged);
         return { id: result.id, sha256: staged.sha256 };
       } catch (error) {
@@ -167,7 +190,9 @@ export function blobLifecycleContract(name: string, makeStorage: StorageFactory)
       const staged = await Promise.all(Array.from({ length: 30 }, () => blobs.stage(Readable.from([content]), { maxBytes: 1 << 20 })));
       const admit = async (one: (typeof staged)[number]) => {
         try {
-          const { result, duplicate } = await store.transaction((repos) => admitStagedBlob(repos, blobs, one, 1, () => repos.files.create(fileRow(one.sha256, one.size))));
+          const { result, duplicate } = await store.transaction((repos) =>
+            admitStagedBlob(repos, blobs, one, 1, () => repos.files.create(fileRow(one.sha256, one.size))),
+          );
           if (duplicate) await blobs.discard(one);
           return result.id;
         } catch (error) {

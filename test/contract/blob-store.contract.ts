@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { BlobNotFoundError, BlobTooLargeError, type BlobStore, type StagedBlob } from '../../src/blob/blob-store.js';
+import { BlobNotFoundError, type BlobStore, BlobTooLargeError, type StagedBlob } from '../../src/blob/blob-store.js';
 
 /** One store under test, with what the suite needs to look behind the interface. */
 export interface BlobStoreHarness {
@@ -191,7 +191,11 @@ export function blobStoreContract(name: string, makeStore: BlobStoreFactory, opt
       });
 
       test('a source far over the limit is BlobTooLargeError in the first chunk too', async () => {
-        await assertFailsCleanly('after an oversized first chunk', () => ({ source: Readable.from([randomBytes(1000)]), maxBytes: 10 }), (error) => error instanceof BlobTooLargeError);
+        await assertFailsCleanly(
+          'after an oversized first chunk',
+          () => ({ source: Readable.from([randomBytes(1000)]), maxBytes: 10 }),
+          (error) => error instanceof BlobTooLargeError,
+        );
       });
 
       test('stops reading a source far over the limit', async () => {
@@ -225,7 +229,11 @@ export function blobStoreContract(name: string, makeStore: BlobStoreFactory, opt
               this.destroy(boom);
             },
           });
-        await assertFailsCleanly('after an immediate source error', () => ({ source: source() }), (error) => error === boom);
+        await assertFailsCleanly(
+          'after an immediate source error',
+          () => ({ source: source() }),
+          (error) => error === boom,
+        );
       });
 
       test('a signal aborted midway rejects with an AbortError and leaves nothing', async () => {
@@ -243,7 +251,10 @@ export function blobStoreContract(name: string, makeStore: BlobStoreFactory, opt
             return true;
           },
         );
-        assert.ok(sources.every((s) => s.destroyed), 'the source is destroyed on abort');
+        assert.ok(
+          sources.every((s) => s.destroyed),
+          'the source is destroyed on abort',
+        );
       });
 
       test('an already aborted signal rejects and leaves nothing', async () => {
@@ -506,7 +517,10 @@ export function blobStoreContract(name: string, makeStore: BlobStoreFactory, opt
         assert.deepEqual(await gcView(c), { inStaging: false, asBlob: true }, 'a published blob');
         assert.deepEqual(await gcView(d), { inStaging: false, asBlob: false }, 'a discarded one');
         const staged = await collect(store.listStaged());
-        assert.ok(staged.every((entry) => entry.handle === a.handle || entry.handle === b.handle), 'listStaged: only pending uploads');
+        assert.ok(
+          staged.every((entry) => entry.handle === a.handle || entry.handle === b.handle),
+          'listStaged: only pending uploads',
+        );
         for (const entry of staged) assertRecent(entry.modifiedAt, since);
         await store.discard(a);
         await store.discard(b);

@@ -1,4 +1,6 @@
 import {
+  type CompiledQuery,
+  type Dialect,
   DummyDriver,
   Kysely,
   PostgresAdapter,
@@ -7,8 +9,6 @@ import {
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
-  type CompiledQuery,
-  type Dialect,
 } from 'kysely';
 import type { Database } from '../../src/db/database.js';
 import type { Engine } from '../../src/db/dialect.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, open, readdir, readlink, rm, stat, writeFile, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, mkdir, mkdtemp, open, readdir, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -30,7 +30,10 @@ blobStoreContract('LocalBlobStore', async () => {
 /** Every file under `dir`, relative to it. */
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)))
+    .sort();
 }
 
 describe('LocalBlobStore on disk', () => {
@@ -104,7 +107,10 @@ describe('LocalBlobStore on disk', () => {
   });
 
   /** Replaces a FileHandle method for one test (FileHandle is not exported as a class). */
-  async function patchFileHandle<K extends 'sync' | 'write' | 'writev'>(method: K, replacement: (original: FileHandle[K]) => FileHandle[K]): Promise<() => void> {
+  async function patchFileHandle<K extends 'sync' | 'write' | 'writev'>(
+    method: K,
+    replacement: (original: FileHandle[K]) => FileHandle[K],
+  ): Promise<() => void> {
     const probe = await open(path.join(root, 'probe'), 'w');
     const proto = Object.getPrototypeOf(probe) as FileHandle;
     await probe.close();
@@ -117,11 +123,13 @@ describe('LocalBlobStore on disk', () => {
 
   test('fsyncs the staged file itself before stage resolves, and closes it', async () => {
     let synced = 0;
-    const restore = await patchFileHandle('sync', (original) =>
-      async function (this: FileHandle) {
-        await original.call(this);
-        synced += 1;
-      },
+    const restore = await patchFileHandle(
+      'sync',
+      (original) =>
+        async function (this: FileHandle) {
+          await original.call(this);
+          synced += 1;
+        },
     );
     let staged;
     try {
@@ -136,7 +144,7 @@ describe('LocalBlobStore on disk', () => {
     assert.ok(!targets.includes(path.join(store.tempDir, staged.handle)), 'the staged file is still open');
   });
 
-  test('a temp folder that cannot be written is BlobStorageError, not the source\'s fault', async () => {
+  test("a temp folder that cannot be written is BlobStorageError, not the source's fault", async () => {
     await rm(store.tempDir, { recursive: true });
     await writeFile(store.tempDir, 'not a folder');
     await assert.rejects(store.stage(chunked(randomBytes(1000)), { maxBytes: 1000 }), (error: unknown) => {
@@ -149,11 +157,13 @@ describe('LocalBlobStore on disk', () => {
 
   test('a disk that takes fewer bytes than asked gets the rest in later writes, in order', async () => {
     // At most 777 bytes per writev, so every batch is cut, also inside a chunk.
-    const restore = await patchFileHandle('writev', (original) =>
-      async function (this: FileHandle, buffers: NodeJS.ArrayBufferView[], position?: number) {
-        const first = buffers[0] as Buffer;
-        return original.call(this, [first.subarray(0, Math.min(777, first.length))], position);
-      } as unknown as FileHandle['writev'],
+    const restore = await patchFileHandle(
+      'writev',
+      (original) =>
+        async function (this: FileHandle, buffers: NodeJS.ArrayBufferView[], position?: number) {
+          const first = buffers[0] as Buffer;
+          return original.call(this, [first.subarray(0, Math.min(777, first.length))], position);
+        } as unknown as FileHandle['writev'],
     );
     const bytes = randomBytes(300_000);
     let staged;
@@ -172,10 +182,12 @@ describe('LocalBlobStore on disk', () => {
 
   test('a failing write (disk full) is BlobStorageError and leaves nothing', async () => {
     // The staging sink writes its batches with writev.
-    const restore = await patchFileHandle('writev', () =>
-      async function () {
-        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      } as unknown as FileHandle['writev'],
+    const restore = await patchFileHandle(
+      'writev',
+      () =>
+        (async () => {
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        }) as unknown as FileHandle['writev'],
     );
     try {
       await assert.rejects(store.stage(chunked(randomBytes(5000)), { maxBytes: 5000 }), (error: unknown) => {

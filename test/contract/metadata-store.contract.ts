@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DuplicateError, type MetadataStore, type NewAccount, type NewFile, type Repositories } from '../../src/db/repositories/repositories.js';
-import { FileStatus, type Account, type FileRecord, type Folder } from '../../src/domain/types.js';
+import { type Account, type FileRecord, FileStatus, type Folder } from '../../src/domain/types.js';
 
 /** One store under test. */
 export interface MetadataStoreHarness {
@@ -120,7 +120,10 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         const a = await account({ login: 'a-first' });
         const b = await account({ login: 'b-second' });
         const c = await account({ login: '0-third' });
-        assert.deepEqual((await store.accounts.list()).map((x) => x.id), [a.id, b.id, c.id]);
+        assert.deepEqual(
+          (await store.accounts.list()).map((x) => x.id),
+          [a.id, b.id, c.id],
+        );
         assert.equal(await store.accounts.count(), 3);
         assert.equal(new Set([a.id, b.id, c.id]).size, 3);
       });
@@ -365,8 +368,14 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         await file(owner.id, { size: 999 });
         await store.files.setStatus(c.id, [FileStatus.Active], FileStatus.Deleted, T0);
 
-        assert.deepEqual((await store.files.inFolder('FOLDER0001', [FileStatus.Active])).map((f) => f.id), [b.id, a.id]);
-        assert.deepEqual((await store.files.inFolder('FOLDER0001', [FileStatus.Active, FileStatus.Deleted])).map((f) => f.id), [b.id, a.id, c.id]);
+        assert.deepEqual(
+          (await store.files.inFolder('FOLDER0001', [FileStatus.Active])).map((f) => f.id),
+          [b.id, a.id],
+        );
+        assert.deepEqual(
+          (await store.files.inFolder('FOLDER0001', [FileStatus.Active, FileStatus.Deleted])).map((f) => f.id),
+          [b.id, a.id, c.id],
+        );
         assert.equal(await store.files.folderActiveBytes('FOLDER0001'), 120);
         await store.folders.create({ id: 'EMPTY00001', ownerId: owner.id, parentId: null, name: 'empty', createdAt: T0 });
         assert.equal(await store.files.folderActiveBytes('EMPTY00001'), 0);
@@ -392,7 +401,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(await store.folders.byId('NOSUCHDIR0'), null);
       });
 
-      test('list pages one owner\'s folders newest first, by parent; activeTotals counts active files in one call', async () => {
+      test("list pages one owner's folders newest first, by parent; activeTotals counts active files in one call", async () => {
         const owner = await account();
         const other = await account();
         const at = (id: string, createdAt: number, parentId: string | null = null) =>
@@ -409,7 +418,10 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, parentId: 'LISTA00001', limit: 10 })), ['LISTD00004']);
         // Keyset: strictly after (created_at, id), the id breaking the tie.
         assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, limit: 2 })), ['LISTD00004', 'LISTC00003']);
-        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, before: { createdAt: T0 + 2, id: 'LISTC00003' }, limit: 2 })), ['LISTB00002', 'LISTA00001']);
+        assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, before: { createdAt: T0 + 2, id: 'LISTC00003' }, limit: 2 })), [
+          'LISTB00002',
+          'LISTA00001',
+        ]);
         assert.deepEqual(ids(await store.folders.list({ ownerId: owner.id, before: { createdAt: T0 + 1, id: 'LISTA00001' }, limit: 2 })), []);
 
         await file(owner.id, { folderId: 'LISTA00001', size: 100 });
@@ -446,7 +458,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal((await store.files.byId(inside.id))!.name, 'b.txt');
       });
 
-      test('folders.rename, namesTaken, moveChildren and files.moveAll move a folder\'s content', async () => {
+      test("folders.rename, namesTaken, moveChildren and files.moveAll move a folder's content", async () => {
         const owner = await account();
         await folder(owner.id, 'PARENT0001');
         await folder(owner.id, 'CHILD00001', 'PARENT0001');
@@ -507,7 +519,9 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
             }
           }
         }
-        const search = async (text: string) => (await store.files.browse({ ownerId: owner.id, states: [FileStatus.Active], nameContains: text, sort: 'name', descending: false, limit: 100 })).length;
+        const search = async (text: string) =>
+          (await store.files.browse({ ownerId: owner.id, states: [FileStatus.Active], nameContains: text, sort: 'name', descending: false, limit: 100 }))
+            .length;
         assert.equal(await search('DOC-3'), 3, 'case ignored');
         assert.equal(await search('%_'), 23, '% and _ are literal');
         assert.equal(await search('_.'), 23);
@@ -576,7 +590,8 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         await store.files.setStatus(blocked.id, [FileStatus.Active], FileStatus.Blocked, T0);
         await file(other.id, { createdAt: T0 + 4 });
         const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
-        const page = (before?: { createdAt: number; id: string }) => store.files.list({ folderId: 'PAGED00001', states: [FileStatus.Active], before, limit: 2 });
+        const page = (before?: { createdAt: number; id: string }) =>
+          store.files.list({ folderId: 'PAGED00001', states: [FileStatus.Active], before, limit: 2 });
         // Equal times: the id breaks the tie, descending.
         const first = await page();
         assert.deepEqual(ids(first), [c.id, b.id]);
@@ -636,7 +651,11 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
           ['owner', { ownerId: owner.id, states: both }, newestFirst(live)],
           ['owner, root', { ownerId: owner.id, states: both, folderId: null }, newestFirst(live.filter((f) => f.folderId === null))],
           ['owner, folder', { ownerId: owner.id, states: both, folderId: 'WALKDIR001' }, newestFirst(live.filter((f) => f.folderId === 'WALKDIR001'))],
-          ['folder, active', { folderId: 'WALKDIR001', states: [FileStatus.Active] }, newestFirst(live.filter((f) => f.folderId === 'WALKDIR001' && f.id !== blocked.id))],
+          [
+            'folder, active',
+            { folderId: 'WALKDIR001', states: [FileStatus.Active] },
+            newestFirst(live.filter((f) => f.folderId === 'WALKDIR001' && f.id !== blocked.id)),
+          ],
         ];
         for (const [name, filter, expected] of filters) {
           for (const limit of PAGE_SIZES) {
@@ -675,7 +694,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
     });
 
     describe('upload log', () => {
-      test('windowSum adds an account\'s uploads at or after the start, in one number', async () => {
+      test("windowSum adds an account's uploads at or after the start, in one number", async () => {
         const a = await account();
         const b = await account();
         assert.equal(await store.uploadLog.windowSum(a.id, T0), 0);
@@ -800,7 +819,10 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(await store.blacklist.has(x), false);
         assert.equal(await store.blacklist.remove(x), false, 'second remove');
         assert.equal(await store.blacklist.remove(digest('3')), false, 'never listed');
-        assert.deepEqual((await store.blacklist.list()).map((e) => e.sha256), [y]);
+        assert.deepEqual(
+          (await store.blacklist.list()).map((e) => e.sha256),
+          [y],
+        );
       });
 
       test('adding a listed digest again is a no-op that keeps the first entry', async () => {
@@ -898,7 +920,8 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
             ].map(([s, f]) =>
               (s as MetadataStore).transaction(async (repos) => {
                 await repos.locks.top(owner.id);
-                if ((await repos.files.namesTaken({ ownerId: owner.id, folderId: null, exceptId: (f as FileRecord).id }, [name])).size > 0) throw new Error('taken');
+                if ((await repos.files.namesTaken({ ownerId: owner.id, folderId: null, exceptId: (f as FileRecord).id }, [name])).size > 0)
+                  throw new Error('taken');
                 await repos.files.rename((f as FileRecord).id, name);
               }),
             ),
@@ -946,7 +969,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
     });
 
     describe('run leases (one holder of a job across servers)', () => {
-      test('a lease is one holder\'s until it runs out or is released; a race for a free one has one winner', async () => {
+      test("a lease is one holder's until it runs out or is released; a race for a free one has one winner", async () => {
         const peer = await harness.openPeer();
         const t0 = 1_000_000;
         assert.equal(await store.runLeases.take('gc', 'alpha', t0 + 60_000, t0), true, 'a free lease is taken');
@@ -971,7 +994,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
     });
 
     describe('bytes served per day (the console chart)', () => {
-      test('20 transactions on two stores adding to one day at once sum exactly, with the files\' totals', async () => {
+      test("20 transactions on two stores adding to one day at once sum exactly, with the files' totals", async () => {
         const peer = await harness.openPeer();
         const owner = await account();
         const files = [await file(owner.id), await file(owner.id)];
@@ -988,7 +1011,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         );
         const total = Array.from({ length: 20 }, (_, i) => amount(i)).reduce((a, b) => a + b, 0);
         assert.deepEqual(await store.servedDays.between(day, day), [{ day, bytes: total }]);
-        assert.equal((await store.housekeeping.stats()).bytesServed, total, 'the files\' totals agree with the day\'s');
+        assert.equal((await store.housekeeping.stats()).bytesServed, total, "the files' totals agree with the day's");
       });
 
       test('days are their own rows; a range lists the days that served anything, oldest first; a rolled-back add counts nothing', async () => {
@@ -1012,7 +1035,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
     });
 
     describe('resumable uploads and their locks (one writer per upload across servers)', () => {
-      test('an upload lock is one request\'s until released or run out; a race has one winner; a holder sees a release request', async () => {
+      test("an upload lock is one request's until released or run out; a race has one winner; a holder sees a release request", async () => {
         const peer = await harness.openPeer();
         const t0 = 2_000_000;
         const id = 'a'.repeat(32);
@@ -1045,8 +1068,27 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
 
       test('an upload row is stored once and taken once, whatever races', async () => {
         const peer = await harness.openPeer();
-        const owner = await store.accounts.create({ login: 'resumer', passwordHash: 'h', name: '', email: '', premiumStart: null, premiumEnd: null, trafficLeft: 0, isOperator: false, createdAt: 1 });
-        const row = { id: '1'.repeat(32), accountId: owner.id, filename: 'r.bin', folderId: null, length: 10, reservationId: null, createdAt: 5, expiresAt: 100 };
+        const owner = await store.accounts.create({
+          login: 'resumer',
+          passwordHash: 'h',
+          name: '',
+          email: '',
+          premiumStart: null,
+          premiumEnd: null,
+          trafficLeft: 0,
+          isOperator: false,
+          createdAt: 1,
+        });
+        const row = {
+          id: '1'.repeat(32),
+          accountId: owner.id,
+          filename: 'r.bin',
+          folderId: null,
+          length: 10,
+          reservationId: null,
+          createdAt: 5,
+          expiresAt: 100,
+        };
         await store.resumableUploads.create(row);
         await store.resumableUploads.saveCheckpoints(row.id, '[{"at":4,"state":"x"}]');
         assert.deepEqual(await peer.resumableUploads.byId(row.id), { ...row, digestCheckpoints: '[{"at":4,"state":"x"}]', fileId: null });
@@ -1054,8 +1096,14 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         assert.equal(marks.filter(Boolean).length, 1, `one file per upload: ${marks}`);
         await store.resumableUploads.saveCheckpoints(row.id, '[{"at":9,"state":"y"}]');
         assert.equal((await store.resumableUploads.byId(row.id))?.digestCheckpoints, '[]', 'a stored upload keeps no digest state');
-        assert.deepEqual((await store.resumableUploads.expired(100, 10)).map((r) => r.id), []);
-        assert.deepEqual((await store.resumableUploads.expired(101, 10)).map((r) => r.id), [row.id]);
+        assert.deepEqual(
+          (await store.resumableUploads.expired(100, 10)).map((r) => r.id),
+          [],
+        );
+        assert.deepEqual(
+          (await store.resumableUploads.expired(101, 10)).map((r) => r.id),
+          [row.id],
+        );
         const taken = await Promise.all([store.resumableUploads.take(row.id), peer.resumableUploads.take(row.id)]);
         assert.equal(taken.filter((r) => r !== null).length, 1);
         assert.equal(await store.resumableUploads.byId(row.id), null);

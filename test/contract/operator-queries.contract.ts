@@ -34,7 +34,8 @@ export function operatorQueriesContract(name: string, makeStore: MetadataStoreFa
       await account('bob', '', 'BOB@example.org');
       const pct = await account('per%cent', '100% sure');
       await account('under_score');
-      const ids = async (text: string, afterId?: number, limit = 10) => (await store.operatorQueries.searchAccounts({ text, afterId, limit })).map((a) => a.login);
+      const ids = async (text: string, afterId?: number, limit = 10) =>
+        (await store.operatorQueries.searchAccounts({ text, afterId, limit })).map((a) => a.login);
       assert.deepEqual(await ids('LOVE'), ['ada']);
       assert.deepEqual(await ids('example.ORG'), ['bob']);
       assert.deepEqual(await ids('%'), ['per%cent']);
@@ -51,7 +52,8 @@ export function operatorQueriesContract(name: string, makeStore: MetadataStoreFa
       const f2 = await file(a.id, 'report-draft.pdf', digest('1'), 10, T0 + 2);
       const f3 = await file(b.id, 'photo.jpg', digest('2'), 5, T0 + 3);
       await store.files.setStatus(f2.id, [FileStatus.Active], FileStatus.Blocked, T0);
-      const ids = async (query: Parameters<MetadataStore['operatorQueries']['searchFiles']>[0]) => (await store.operatorQueries.searchFiles(query)).map((f) => f.id);
+      const ids = async (query: Parameters<MetadataStore['operatorQueries']['searchFiles']>[0]) =>
+        (await store.operatorQueries.searchFiles(query)).map((f) => f.id);
       assert.deepEqual(await ids({ name: 'REPORT', limit: 10 }), [f2.id, f1.id]);
       assert.deepEqual(await ids({ name: 'report_', limit: 10 }), [f1.id]);
       assert.deepEqual(await ids({ ownerId: b.id, limit: 10 }), [f3.id]);
@@ -83,7 +85,8 @@ export function operatorQueriesContract(name: string, makeStore: MetadataStoreFa
       await entry(T0 + DAY, 'web:admin', 'accounts.disable', 'account:ada');
       await entry(T0 + DAY, 'web:admin', 'files.block', 'file:F000000001');
       await entry(T0 + 2 * DAY, 'web:admin', 'accounts_x', 'account:bob');
-      const actions = async (filter: Partial<Parameters<MetadataStore['audit']['search']>[0]>) => (await store.audit.search({ limit: 10, ...filter })).map((e) => e.action);
+      const actions = async (filter: Partial<Parameters<MetadataStore['audit']['search']>[0]>) =>
+        (await store.audit.search({ limit: 10, ...filter })).map((e) => e.action);
       assert.deepEqual(await actions({ actor: 'web:admin', action: 'accounts.' }), ['accounts.disable']);
       assert.deepEqual(await actions({ object: 'account:ada' }), ['accounts.disable', 'accounts.create']);
       assert.deepEqual(await actions({ from: T0 + DAY, to: T0 + 2 * DAY }), ['files.block', 'accounts.disable']);

@@ -5,8 +5,8 @@ import { openPostgres } from '../../src/db/dialect.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import { createTestSchema, POSTGRES_TEST_URL, postgresSkipReason } from '../helpers/postgres-test-schema.js';
 import { listingQueries } from './listing-queries.js';
-import { postgresHarness } from './metadata-store-harnesses.js';
 import { metadataStoreContract } from './metadata-store.contract.js';
+import { postgresHarness } from './metadata-store-harnesses.js';
 
 const skip = await postgresSkipReason();
 if (skip) {
@@ -58,7 +58,9 @@ test('PostgreSQL: a listing page after a cursor can be one index range, already 
     await client.connect();
     await client.query(`set search_path to "${schema}"; set enable_seqscan = off; set enable_bitmapscan = off; set enable_sort = off`);
     for (const { name, query } of await listingQueries('postgres')) {
-      const plan = (await client.query(`EXPLAIN ${query.sql}`, [...query.parameters])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n');
+      const plan = (await client.query(`EXPLAIN ${query.sql}`, [...query.parameters])).rows
+        .map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN'])
+        .join('\n');
       assert.match(plan, /Index Scan Backward using \w+ on (files|folders)/, `${name}:\n${plan}`);
       assert.match(plan, /Index Cond: .*\(ROW\(created_at, \(id\)::text\) < ROW\(/, `${name}: the cursor bounds the index scan:\n${plan}`);
       assert.doesNotMatch(plan, /Sort/, `${name}: no sort:\n${plan}`);

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { MemorySlots, RedisSlots, type LeaseTimes } from '../../src/limits/download-slots.js';
-import { RedisConnection, type FallbackReason } from '../../src/limits/redis-connection.js';
+import { type LeaseTimes, MemorySlots, RedisSlots } from '../../src/limits/download-slots.js';
+import { type FallbackReason, RedisConnection } from '../../src/limits/redis-connection.js';
 import { eventually } from '../helpers/downloads.js';
 import { freshRedisPrefix, PrivateRedis, privateRedisSkipReason } from '../helpers/redis.js';
 
@@ -36,7 +36,12 @@ describe('RedisSlots', { skip, timeout: 60_000 }, () => {
 
   /** A server's slots: its own connection, the test's prefix, keys unhashed so the test can read them. */
   async function server(prefix: string): Promise<{ slots: RedisSlots; connection: RedisConnection; fallback: MemorySlots }> {
-    const connection = await RedisConnection.open({ url: redis.url, prefix, warn: (message) => warnings.push(message), onFallback: (reason) => fallbacks.push(reason) });
+    const connection = await RedisConnection.open({
+      url: redis.url,
+      prefix,
+      warn: (message) => warnings.push(message),
+      onFallback: (reason) => fallbacks.push(reason),
+    });
     await connection.connect();
     opened.push(connection);
     const fallback = new MemorySlots();
@@ -97,7 +102,7 @@ describe('RedisSlots', { skip, timeout: 60_000 }, () => {
     taken();
   });
 
-  test('Redis refusing the command (an ACL): takes fall back to the server\'s own slots, and the operator is told once', async () => {
+  test("Redis refusing the command (an ACL): takes fall back to the server's own slots, and the operator is told once", async () => {
     const prefix = freshRedisPrefix();
     const a = await server(prefix);
     warnings.length = 0;

@@ -20,16 +20,21 @@ test('SQLite: checkpoints land, and leave the connection committing with synchro
   const store = await openMetadataStore(opened);
   try {
     const { id: accountId } = await store.accounts.create({
-      login: 'reserver', passwordHash: 'scrypt$1$1$1$c2FsdA==$aGFzaA==', name: 'R', email: 'r@example.com',
-      premiumStart: 0, premiumEnd: Date.now() + 86_400_000, trafficLeft: 1000, isOperator: false, createdAt: 0,
+      login: 'reserver',
+      passwordHash: 'scrypt$1$1$1$c2FsdA==$aGFzaA==',
+      name: 'R',
+      email: 'r@example.com',
+      premiumStart: 0,
+      premiumEnd: Date.now() + 86_400_000,
+      trafficLeft: 1000,
+      isOperator: false,
+      createdAt: 0,
     });
     const row = { accountId, kind: 'traffic' as const, planned: 100, server: 's', instance: 'i', leaseUntil: Date.now() + 60_000, createdAt: Date.now() };
     const id = await store.reservations.open(row);
     const level = async () => (await sql<{ synchronous: number }>`pragma synchronous`.execute(opened.db)).rows[0]!.synchronous;
     assert.equal(await level(), 2, 'FULL before');
-    const seen = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store.reservations.checkpoint(id, i) : level())),
-    );
+    const seen = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? store.reservations.checkpoint(id, i) : level())));
     for (const [i, value] of seen.entries()) {
       if (i % 2 === 0) assert.equal(value, true, `checkpoint ${i} landed`);
       else assert.equal(value, 2, `a statement queued beside checkpoints (${i}) ran under FULL`);

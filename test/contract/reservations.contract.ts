@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore, ReservationRecord } from '../../src/db/repositories/repositories.js';
-import { ReservedUploadQuota, settleDetached, UPLOAD_GROWTH_BYTES, UPLOAD_WINDOW_MS, type Reservation, type UploadTicket } from '../../src/limits/upload-quota.js';
+import {
+  type Reservation,
+  ReservedUploadQuota,
+  settleDetached,
+  UPLOAD_GROWTH_BYTES,
+  UPLOAD_WINDOW_MS,
+  type UploadTicket,
+} from '../../src/limits/upload-quota.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { CHECKPOINT_BYTES, CHECKPOINT_MS, LEASE_MS, ReservationsService, type SettleReport } from '../../src/services/reservations-service.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
@@ -87,7 +94,10 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
       }
     };
     const total = (reports: SettleReport[]) =>
-      reports.reduce((sum, r) => ({ settled: sum.settled + r.settled, trafficRefunded: sum.trafficRefunded + r.trafficRefunded }), { settled: 0, trafficRefunded: 0 });
+      reports.reduce((sum, r) => ({ settled: sum.settled + r.settled, trafficRefunded: sum.trafficRefunded + r.trafficRefunded }), {
+        settled: 0,
+        trafficRefunded: 0,
+      });
 
     describe('traffic of direct downloads', () => {
       test('takeTraffic takes the planned bytes with one row; finish charges what was sent and removes it, once', async () => {
@@ -98,7 +108,17 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
         assert.ok(transfer);
         assert.equal(await trafficOf(acc), 3_000);
         assert.deepEqual(await rows(), [
-          { id: transfer.id, accountId: acc, kind: 'traffic', planned: 7_000, settled: 0, server: 'alpha', instance: 'alpha-1', leaseUntil: T0 + LEASE_MS, createdAt: T0 },
+          {
+            id: transfer.id,
+            accountId: acc,
+            kind: 'traffic',
+            planned: 7_000,
+            settled: 0,
+            server: 'alpha',
+            instance: 'alpha-1',
+            leaseUntil: T0 + LEASE_MS,
+            createdAt: T0,
+          },
         ]);
         assert.deepEqual(await alpha.list(), await rows(), 'the operator lists the same rows');
 
@@ -337,7 +357,10 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
 
         // Leases all run until T0 + LEASE_MS. alpha-2's start: alpha-1's row only.
         assert.deepEqual(await alpha.settleAbandoned({ ofThisServer: true }), { settled: 1, trafficRefunded: 700 });
-        assert.deepEqual((await rows()).map((r) => r.id), [mine.id, theirs.id]);
+        assert.deepEqual(
+          (await rows()).map((r) => r.id),
+          [mine.id, theirs.id],
+        );
         assert.equal(await trafficOf(acc), start - 300 - 2_000 - 3_000);
         // Nobody else's unexpired row, and never a row of one's own.
         assert.deepEqual(await alpha.settleAbandoned({ ofThisServer: false }), { settled: 0, trafficRefunded: 0 });
@@ -350,7 +373,10 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
         // Past the leases: each settles the other's row, never its own.
         now = T0 + LEASE_MS + 1;
         assert.deepEqual(await alpha.settleAbandoned({ ofThisServer: true }), { settled: 1, trafficRefunded: 2_500 });
-        assert.deepEqual((await rows()).map((r) => r.id), [mine.id]);
+        assert.deepEqual(
+          (await rows()).map((r) => r.id),
+          [mine.id],
+        );
         assert.deepEqual(await beta.settleAbandoned({ ofThisServer: false }), { settled: 1, trafficRefunded: 2_000 });
         assert.deepEqual(await rows(), []);
         assert.equal(await trafficOf(acc), start - 300 - 500);
@@ -437,7 +463,10 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
         ]);
         assert.equal([stored, gone].filter(Boolean).length, 1, 'one of them took the row');
         assert.equal(await inFlight(acc), 50);
-        assert.deepEqual((await logged(acc)).map((row) => row.bytes), [10, 25]);
+        assert.deepEqual(
+          (await logged(acc)).map((row) => row.bytes),
+          [10, 25],
+        );
         for (const id of written.slice(1)) await store.transaction((repos) => settleDetached(repos, id, null));
         assert.equal(await inFlight(acc), 0);
       });
@@ -596,7 +625,7 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
         }
       });
 
-      test("an upload left by a dead process counts until it is settled, then its volume is free", async () => {
+      test('an upload left by a dead process counts until it is settled, then its volume is free', async () => {
         const acc = await account(0);
         now = 10 * W;
         const dead = service(store, 'alpha', 'alpha-1');
@@ -635,26 +664,23 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
       // A living upload whose row another server settled (its lease ran out: a stalled
       // process, a clock that jumped) counts again as a new row, checked against the whole
       // limit: its old `held` bytes are no longer in the table.
-      test(
-        'an upload whose row another server settled (its lease ran out) still never passes the limit',
-        async () => {
-          const { qa } = await twoServers();
-          const acc = await account(0);
-          now = 10 * W;
-          const ticket = await qa.open(acc, 100);
-          assert.deepEqual(await ticket.reserve(60), granted);
-          // alpha stalls past its lease; another server settles the row.
-          now += LEASE_MS + 1;
-          const beta = service(await harness.openPeer(), 'beta', 'beta-1');
-          assert.deepEqual(await beta.settleAbandoned({ ofThisServer: false }), { settled: 1, trafficRefunded: 0 });
-          // The upload goes on: 60 bytes have arrived and 10 more come. It may hold up to the
-          // 100 of the limit, never more.
-          const answer = await ticket.reserve(70);
-          const used = await inFlight(acc);
-          assert.ok(used <= 100, `${used} bytes reserved against a limit of 100 (answer ${JSON.stringify(answer)})`);
-          await ticket.release();
-        },
-      );
+      test('an upload whose row another server settled (its lease ran out) still never passes the limit', async () => {
+        const { qa } = await twoServers();
+        const acc = await account(0);
+        now = 10 * W;
+        const ticket = await qa.open(acc, 100);
+        assert.deepEqual(await ticket.reserve(60), granted);
+        // alpha stalls past its lease; another server settles the row.
+        now += LEASE_MS + 1;
+        const beta = service(await harness.openPeer(), 'beta', 'beta-1');
+        assert.deepEqual(await beta.settleAbandoned({ ofThisServer: false }), { settled: 1, trafficRefunded: 0 });
+        // The upload goes on: 60 bytes have arrived and 10 more come. It may hold up to the
+        // 100 of the limit, never more.
+        const answer = await ticket.reserve(70);
+        const used = await inFlight(acc);
+        assert.ok(used <= 100, `${used} bytes reserved against a limit of 100 (answer ${JSON.stringify(answer)})`);
+        await ticket.release();
+      });
     });
   });
 }

@@ -1,14 +1,21 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { CreateMultipartUploadCommand, ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateMultipartUploadCommand,
+  ListMultipartUploadsCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  type S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { BlobStorageError, BlobStoreUnavailableError, BlobTooLargeError } from '../../src/blob/blob-store.js';
 import { createS3Client, S3BlobStore, type S3BlobStoreOptions } from '../../src/blob/s3-blob-store.js';
-import { bucketContents, createTestBucket, s3SkipReason, s3TestEnvironment, testS3Client, type TestBucket } from '../helpers/s3-test-bucket.js';
+import { bucketContents, createTestBucket, s3SkipReason, s3TestEnvironment, type TestBucket, testS3Client } from '../helpers/s3-test-bucket.js';
 import { blobStoreContract, chunked, collect, readAll, sha256Of, stallingSource } from './blob-store.contract.js';
 
 // Throws on CI when no server is configured: there the S3 tests must run, not skip.
@@ -51,7 +58,13 @@ function recordCommands(client: S3Client): string[] {
  * (profiles, instance metadata) are switched off so the machine cannot change the result.
  */
 async function withEnv(vars: Record<string, string | undefined>, fn: () => Promise<void>): Promise<void> {
-  const all = { AWS_EC2_METADATA_DISABLED: 'true', AWS_PROFILE: undefined, AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_CONFIG_FILE: '/nonexistent', ...vars };
+  const all = {
+    AWS_EC2_METADATA_DISABLED: 'true',
+    AWS_PROFILE: undefined,
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_CONFIG_FILE: '/nonexistent',
+    ...vars,
+  };
   const saved = Object.fromEntries(Object.keys(all).map((name) => [name, process.env[name]]));
   const apply = (values: Record<string, string | undefined>) => {
     for (const [name, value] of Object.entries(values)) {
@@ -195,7 +208,11 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
         },
         (error) => (error as Error).name === 'AbortError',
       ],
-      ['source error', () => ({ source: stallingSource(first, (stream) => stream.destroy(new Error('gone'))), maxBytes: 100 * MiB }), (error) => (error as Error).message === 'gone'],
+      [
+        'source error',
+        () => ({ source: stallingSource(first, (stream) => stream.destroy(new Error('gone'))), maxBytes: 100 * MiB }),
+        (error) => (error as Error).message === 'gone',
+      ],
       ['too large', () => ({ source: chunked(randomBytes(13 * MiB), 64 * 1024), maxBytes: 12 * MiB }), (error) => error instanceof BlobTooLargeError],
     ];
     for (const [what, attempt, check] of failures) {
@@ -212,7 +229,13 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
 
   test('S3 refusing an upload mid-stream is BlobStorageError(upload), the source destroyed, nothing left', async () => {
     const env = s3TestEnvironment()!;
-    const refused = new S3BlobStore({ bucket: bucket.bucket, prefix: PREFIX, client: testS3Client({ secretAccessKey: `${env.secretAccessKey}x` }), partSize: 5 * MiB, queueSize: 2 });
+    const refused = new S3BlobStore({
+      bucket: bucket.bucket,
+      prefix: PREFIX,
+      client: testS3Client({ secretAccessKey: `${env.secretAccessKey}x` }),
+      partSize: 5 * MiB,
+      queueSize: 2,
+    });
     const source = chunked(randomBytes(12 * MiB), 64 * 1024);
     await assert.rejects(refused.stage(source, { maxBytes: 100 * MiB }), (error: unknown) => {
       assert.ok(error instanceof BlobStorageError, String(error));
@@ -227,7 +250,13 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
 
   test('S3 failing while the client stalls mid-part rejects at once, not when the client sends more', { timeout: 60_000 }, async () => {
     const env = s3TestEnvironment()!;
-    const refused = new S3BlobStore({ bucket: bucket.bucket, prefix: PREFIX, client: testS3Client({ secretAccessKey: `${env.secretAccessKey}x` }), partSize: 5 * MiB, queueSize: 2 });
+    const refused = new S3BlobStore({
+      bucket: bucket.bucket,
+      prefix: PREFIX,
+      client: testS3Client({ secretAccessKey: `${env.secretAccessKey}x` }),
+      partSize: 5 * MiB,
+      queueSize: 2,
+    });
     // One part's worth and a bit, then nothing: a slow client. The other uploader waits for
     // a second part that never comes unless the failure of the first stops the feed.
     const source = stallingSource(randomBytes(6 * MiB), () => {});
@@ -236,8 +265,17 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
   });
 
   test('an unreachable endpoint during an upload is BlobStorageError(upload)', async () => {
-    const down = new S3BlobStore({ bucket: bucket.bucket, prefix: PREFIX, client: testS3Client({ endpoint: `http://127.0.0.1:${await closedPort()}` }), partSize: 5 * MiB, queueSize: 2 });
-    await assert.rejects(down.stage(chunked(randomBytes(100)), { maxBytes: 100 }), (error: unknown) => error instanceof BlobStorageError && error.operation === 'upload');
+    const down = new S3BlobStore({
+      bucket: bucket.bucket,
+      prefix: PREFIX,
+      client: testS3Client({ endpoint: `http://127.0.0.1:${await closedPort()}` }),
+      partSize: 5 * MiB,
+      queueSize: 2,
+    });
+    await assert.rejects(
+      down.stage(chunked(randomBytes(100)), { maxBytes: 100 }),
+      (error: unknown) => error instanceof BlobStorageError && error.operation === 'upload',
+    );
   });
 
   test('reads destroyed early do not hold on to sockets', { timeout: 60_000 }, async () => {
@@ -258,11 +296,22 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
   test('listings leave alone whatever is not shaped like <prefix>blobs/<32 hex>', async () => {
     const key = await store.publish(await store.stage(chunked(randomBytes(100)), { maxBytes: 100 }));
     const id = randomBytes(16).toString('hex');
-    const strays = [`${PREFIX}blobs/README`, `${PREFIX}blobs/${id}/x`, `${PREFIX}blobs/${id.toUpperCase()}`, `${PREFIX}blobs/${id.slice(1)}`, `${PREFIX}${id}`, `other/blobs/${id}`, id];
+    const strays = [
+      `${PREFIX}blobs/README`,
+      `${PREFIX}blobs/${id}/x`,
+      `${PREFIX}blobs/${id.toUpperCase()}`,
+      `${PREFIX}blobs/${id.slice(1)}`,
+      `${PREFIX}${id}`,
+      `other/blobs/${id}`,
+      id,
+    ];
     for (const name of strays) await bucket.client.send(new PutObjectCommand({ Bucket: bucket.bucket, Key: name, Body: 'x' }));
     await bucket.client.send(new CreateMultipartUploadCommand({ Bucket: bucket.bucket, Key: `${PREFIX}blobs/notes` }));
     await bucket.client.send(new CreateMultipartUploadCommand({ Bucket: bucket.bucket, Key: `other/blobs/${id}` }));
-    assert.deepEqual((await collect(store.listBlobs())).map((b) => b.key), [key]);
+    assert.deepEqual(
+      (await collect(store.listBlobs())).map((b) => b.key),
+      [key],
+    );
     assert.deepEqual(await collect(store.listStaged()), []);
   });
 
@@ -321,12 +370,18 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
     });
 
     test('a missing bucket names --s3-bucket', async () => {
-      await assertUnavailable(new S3BlobStore({ bucket: `${bucket.bucket}-missing`, prefix: '', client: bucket.client, partSize: 5 * MiB, queueSize: 1 }), /bucket "fh-test-[0-9a-f]+-missing" does not exist \(--s3-bucket\)/);
+      await assertUnavailable(
+        new S3BlobStore({ bucket: `${bucket.bucket}-missing`, prefix: '', client: bucket.client, partSize: 5 * MiB, queueSize: 1 }),
+        /bucket "fh-test-[0-9a-f]+-missing" does not exist \(--s3-bucket\)/,
+      );
     });
 
     test('a wrong secret or access key names AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY', async () => {
       for (const client of [testS3Client({ secretAccessKey: 'wrong' }), testS3Client({ accessKeyId: 'NOSUCHKEY' })]) {
-        await assertUnavailable(new S3BlobStore({ bucket: bucket.bucket, prefix: '', client, partSize: 5 * MiB, queueSize: 1 }), /refused these credentials \(HTTP 403\).*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+        await assertUnavailable(
+          new S3BlobStore({ bucket: bucket.bucket, prefix: '', client, partSize: 5 * MiB, queueSize: 1 }),
+          /refused these credentials \(HTTP 403\).*AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
+        );
       }
     });
 
@@ -336,7 +391,10 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
       await withEnv({ AWS_ACCESS_KEY_ID: env.accessKeyId, AWS_SECRET_ACCESS_KEY: env.secretAccessKey }, async () => {
         const client = createS3Client({ endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, checksums: 'when_required' });
         const started = Date.now();
-        await assertUnavailable(new S3BlobStore({ bucket: bucket.bucket, prefix: '', client, partSize: 5 * MiB, queueSize: 1 }), new RegExp(`S3 endpoint http://127\\.0\\.0\\.1:${port} is unreachable \\(--s3-endpoint\\): ECONNREFUSED`));
+        await assertUnavailable(
+          new S3BlobStore({ bucket: bucket.bucket, prefix: '', client, partSize: 5 * MiB, queueSize: 1 }),
+          new RegExp(`S3 endpoint http://127\\.0\\.0\\.1:${port} is unreachable \\(--s3-endpoint\\): ECONNREFUSED`),
+        );
         assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
       });
     });
@@ -345,7 +403,10 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
       const env = s3TestEnvironment()!;
       await withEnv({ AWS_ACCESS_KEY_ID: undefined, AWS_SECRET_ACCESS_KEY: undefined, AWS_SESSION_TOKEN: undefined }, async () => {
         const client = createS3Client({ endpoint: env.endpoint, forcePathStyle: true, checksums: 'when_required' });
-        await assertUnavailable(new S3BlobStore({ bucket: bucket.bucket, prefix: '', client, partSize: 5 * MiB, queueSize: 1 }), /no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/);
+        await assertUnavailable(
+          new S3BlobStore({ bucket: bucket.bucket, prefix: '', client, partSize: 5 * MiB, queueSize: 1 }),
+          /no S3 credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY/,
+        );
       });
     });
   });

@@ -7,8 +7,8 @@ import Database from 'better-sqlite3';
 import { openSqlite, SQLITE_FILE } from '../../src/db/dialect.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import { listingQueries } from './listing-queries.js';
-import { sqliteHarness } from './metadata-store-harnesses.js';
 import { metadataStoreContract } from './metadata-store.contract.js';
+import { sqliteHarness } from './metadata-store-harnesses.js';
 
 metadataStoreContract('SQLite', sqliteHarness);
 

@@ -94,7 +94,12 @@ export function thumbnailStoreContract(name: string, makeStore: ThumbnailStoreFa
         const reads: Array<Buffer | null> = [];
         await Promise.all([store.put(sha, versions[0]!), store.put(sha, versions[1]!), store.get(sha).then((read) => reads.push(read))]);
         reads.push(await store.get(sha));
-        for (const read of reads) if (read !== null) assert.ok(versions.some((version) => version.equals(read)), `a read of ${read.length} bytes is no whole version`);
+        for (const read of reads)
+          if (read !== null)
+            assert.ok(
+              versions.some((version) => version.equals(read)),
+              `a read of ${read.length} bytes is no whole version`,
+            );
       }
       assert.deepEqual(await harness.strayEntries(), []);
     });

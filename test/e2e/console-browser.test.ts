@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { chromiumSkip, launchChromium, SCREENSHOT_DIR, sidewaysOverflow, signIn, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -79,7 +79,14 @@ describe('My files in Chromium', { skip: chromiumSkip() }, () => {
     await list.getByRole('link', { name: 'holiday photo.bin' }).click();
     await page.waitForURL(/\/[A-Z0-9]{10}\/holiday%20photo\.bin$/);
     await screenshots(page, '05-download-page');
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('main').getByRole('link', { name: /Download/ }).first().click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page
+        .getByRole('main')
+        .getByRole('link', { name: /Download/ })
+        .first()
+        .click(),
+    ]);
     assert.equal(download.suggestedFilename(), 'holiday photo.bin');
     const saved = await download.path();
     assert.ok((await readFile(saved)).equals(photo), 'the downloaded bytes are the uploaded ones');
@@ -130,7 +137,11 @@ describe('My files in Chromium', { skip: chromiumSkip() }, () => {
     // The notes through My files' own delete button.
     await page.goto(`${t.url}/my/files`);
     assert.equal(await page.locator('#files').getByRole('link', { name: 'holiday photo.bin' }).count(), 0);
-    await page.locator('#files li.file').filter({ has: page.getByRole('link', { name: notesName }) }).getByRole('button', { name: 'Delete' }).click();
+    await page
+      .locator('#files li.file')
+      .filter({ has: page.getByRole('link', { name: notesName }) })
+      .getByRole('button', { name: 'Delete' })
+      .click();
     await page.getByRole('heading', { name: /^Delete “/ }).waitFor();
     await screenshots(page, '11-my-files-delete-confirm');
     await page.getByRole('button', { name: 'Delete file' }).click();

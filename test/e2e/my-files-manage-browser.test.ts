@@ -45,7 +45,12 @@ describe('Managing My files in Chromium', { skip: chromiumSkip() }, () => {
 
   test('list and grid, search and order, rename, folder rename, leave and delete, phone width', TIMEOUT, async () => {
     const user = await t.account({ name: 'Ada Lovelace' });
-    for (const [name, hue] of [['harbour at dusk.png', 200], ['lighthouse.png', 20], ['market street.png', 100], ['sunrise over the bay with a rather long file name.png', 300]] as const) {
+    for (const [name, hue] of [
+      ['harbour at dusk.png', 200],
+      ['lighthouse.png', 20],
+      ['market street.png', 100],
+      ['sunrise over the bay with a rather long file name.png', 300],
+    ] as const) {
       assert.equal((await t.upload(user.key, name, await picture(640, 420, hue))).response.status, 201);
     }
     assert.equal((await t.upload(user.key, 'packing list.txt', 'socks, boots, map\n')).response.status, 201);
@@ -75,7 +80,9 @@ describe('Managing My files in Chromium', { skip: chromiumSkip() }, () => {
     await page.goto(`${t.url}/my/files`);
     const tiles = page.locator('#files .file-grid li.tile');
     assert.equal(await tiles.count(), 6);
-    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('#files .file-grid img')].every((img) => img.complete && img.naturalWidth > 0));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLImageElement>('#files .file-grid img')].every((img) => img.complete && img.naturalWidth > 0),
+    );
     await assertNoSidewaysScroll(page, 375);
     await screenshots(page, 'my-files-grid');
 

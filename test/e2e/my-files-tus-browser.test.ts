@@ -38,8 +38,7 @@ async function recordStatuses(context: BrowserContext): Promise<void> {
 const statusLog = (page: Page): Promise<string[]> => page.evaluate(() => (window as unknown as { statusLog: string[] }).statusLog);
 
 /** tus-js-client's remembered uploads in this page's localStorage. */
-const rememberedUploads = (page: Page): Promise<string[]> =>
-  page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('tus::')));
+const rememberedUploads = (page: Page): Promise<string[]> => page.evaluate(() => Object.keys(localStorage).filter((key) => key.startsWith('tus::')));
 
 /** The id in a download link (/<id>/<name>). */
 const idOf = (link: string): string => /\/([A-Z0-9]{10})\/[^/]+$/.exec(new URL(link).pathname)?.[1] ?? '';
@@ -105,7 +104,10 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     assert.match(remove ?? '', /\/[A-Z0-9]{10}\/delete\//);
     // One creation, the bytes by PATCH, nothing through the form.
     assert.equal(requests.filter((r) => r === 'POST /uploads').length, 1, requests.join('\n'));
-    assert.ok(requests.some((r) => /^PATCH \/uploads\/./.test(r)), requests.join('\n'));
+    assert.ok(
+      requests.some((r) => /^PATCH \/uploads\/./.test(r)),
+      requests.join('\n'),
+    );
     assert.equal(requests.filter((r) => r === 'POST /my/files/upload').length, 0);
     // The stored file is the chosen one, in the account's root, and the browser forgot the upload.
     const stored = await t.server.services.store.files.byId(idOf(download!));
@@ -161,7 +163,10 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     assert.ok(resumed !== undefined, (await statusLog(page)).join('\n'));
     assert.ok(Number(resumed) >= 20 && Number(resumed) < 100, `resumed from ${resumed}%`);
     assert.equal(requests.filter((r) => r === 'POST /uploads').length, 1, requests.join('\n'));
-    assert.ok(requests.some((r) => /^HEAD \/uploads\/./.test(r)), requests.join('\n'));
+    assert.ok(
+      requests.some((r) => /^HEAD \/uploads\/./.test(r)),
+      requests.join('\n'),
+    );
 
     const download = await row.locator('.links dd a').first().getAttribute('href');
     assert.ok(await row.locator('a.delete-link').count(), 'the final answer carries the delete link');
@@ -203,7 +208,10 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
       assert.ok(Number(resumed) > 0, statuses.join('\n'));
       assert.equal(requests.filter((r) => r === 'POST /uploads').length, 1, requests.join('\n'));
       assert.ok(requests.filter((r) => r.startsWith('PATCH ')).length >= 2, requests.join('\n'));
-      assert.ok(requests.some((r) => r.startsWith('HEAD ')), requests.join('\n'));
+      assert.ok(
+        requests.some((r) => r.startsWith('HEAD ')),
+        requests.join('\n'),
+      );
       const download = await row.locator('.links dd a').first().getAttribute('href');
       assert.equal((await t.server.services.store.files.byId(idOf(download!)))?.sha256, sha256(big.bytes));
     } finally {
@@ -227,7 +235,10 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     assert.ok((await statusLog(page)).includes('Connection lost. Trying again (1 of 6)…'), (await statusLog(page)).join('\n'));
     assert.equal(failed, 2, 'one PATCH refused, the next one let through');
     assert.equal(requests.filter((r) => r === 'POST /uploads').length, 1, requests.join('\n'));
-    assert.ok(requests.some((r) => r.startsWith('HEAD ')), requests.join('\n'));
+    assert.ok(
+      requests.some((r) => r.startsWith('HEAD ')),
+      requests.join('\n'),
+    );
     const download = await row.locator('.links dd a').first().getAttribute('href');
     assert.equal((await t.server.services.store.files.byId(idOf(download!)))?.sha256, sha256(file.bytes));
     assert.deepEqual(problems, []);
@@ -243,7 +254,12 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     const name = 'finished earlier.bin';
     const created = await t.fetch('/uploads', {
       method: 'POST',
-      headers: { Authorization: user.key, 'Tus-Resumable': '1.0.0', 'Upload-Length': String(size), 'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}` },
+      headers: {
+        Authorization: user.key,
+        'Tus-Resumable': '1.0.0',
+        'Upload-Length': String(size),
+        'Upload-Metadata': `filename ${Buffer.from(name).toString('base64')}`,
+      },
     });
     assert.equal(created.status, 201);
     const uploadUrl = created.headers.get('location')!;
@@ -278,7 +294,11 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     await page.dispatchEvent('#drop-zone', 'drop', { dataTransfer: transfer });
     const row = page.locator('#upload-list li.upload').first();
     await row.locator('.upload-status', { hasText: 'Uploaded' }).waitFor();
-    assert.deepEqual(requests.filter((r) => !r.startsWith('HEAD ')), [], 'nothing created or sent again');
+    assert.deepEqual(
+      requests.filter((r) => !r.startsWith('HEAD ')),
+      [],
+      'nothing created or sent again',
+    );
     assert.equal(await row.locator('.links dd a').first().getAttribute('href'), `${t.url}/${fileId}/finished%20earlier.bin`);
     // The delete link was the finishing answer's, and is not known any more.
     assert.equal(await row.locator('a.delete-link').count(), 0);
@@ -318,7 +338,7 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
     await context.close();
   });
 
-  test('a refused upload says the server\'s refusal in words (a file over the size limit the page did not know)', TIMEOUT, async () => {
+  test("a refused upload says the server's refusal in words (a file over the size limit the page did not know)", TIMEOUT, async () => {
     const small = await startTestServer({ loginAttemptsPerMinute: 1000, maxFileSize: 5 * MiB });
     try {
       const user = await small.account();

@@ -60,58 +60,64 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
     return { context, page, user: account, requests };
   };
 
-  test('a file over the size limit, or past the upload volume left, is refused before sending: red, in words, nothing reaches the server', TIMEOUT, async () => {
-    const t = await startTestServer({ loginAttemptsPerMinute: 1000, maxFileSize: 1 * MiB, uploadVolumeFree: 1.5 * MiB });
-    try {
-      const { context, page, user, requests } = await signedInPage(t);
-      const problems = watchErrors(page);
-      await page.goto(`${t.url}/my/files`);
-      // The limits in human sizes, not bytes.
-      assert.equal(await page.locator('#upload-limits').textContent(), 'Up to 1.0 MiB per file · 1.5 MiB of 1.5 MiB upload volume left (rolling 24 hours)');
+  test(
+    'a file over the size limit, or past the upload volume left, is refused before sending: red, in words, nothing reaches the server',
+    TIMEOUT,
+    async () => {
+      const t = await startTestServer({ loginAttemptsPerMinute: 1000, maxFileSize: 1 * MiB, uploadVolumeFree: 1.5 * MiB });
+      try {
+        const { context, page, user, requests } = await signedInPage(t);
+        const problems = watchErrors(page);
+        await page.goto(`${t.url}/my/files`);
+        // The limits in human sizes, not bytes.
+        assert.equal(await page.locator('#upload-limits').textContent(), 'Up to 1.0 MiB per file · 1.5 MiB of 1.5 MiB upload volume left (rolling 24 hours)');
 
-      await page.locator('#upload-files').setInputFiles({ name: 'holiday video.mp4', mimeType: 'video/mp4', buffer: randomBytes(20 * MiB) });
-      const row = page.locator('#upload-list li.upload').first();
-      await row.locator('.upload-status', { hasText: 'Nothing was sent.' }).waitFor();
-      assert.equal(await row.locator('.upload-status').textContent(), 'This file is 20.0 MiB, larger than the limit of 1.0 MiB per file. Nothing was sent.');
-      assert.match((await row.getAttribute('class')) ?? '', /\bfailed\b/);
-      // Red (the bar of a file that was never sent is not shown; rows that failed part way keep a red bar, below).
-      assert.equal(await row.evaluate((li) => getComputedStyle(li).borderLeftColor), DANGER);
-      assert.equal(await row.locator('.upload-status').evaluate((p) => getComputedStyle(p).color), DANGER);
-      assert.equal(await row.locator('progress').isVisible(), false);
-      assert.equal(await row.getByRole('button', { name: 'Retry upload of holiday video.mp4' }).isVisible(), false, 'no Retry: it would fail the same way');
-      await row.getByRole('button', { name: 'Dismiss holiday video.mp4' }).waitFor();
-      await screenshots(page, 'upload-failed');
+        await page.locator('#upload-files').setInputFiles({ name: 'holiday video.mp4', mimeType: 'video/mp4', buffer: randomBytes(20 * MiB) });
+        const row = page.locator('#upload-list li.upload').first();
+        await row.locator('.upload-status', { hasText: 'Nothing was sent.' }).waitFor();
+        assert.equal(await row.locator('.upload-status').textContent(), 'This file is 20.0 MiB, larger than the limit of 1.0 MiB per file. Nothing was sent.');
+        assert.match((await row.getAttribute('class')) ?? '', /\bfailed\b/);
+        // Red (the bar of a file that was never sent is not shown; rows that failed part way keep a red bar, below).
+        assert.equal(await row.evaluate((li) => getComputedStyle(li).borderLeftColor), DANGER);
+        assert.equal(await row.locator('.upload-status').evaluate((p) => getComputedStyle(p).color), DANGER);
+        assert.equal(await row.locator('progress').isVisible(), false);
+        assert.equal(await row.getByRole('button', { name: 'Retry upload of holiday video.mp4' }).isVisible(), false, 'no Retry: it would fail the same way');
+        await row.getByRole('button', { name: 'Dismiss holiday video.mp4' }).waitFor();
+        await screenshots(page, 'upload-failed');
 
-      // Two files of 1 MiB against 1.5 MiB of volume: the first goes, the second is refused at once.
-      await page.locator('#upload-files').setInputFiles([
-        { name: 'first.bin', mimeType: 'application/octet-stream', buffer: randomBytes(1 * MiB) },
-        { name: 'second.bin', mimeType: 'application/octet-stream', buffer: randomBytes(1 * MiB) },
-      ]);
-      const second = page.locator('#upload-list li.upload').nth(2);
-      await second.locator('.upload-status', { hasText: 'but only 512.0 KiB of your upload volume is left for now (1.5 MiB per 24 hours). Nothing was sent.' }).waitFor();
-      await page.locator('#upload-list li.upload').nth(1).locator('.upload-status', { hasText: 'Uploaded' }).waitFor();
-      // Nothing of the refused files reached the server: one form POST (first.bin), no tus
-      // upload created, one staging (first.bin's) in all.
-      assert.deepEqual(requests, ['POST /my/files/upload']);
-      assert.deepEqual(await apiFileNames(t, user.key), ['first.bin']);
-      assert.equal(t.storage.stagings().length, 1);
-      assert.equal(await t.storage.count('resumable_uploads'), 0);
-      // The limits line follows the server once the list refreshes.
-      await page.locator('#upload-limits', { hasText: '512.0 KiB of 1.5 MiB upload volume left' }).waitFor();
+        // Two files of 1 MiB against 1.5 MiB of volume: the first goes, the second is refused at once.
+        await page.locator('#upload-files').setInputFiles([
+          { name: 'first.bin', mimeType: 'application/octet-stream', buffer: randomBytes(1 * MiB) },
+          { name: 'second.bin', mimeType: 'application/octet-stream', buffer: randomBytes(1 * MiB) },
+        ]);
+        const second = page.locator('#upload-list li.upload').nth(2);
+        await second
+          .locator('.upload-status', { hasText: 'but only 512.0 KiB of your upload volume is left for now (1.5 MiB per 24 hours). Nothing was sent.' })
+          .waitFor();
+        await page.locator('#upload-list li.upload').nth(1).locator('.upload-status', { hasText: 'Uploaded' }).waitFor();
+        // Nothing of the refused files reached the server: one form POST (first.bin), no tus
+        // upload created, one staging (first.bin's) in all.
+        assert.deepEqual(requests, ['POST /my/files/upload']);
+        assert.deepEqual(await apiFileNames(t, user.key), ['first.bin']);
+        assert.equal(t.storage.stagings().length, 1);
+        assert.equal(await t.storage.count('resumable_uploads'), 0);
+        // The limits line follows the server once the list refreshes.
+        await page.locator('#upload-limits', { hasText: '512.0 KiB of 1.5 MiB upload volume left' }).waitFor();
 
-      // Dismiss one row, then clear the others.
-      await row.getByRole('button', { name: 'Dismiss holiday video.mp4' }).click();
-      assert.equal(await page.locator('#upload-list li.upload').count(), 2);
-      await page.getByRole('button', { name: 'Clear finished' }).click();
-      assert.equal(await page.locator('#upload-list li.upload').count(), 0);
-      assert.equal(await page.getByRole('button', { name: 'Clear finished' }).isVisible(), false);
-      await page.locator('#files').getByRole('link', { name: 'first.bin' }).waitFor();
-      assert.deepEqual(problems, []);
-      await context.close();
-    } finally {
-      await t.close();
-    }
-  });
+        // Dismiss one row, then clear the others.
+        await row.getByRole('button', { name: 'Dismiss holiday video.mp4' }).click();
+        assert.equal(await page.locator('#upload-list li.upload').count(), 2);
+        await page.getByRole('button', { name: 'Clear finished' }).click();
+        assert.equal(await page.locator('#upload-list li.upload').count(), 0);
+        assert.equal(await page.getByRole('button', { name: 'Clear finished' }).isVisible(), false);
+        await page.locator('#files').getByRole('link', { name: 'first.bin' }).waitFor();
+        assert.deepEqual(problems, []);
+        await context.close();
+      } finally {
+        await t.close();
+      }
+    },
+  );
 
   test('speed and time left while a file goes; Cancel; a finished row shows a readable link and is dismissed into the list', TIMEOUT, async () => {
     const t = await startTestServer({ loginAttemptsPerMinute: 1000 });
@@ -134,7 +140,10 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
         [filmRow, '6.0 MiB'],
         [notesRow, '3.0 MiB'],
       ] as const) {
-        await row.locator('.upload-detail').filter({ hasText: new RegExp(`^[\\d.]+ (B|KiB|MiB) of ${total.replace('.', '\\.')} · [\\d.]+ (B|KiB|MiB)/s · about .+ left$`) }).waitFor();
+        await row
+          .locator('.upload-detail')
+          .filter({ hasText: new RegExp(`^[\\d.]+ (B|KiB|MiB) of ${total.replace('.', '\\.')} · [\\d.]+ (B|KiB|MiB)/s · about .+ left$`) })
+          .waitFor();
       }
       await screenshots(page, 'upload-in-progress');
 
@@ -227,7 +236,10 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
         const tusRow = page.locator('#upload-list li.upload').filter({ hasText: 'backup.tar' });
         const retry = tusRow.getByRole('button', { name: 'Retry upload of backup.tar' });
         await retry.waitFor({ timeout: 60_000 });
-        assert.match((await tusRow.locator('.upload-status').textContent()) ?? '', /^The server is busy with too many requests from you\. You can try again in about 10 min\.$/);
+        assert.match(
+          (await tusRow.locator('.upload-status').textContent()) ?? '',
+          /^The server is busy with too many requests from you\. You can try again in about 10 min\.$/,
+        );
         const kept = await tusRow.locator('progress').evaluate((bar) => (bar as HTMLProgressElement).value);
         assert.ok(kept > 0 && kept < 100, `stopped at ${kept}%`);
         busy = false;
@@ -240,7 +252,10 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
       assert.ok(cut);
       // One creation only, and a HEAD for the offset: resumed, not started over.
       assert.equal(requests.filter((r) => r === 'POST /uploads').length, 1, requests.join('\n'));
-      assert.ok(requests.some((r) => r.startsWith('HEAD /uploads/')), requests.join('\n'));
+      assert.ok(
+        requests.some((r) => r.startsWith('HEAD /uploads/')),
+        requests.join('\n'),
+      );
       const href = await page.locator('#upload-list li.upload').filter({ hasText: 'backup.tar' }).locator('.links dd a').first().getAttribute('href');
       const id = /\/([A-Z0-9]{10})\//.exec(href ?? '')?.[1];
       assert.equal((await t.server.services.store.files.byId(id!))?.sha256, sha256(bigBytes));

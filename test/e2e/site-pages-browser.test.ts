@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { deflateSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { chromiumSkip, launchChromium, SCREENSHOT_DIR, watchErrors } from '../helpers/chromium.js';
 import { directLink } from '../helpers/downloads.js';
@@ -47,7 +47,12 @@ function gradientPng(width: number, height: number): Buffer {
       rows.set([Math.round(255 - (y / height) * 120), Math.round(120 + (x / width) * 80 - (y / height) * 60), Math.round(90 + (y / height) * 140)], at);
     }
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 const PNG = gradientPng(480, 300);
 const LONG_NAME = `${'quarterly-report-with-a-very-long-name-that-has-no-spaces-at-all-'.repeat(3)}final.txt`;
@@ -136,10 +141,18 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
     owner = await t.account({ premiumDays: 30, trafficBytes: 1024 ** 3, name: 'Ada Lovelace', email: 'ada@example.org' });
     const image = await t.upload(owner.key, 'holiday photo.png', PNG);
     const text = await t.upload(owner.key, LONG_NAME, 'hello\n'.repeat(50));
-    const folder = await t.fetch('/folders', { method: 'POST', headers: { Authorization: owner.key }, body: new URLSearchParams({ name: 'Holiday 2026 with a long folder name' }) });
+    const folder = await t.fetch('/folders', {
+      method: 'POST',
+      headers: { Authorization: owner.key },
+      body: new URLSearchParams({ name: 'Holiday 2026 with a long folder name' }),
+    });
     const folderId = /<entry>\s*<id>([^<]+)<\/id>/.exec(await folder.text())?.[1];
     assert.ok(folderId);
-    const moved = await t.fetch(`/folders/${folderId};files`, { method: 'PUT', headers: { Authorization: owner.key }, body: new URLSearchParams({ 'files[0]': image.id, 'files[1]': text.id }) });
+    const moved = await t.fetch(`/folders/${folderId};files`, {
+      method: 'PUT',
+      headers: { Authorization: owner.key },
+      body: new URLSearchParams({ 'files[0]': image.id, 'files[1]': text.id }),
+    });
     assert.equal(moved.status, 200, await moved.text());
     direct = new URL(await directLink(t, owner.key, image.id)).pathname;
     const pathOf = (link: string) => new URL(link).pathname;
@@ -252,7 +265,9 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
       const page = await ctx.newPage();
       const problems = watchErrors(page, [/status of (401|403|404)/]);
       await page.goto(`${t.url}/`);
-      await page.locator('#upload-files').setInputFiles([{ name: 'from home «é».txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded from the home page\n') }]);
+      await page
+        .locator('#upload-files')
+        .setInputFiles([{ name: 'from home «é».txt', mimeType: 'text/plain', buffer: Buffer.from('uploaded from the home page\n') }]);
       await page.locator('#upload-list .upload-status', { hasText: 'Uploaded' }).waitFor();
       const link = await page.locator('#upload-list a').first().getAttribute('href');
       assert.ok(link && (await fetch(new URL(link, t.url)).then((r) => r.status)) === 200, `the link ${link} opens`);

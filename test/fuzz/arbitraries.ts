@@ -1,28 +1,28 @@
-import fc from 'fast-check';
 import { METHODS } from 'node:http';
+import fc from 'fast-check';
 import {
   anyFramingArb,
+  type BodyContent,
+  type Field,
+  type FramingChoice,
   fieldNameArb,
-  fieldValueArb,
-  frame,
   fieldParts,
+  fieldValueArb,
   filePartArb,
+  frame,
   goodFramingArb,
   multipartArb,
-  partArb,
   noBody,
   oversizedFormArb,
+  type PartSpec,
+  partArb,
   randomBodyArb,
   urlEncodedArb,
   w,
   wholeFileDigests,
-  type BodyContent,
-  type Field,
-  type FramingChoice,
-  type PartSpec,
 } from './body-arbitraries.js';
 import type { Fixtures } from './fixtures.js';
-import { HOST, printable, renderHead, type Framing, type FuzzCase } from './fuzz-case.js';
+import { type Framing, type FuzzCase, HOST, printable, renderHead } from './fuzz-case.js';
 import type { RawEnding } from './raw-http.js';
 import { anyTargetArb, apiRequestArb, idArb, methodArb, webTargetArb } from './target-arbitraries.js';
 
@@ -71,8 +71,22 @@ function cookieArb(f: Fixtures): fc.Arbitrary<string | undefined> {
     w(3, fc.constant(f.session.cookie)),
     w(1, fc.constant(f.presession.cookie)),
     w(1, fc.constant(`${f.session.cookie}; ${f.presession.cookie}; other=1`)),
-    w(1, fc.constantFrom('fh_session=', 'fh_session=abc', 'fh_session=%zz', 'a=b; ; =c;;', `fh_session=${'x'.repeat(5000)}`, 'fh_session="quoted"', 'fh_presession=x')),
-    w(1, fc.string({ unit: 'grapheme-ascii', maxLength: 40 }).map((value) => `fh_session=${value}`)),
+    w(
+      1,
+      fc.constantFrom(
+        'fh_session=',
+        'fh_session=abc',
+        'fh_session=%zz',
+        'a=b; ; =c;;',
+        `fh_session=${'x'.repeat(5000)}`,
+        'fh_session="quoted"',
+        'fh_presession=x',
+      ),
+    ),
+    w(
+      1,
+      fc.string({ unit: 'grapheme-ascii', maxLength: 40 }).map((value) => `fh_session=${value}`),
+    ),
   );
 }
 
@@ -80,11 +94,35 @@ const extraHeaderArb: fc.Arbitrary<Header> = fc.oneof(
   w(
     4,
     fc.constantFrom<Header>(
-      ['Expect', '100-continue'], ['Connection', 'close'], ['Connection', 'keep-alive'], ['Connection', 'Upgrade'], ['Upgrade', 'websocket'], ['Upgrade', 'h2c'],
-      ['Range', 'bytes=0-10'], ['Range', 'bytes=5-'], ['Range', 'bytes=-3'], ['Range', 'bytes=10-5'], ['Range', 'bytes=0-0,2-3'], ['Range', 'bytes=99999999-'], ['Range', 'garbage'],
-      ['If-None-Match', '"x"'], ['If-None-Match', '*'], ['If-Range', '"x"'], ['If-Modified-Since', 'yesterday'], ['X-Forwarded-For', '1.2.3.4'], ['X-Forwarded-For', 'garbage, ::1'],
-      ['X-Forwarded-Proto', 'https'], ['X-Forwarded-Host', 'evil.example'], ['Origin', 'http://evil.example'], ['Referer', 'javascript:alert(1)'], ['Accept-Encoding', 'gzip, br'],
-      ['Accept-Language', '*'], ['Content-Encoding', 'gzip'], ['User-Agent', 'curl/8.0'], ['X-HTTP-Method-Override', 'DELETE'], ['Expect', 'something-else'],
+      ['Expect', '100-continue'],
+      ['Connection', 'close'],
+      ['Connection', 'keep-alive'],
+      ['Connection', 'Upgrade'],
+      ['Upgrade', 'websocket'],
+      ['Upgrade', 'h2c'],
+      ['Range', 'bytes=0-10'],
+      ['Range', 'bytes=5-'],
+      ['Range', 'bytes=-3'],
+      ['Range', 'bytes=10-5'],
+      ['Range', 'bytes=0-0,2-3'],
+      ['Range', 'bytes=99999999-'],
+      ['Range', 'garbage'],
+      ['If-None-Match', '"x"'],
+      ['If-None-Match', '*'],
+      ['If-Range', '"x"'],
+      ['If-Modified-Since', 'yesterday'],
+      ['X-Forwarded-For', '1.2.3.4'],
+      ['X-Forwarded-For', 'garbage, ::1'],
+      ['X-Forwarded-Proto', 'https'],
+      ['X-Forwarded-Host', 'evil.example'],
+      ['Origin', 'http://evil.example'],
+      ['Referer', 'javascript:alert(1)'],
+      ['Accept-Encoding', 'gzip, br'],
+      ['Accept-Language', '*'],
+      ['Content-Encoding', 'gzip'],
+      ['User-Agent', 'curl/8.0'],
+      ['X-HTTP-Method-Override', 'DELETE'],
+      ['Expect', 'something-else'],
     ),
   ),
   w(1, fc.tuple(fc.stringMatching(/^[A-Za-z][A-Za-z0-9-]{0,20}$/), fc.string({ unit: 'grapheme-ascii', maxLength: 40 }))),
@@ -92,8 +130,18 @@ const extraHeaderArb: fc.Arbitrary<Header> = fc.oneof(
 
 /** Header lines a raw socket can send and no client library would. */
 const badHeaderArb: fc.Arbitrary<Header> = fc.constantFrom<Header>(
-  ['Bad Name', 'x'], ['X-Nul', 'a\u0000b'], ['X-Ctl', 'a\u0001b'], ['X-Del', 'a\u007fb'], ['X-CR', 'a\rb'], ['X-Fold', 'a\r\n folded'], ['', 'no name'],
-  ['X-Ütf', 'x'], ['X-Latin', 'Grüße'], ['Host', 'second.example'], ['Content-Type', 'a\u0000b'], ['X-Colon:', 'x'],
+  ['Bad Name', 'x'],
+  ['X-Nul', 'a\u0000b'],
+  ['X-Ctl', 'a\u0001b'],
+  ['X-Del', 'a\u007fb'],
+  ['X-CR', 'a\rb'],
+  ['X-Fold', 'a\r\n folded'],
+  ['', 'no name'],
+  ['X-Ütf', 'x'],
+  ['X-Latin', 'Grüße'],
+  ['Host', 'second.example'],
+  ['Content-Type', 'a\u0000b'],
+  ['X-Colon:', 'x'],
 );
 
 /** Oversized head: one huge header, or very many (past Node's 16 KiB limit: 431). */
@@ -114,7 +162,10 @@ interface HeaderChoices {
   contentTypeOverride: string | null | undefined;
 }
 
-function headerChoicesArb(f: Fixtures, odds: { bad: number; huge: number; oddHost: number; typeOverride: number; validKey: number }): fc.Arbitrary<HeaderChoices> {
+function headerChoicesArb(
+  f: Fixtures,
+  odds: { bad: number; huge: number; oddHost: number; typeOverride: number; validKey: number },
+): fc.Arbitrary<HeaderChoices> {
   return fc.record({
     host: fc.oneof(w(20, fc.constant('normal' as const)), w(odds.oddHost, fc.constantFrom('missing' as const, 'twice' as const, 'odd' as const))),
     accept: acceptArb,
@@ -126,7 +177,23 @@ function headerChoicesArb(f: Fixtures, odds: { bad: number; huge: number; oddHos
     // undefined: the body's own type; null: none at all; a string: that one.
     contentTypeOverride: fc.oneof(
       w(100 - odds.typeOverride, fc.constant(undefined)),
-      w(odds.typeOverride, fc.constantFrom(null, 'multipart/form-data', 'multipart/form-data; boundary=', 'multipart/form-data; boundary=other', 'application/x-www-form-urlencoded', 'text/plain', 'application/json', 'application/octet-stream', '', ';;;', 'x'.repeat(3000), 'multipart/mixed; boundary=XB')),
+      w(
+        odds.typeOverride,
+        fc.constantFrom(
+          null,
+          'multipart/form-data',
+          'multipart/form-data; boundary=',
+          'multipart/form-data; boundary=other',
+          'application/x-www-form-urlencoded',
+          'text/plain',
+          'application/json',
+          'application/octet-stream',
+          '',
+          ';;;',
+          'x'.repeat(3000),
+          'multipart/mixed; boundary=XB',
+        ),
+      ),
     ),
   });
 }
@@ -134,10 +201,7 @@ function headerChoicesArb(f: Fixtures, odds: { bad: number; huge: number; oddHos
 // --- bodies for each family -------------------------------------------------------------------
 
 function usefulValueArb(f: Fixtures): fc.Arbitrary<string> {
-  return fc.oneof(
-    w(3, fc.constantFrom(f.premium.login, f.premium.password, 'fz-web', f.session.csrf, f.presession.csrf)),
-    w(3, idArb(f)),
-  );
+  return fc.oneof(w(3, fc.constantFrom(f.premium.login, f.premium.password, 'fz-web', f.session.csrf, f.presession.csrf)), w(3, idArb(f)));
 }
 
 /** Forms the routes understand, then perturbed: fields dropped, added, values replaced. */
@@ -145,23 +209,71 @@ function plausibleFieldsArb(f: Fixtures): fc.Arbitrary<Field[]> {
   const [file = '', file2 = ''] = f.fileIds;
   const [folder = ''] = f.folderIds;
   const base: Field[][] = [
-    [['login', f.premium.login], ['password', f.premium.password]],
-    [['login', f.premium.login], ['pass', f.premium.password], ['create', '1']],
-    [['login', f.premium.login], ['password', 'wrong password']],
-    [['csrf', f.presession.csrf], ['login', 'fz-web'], ['password', f.premium.password]],
-    [['csrf', f.presession.csrf], ['login', 'fz-new'], ['name', 'New'], ['email', 'new@example.org'], ['password', 'long enough 1'], ['password_again', 'long enough 1']],
-    [['csrf', f.session.csrf], ['file', file], ['folder', folder]],
-    [['csrf', f.session.csrf], ['name', 'Web folder'], ['parent', folder]],
-    [['csrf', f.session.csrf], ['file', file2], ['confirm', 'yes']],
-    [['csrf', f.session.csrf], ['confirm', 'yes']],
-    [['_method', 'PUT'], ['files[0]', file], ['files[1]', file2]],
+    [
+      ['login', f.premium.login],
+      ['password', f.premium.password],
+    ],
+    [
+      ['login', f.premium.login],
+      ['pass', f.premium.password],
+      ['create', '1'],
+    ],
+    [
+      ['login', f.premium.login],
+      ['password', 'wrong password'],
+    ],
+    [
+      ['csrf', f.presession.csrf],
+      ['login', 'fz-web'],
+      ['password', f.premium.password],
+    ],
+    [
+      ['csrf', f.presession.csrf],
+      ['login', 'fz-new'],
+      ['name', 'New'],
+      ['email', 'new@example.org'],
+      ['password', 'long enough 1'],
+      ['password_again', 'long enough 1'],
+    ],
+    [
+      ['csrf', f.session.csrf],
+      ['file', file],
+      ['folder', folder],
+    ],
+    [
+      ['csrf', f.session.csrf],
+      ['name', 'Web folder'],
+      ['parent', folder],
+    ],
+    [
+      ['csrf', f.session.csrf],
+      ['file', file2],
+      ['confirm', 'yes'],
+    ],
+    [
+      ['csrf', f.session.csrf],
+      ['confirm', 'yes'],
+    ],
+    [
+      ['_method', 'PUT'],
+      ['files[0]', file],
+      ['files[1]', file2],
+    ],
     [['_method', 'DELETE']],
-    [['name', 'Fuzz folder'], ['parent', folder]],
+    [
+      ['name', 'Fuzz folder'],
+      ['parent', folder],
+    ],
     [['name', 'Top']],
   ];
   const field = fc.tuple(fieldNameArb, fieldValueArb(usefulValueArb(f)));
   return fc.oneof(
-    w(3, fc.tuple(fc.constantFrom(...base), fc.array(fc.nat(), { maxLength: 2 }), fc.array(field, { maxLength: 2 })).map(([fields, drop, add]) => [...fields.filter((_, i) => !drop.includes(i)), ...add])),
+    w(
+      3,
+      fc
+        .tuple(fc.constantFrom(...base), fc.array(fc.nat(), { maxLength: 2 }), fc.array(field, { maxLength: 2 }))
+        .map(([fields, drop, add]) => [...fields.filter((_, i) => !drop.includes(i)), ...add]),
+    ),
     w(1, fc.array(field, { maxLength: 6 })),
   );
 }
@@ -171,12 +283,7 @@ function formBodyArb(f: Fixtures): fc.Arbitrary<BodyContent> {
   const field = fc.tuple(fieldNameArb, fieldValueArb(usefulValueArb(f)));
   // Some clients send every form as multipart: the same fields, sometimes a stray part.
   const multipartForm = fc.tuple(fields, fc.array(partArb(field), { maxLength: 1 })).map(([form, extra]): PartSpec[] => [...fieldParts(form), ...extra]);
-  return fc.oneof(
-    w(5, urlEncodedArb(fields)),
-    w(2, multipartArb(multipartForm)),
-    w(2, fc.constant(noBody)),
-    w(1, randomBodyArb),
-  );
+  return fc.oneof(w(5, urlEncodedArb(fields)), w(2, multipartArb(multipartForm)), w(2, fc.constant(noBody)), w(1, randomBodyArb));
 }
 
 function uploadBodyArb(f: Fixtures): fc.Arbitrary<BodyContent> {
@@ -185,13 +292,27 @@ function uploadBodyArb(f: Fixtures): fc.Arbitrary<BodyContent> {
   const leading = fc.oneof(
     w(2, fc.constant<Field[]>([])),
     w(2, fc.constant<Field[]>([['csrf', f.session.csrf]])),
-    w(1, fc.constantFrom(...f.folderIds).map((folder): Field[] => [['csrf', f.session.csrf], ['folder', folder]])),
+    w(
+      1,
+      fc.constantFrom(...f.folderIds).map((folder): Field[] => [
+        ['csrf', f.session.csrf],
+        ['folder', folder],
+      ]),
+    ),
   );
   // As clients send it: the leading fields, one file, perhaps a field after it.
-  const plausible = fc.tuple(leading, filePartArb, fc.option(field, { nil: undefined, freq: 3 })).map(([lead, file, after]): PartSpec[] => [...fieldParts(lead), file, ...(after ? fieldParts([after]) : [])]);
+  const plausible = fc
+    .tuple(leading, filePartArb, fc.option(field, { nil: undefined, freq: 3 }))
+    .map(([lead, file, after]): PartSpec[] => [...fieldParts(lead), file, ...(after ? fieldParts([after]) : [])]);
   // Anything: several files, no file, odd parts.
   const chaotic = fc.tuple(leading, fc.array(partArb(field), { maxLength: 5 })).map(([lead, parts]): PartSpec[] => [...fieldParts(lead), ...parts]);
-  return fc.oneof(w(5, multipartArb(plausible)), w(4, multipartArb(chaotic)), w(1, urlEncodedArb(plausibleFieldsArb(f))), w(1, randomBodyArb), w(1, fc.constant(noBody)));
+  return fc.oneof(
+    w(5, multipartArb(plausible)),
+    w(4, multipartArb(chaotic)),
+    w(1, urlEncodedArb(plausibleFieldsArb(f))),
+    w(1, randomBodyArb),
+    w(1, fc.constant(noBody)),
+  );
 }
 
 function anyBodyArb(f: Fixtures): fc.Arbitrary<BodyContent> {
@@ -215,7 +336,10 @@ interface CaseChoices {
 }
 
 const versionArb = (oddWeight: number) =>
-  fc.oneof(w(20, fc.constant('HTTP/1.1')), w(oddWeight, fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/1.2', 'http/1.1', 'HTTP/11', '', 'HTTP/1.1 extra', 'HTTP/')));
+  fc.oneof(
+    w(20, fc.constant('HTTP/1.1')),
+    w(oddWeight, fc.constantFrom('HTTP/1.0', 'HTTP/2.0', 'HTTP/0.9', 'HTTP/1.2', 'http/1.1', 'HTTP/11', '', 'HTTP/1.1 extra', 'HTTP/')),
+  );
 
 /** Mostly in one write; sometimes split with short pauses (a head or a boundary cut across packets). */
 const pausesArb = fc.oneof(
@@ -254,11 +378,12 @@ function assemble(family: Family, c: CaseChoices, sessionCookie: string): FuzzCa
   // A real sign-out would end the fixtures' session for every case after it: forged ones only.
   const cookie = c.target.startsWith('/signout') && h.cookie?.includes(sessionCookie) ? 'fh_session=forged' : h.cookie;
   if (cookie !== undefined) headers.push(['Cookie', cookie]);
-  const contentType = h.contentTypeOverride === undefined ? c.body.contentType : h.contentTypeOverride ?? undefined;
+  const contentType = h.contentTypeOverride === undefined ? c.body.contentType : (h.contentTypeOverride ?? undefined);
   if (contentType !== undefined) headers.push(['Content-Type', contentType]);
   headers.push(...h.extra, ...h.bad, ...h.huge);
   // No body and nothing odd about the framing: like a client, send no framing headers.
-  const choice: FramingChoice = c.body.bytes.length === 0 && c.framing.kind === 'length' && c.method !== 'POST' && c.method !== 'PUT' ? { kind: 'none' } : c.framing;
+  const choice: FramingChoice =
+    c.body.bytes.length === 0 && c.framing.kind === 'length' && c.method !== 'POST' && c.method !== 'PUT' ? { kind: 'none' } : c.framing;
   const framed = frame(c.body.bytes, choice);
   headers.push(...framed.headers);
   const base = { method: c.method, target: c.target, version: c.version, headers };
@@ -272,7 +397,8 @@ function assemble(family: Family, c: CaseChoices, sessionCookie: string): FuzzCa
     framing,
     pauses: c.pauses.map(([fraction, ms]) => [Math.floor(fraction * whole), ms]),
     // A client that waits on a request the server may rightly wait on would only measure patience.
-    ending: framing === 'complete' ? c.ending.complete : c.ending.other === 'wait' && (framed.mayWait || framing === 'incomplete') ? 'half-close' : c.ending.other,
+    ending:
+      framing === 'complete' ? c.ending.complete : c.ending.other === 'wait' && (framed.mayWait || framing === 'incomplete') ? 'half-close' : c.ending.other,
     abortAfterMs: c.abortAfterMs,
   });
 }
@@ -283,19 +409,26 @@ export function caseArb(family: Family, f: Fixtures): fc.Arbitrary<FuzzCase> {
   let choices: fc.Arbitrary<CaseChoices>;
   switch (family) {
     case 'api':
-      choices = fc.record({
-        request: apiRequestArb(f, methodArb({ standard: 10, exotic: 3, garbage: 0 })),
-        version: versionArb(0),
-        headers: headerChoicesArb(f, { bad: 0, huge: 0, oddHost: 0, typeOverride: 5, validKey: 6 }),
-        body: formBodyArb(f),
-        framing: goodFramingArb,
-        ...common,
-      }).map(({ request: [method, target], ...rest }) => ({ method, target, ...rest }));
+      choices = fc
+        .record({
+          request: apiRequestArb(f, methodArb({ standard: 10, exotic: 3, garbage: 0 })),
+          version: versionArb(0),
+          headers: headerChoicesArb(f, { bad: 0, huge: 0, oddHost: 0, typeOverride: 5, validKey: 6 }),
+          body: formBodyArb(f),
+          framing: goodFramingArb,
+          ...common,
+        })
+        .map(({ request: [method, target], ...rest }) => ({ method, target, ...rest }));
       break;
     case 'web':
       choices = fc.record({
         // Pages take GET and forms POST: mostly those, so the handlers run.
-        method: fc.oneof(w(6, fc.constant('GET')), w(5, fc.constant('POST')), w(1, fc.constant('HEAD')), w(2, methodArb({ standard: 10, exotic: 2, garbage: 0 }))),
+        method: fc.oneof(
+          w(6, fc.constant('GET')),
+          w(5, fc.constant('POST')),
+          w(1, fc.constant('HEAD')),
+          w(2, methodArb({ standard: 10, exotic: 2, garbage: 0 })),
+        ),
         target: webTargetArb(f),
         version: versionArb(0),
         headers: headerChoicesArb(f, { bad: 0, huge: 0, oddHost: 0, typeOverride: 5, validKey: 3 }),

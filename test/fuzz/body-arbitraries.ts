@@ -1,5 +1,5 @@
-import fc from 'fast-check';
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import type { Framing } from './fuzz-case.js';
 import { FUZZ_MAX_FILE_SIZE } from './targets.js';
 
@@ -27,7 +27,30 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 
 /** Field names the routes read (API.md 2, the web forms), plus random ones. */
 export const fieldNameArb: fc.Arbitrary<string> = fc.oneof(
-  w(6, fc.constantFrom('login', 'password', 'pass', 'password_again', 'create', 'name', 'email', 'parent', 'files[0]', 'files[1]', 'files[]', '_method', 'csrf', 'file', 'folder', 'from', 'confirm', 'upload', 'note')),
+  w(
+    6,
+    fc.constantFrom(
+      'login',
+      'password',
+      'pass',
+      'password_again',
+      'create',
+      'name',
+      'email',
+      'parent',
+      'files[0]',
+      'files[1]',
+      'files[]',
+      '_method',
+      'csrf',
+      'file',
+      'folder',
+      'from',
+      'confirm',
+      'upload',
+      'note',
+    ),
+  ),
   w(1, fc.string({ maxLength: 12 })),
 );
 
@@ -35,9 +58,15 @@ export const fieldNameArb: fc.Arbitrary<string> = fc.oneof(
 export function fieldValueArb(useful: fc.Arbitrary<string>): fc.Arbitrary<string> {
   return fc.oneof(
     w(4, useful),
-    w(2, fc.constantFrom('PUT', 'DELETE', 'POST', 'GET', 'put', 'FOO', '1', 'yes', 'root', '', ' ', 'wrong password', 'Reports', '../x', '%zz', '\u202e\u0000')),
+    w(
+      2,
+      fc.constantFrom('PUT', 'DELETE', 'POST', 'GET', 'put', 'FOO', '1', 'yes', 'root', '', ' ', 'wrong password', 'Reports', '../x', '%zz', '\u202e\u0000'),
+    ),
     w(2, fc.string({ maxLength: 30 })),
-    w(1, fc.integer({ min: 1_000, max: 70_000 }).map((n) => 'v'.repeat(n))),
+    w(
+      1,
+      fc.integer({ min: 1_000, max: 70_000 }).map((n) => 'v'.repeat(n)),
+    ),
   );
 }
 
@@ -45,11 +74,21 @@ export type Field = [string, string];
 
 /** Fields as `application/x-www-form-urlencoded`: encoded properly, or raw (bad escapes pass through). */
 export function urlEncodedArb(fields: fc.Arbitrary<Field[]>): fc.Arbitrary<BodyContent> {
-  return fc.tuple(fields, fc.boolean(), fc.constantFrom('application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=utf-8', 'application/x-www-form-urlencoded; charset=latin1')).map(([pairs, raw, contentType]) => ({
-    bytes: Buffer.from(pairs.map(([k, v]) => (raw ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)).join('&'), 'utf8'),
-    contentType,
-    fileParts: [],
-  }));
+  return fc
+    .tuple(
+      fields,
+      fc.boolean(),
+      fc.constantFrom(
+        'application/x-www-form-urlencoded',
+        'application/x-www-form-urlencoded; charset=utf-8',
+        'application/x-www-form-urlencoded; charset=latin1',
+      ),
+    )
+    .map(([pairs, raw, contentType]) => ({
+      bytes: Buffer.from(pairs.map(([k, v]) => (raw ? `${k}=${v}` : `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)).join('&'), 'utf8'),
+      contentType,
+      fileParts: [],
+    }));
 }
 
 // --- multipart --------------------------------------------------------------------------------
@@ -61,14 +100,43 @@ export const boundaryArb: fc.Arbitrary<string> = fc.oneof(
 
 /** File content: mostly small random bytes; sometimes empty; sometimes around the size limit. */
 const contentArb: fc.Arbitrary<Buffer> = fc.oneof(
-  w(6, fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes))),
-  w(2, fc.string({ maxLength: 200 }).map((text) => Buffer.from(text, 'utf8'))),
+  w(
+    6,
+    fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes)),
+  ),
+  w(
+    2,
+    fc.string({ maxLength: 200 }).map((text) => Buffer.from(text, 'utf8')),
+  ),
   w(1, fc.constant(Buffer.alloc(0))),
-  w(1, fc.integer({ min: 16 * 1024, max: FUZZ_MAX_FILE_SIZE + 64 * 1024 }).map((n) => Buffer.alloc(n, n % 251))),
+  w(
+    1,
+    fc.integer({ min: 16 * 1024, max: FUZZ_MAX_FILE_SIZE + 64 * 1024 }).map((n) => Buffer.alloc(n, n % 251)),
+  ),
 );
 
 const filenameArb: fc.Arbitrary<string | null> = fc.oneof(
-  w(3, fc.constantFrom('a.txt', 'report 2026.pdf', '../../etc/passwd', '..\\..\\win.ini', '', '.', '..', 'x'.repeat(300), 'emoji 📄.txt', '<&">.txt', 'a\u0000b.txt', 'setup.exe', 'Grüße.txt', 'semi;colon.txt', '%2e%2e%2fx', 'picture.png')),
+  w(
+    3,
+    fc.constantFrom(
+      'a.txt',
+      'report 2026.pdf',
+      '../../etc/passwd',
+      '..\\..\\win.ini',
+      '',
+      '.',
+      '..',
+      'x'.repeat(300),
+      'emoji 📄.txt',
+      '<&">.txt',
+      'a\u0000b.txt',
+      'setup.exe',
+      'Grüße.txt',
+      'semi;colon.txt',
+      '%2e%2e%2fx',
+      'picture.png',
+    ),
+  ),
   w(2, fc.string({ maxLength: 40 })),
   w(1, fc.constant(null)),
 );
@@ -94,7 +162,10 @@ export const filePartArb: fc.Arbitrary<PartSpec> = fc
 /** Any part: a text field, a file, or header lines no client writes. */
 export function partArb(fields: fc.Arbitrary<Field>): fc.Arbitrary<PartSpec> {
   return fc.oneof(
-    w(3, fields.map(([name, value]): PartSpec => ({ kind: 'field', name, value }))),
+    w(
+      3,
+      fields.map(([name, value]): PartSpec => ({ kind: 'field', name, value })),
+    ),
     w(4, filePartArb),
     w(
       1,
@@ -102,7 +173,17 @@ export function partArb(fields: fc.Arbitrary<Field>): fc.Arbitrary<PartSpec> {
         .record({
           headerLines: fc.array(
             fc.oneof(
-              fc.constantFrom('Content-Disposition: form-data', 'Content-Disposition: attachment; filename="x"', 'Content-Disposition: form-data; name=', "Content-Disposition: form-data; name=\"upload\"; filename*=UTF-8''%E2%82%AC%20rates.txt", 'Content-Disposition: form-data; name="upload"; filename="a"; filename="b"', 'Content-Type: multipart/mixed; boundary=inner', 'no colon here', ': empty name', `X-Long: ${'h'.repeat(2000)}`),
+              fc.constantFrom(
+                'Content-Disposition: form-data',
+                'Content-Disposition: attachment; filename="x"',
+                'Content-Disposition: form-data; name=',
+                'Content-Disposition: form-data; name="upload"; filename*=UTF-8\'\'%E2%82%AC%20rates.txt',
+                'Content-Disposition: form-data; name="upload"; filename="a"; filename="b"',
+                'Content-Type: multipart/mixed; boundary=inner',
+                'no colon here',
+                ': empty name',
+                `X-Long: ${'h'.repeat(2000)}`,
+              ),
               fc.string({ maxLength: 60 }),
             ),
             { maxLength: 3 },
@@ -120,18 +201,44 @@ type Cut = { kind: 'none' } | { kind: 'no-closing' } | { kind: 'at'; fraction: n
 const cutArb: fc.Arbitrary<Cut> = fc.oneof(
   w(12, fc.constant<Cut>({ kind: 'none' })),
   w(1, fc.constant<Cut>({ kind: 'no-closing' })),
-  w(2, fc.double({ min: 0, max: 1, noNaN: true }).map((fraction): Cut => ({ kind: 'at', fraction }))),
-  w(2, fc.record({ which: fc.nat(), into: fc.nat() }).map(({ which, into }): Cut => ({ kind: 'in-delimiter', which, into }))),
+  w(
+    2,
+    fc.double({ min: 0, max: 1, noNaN: true }).map((fraction): Cut => ({ kind: 'at', fraction })),
+  ),
+  w(
+    2,
+    fc.record({ which: fc.nat(), into: fc.nat() }).map(({ which, into }): Cut => ({ kind: 'in-delimiter', which, into })),
+  ),
 );
 
 /** The Content-Type of a multipart body: right, or wrong in one of the ways clients get it wrong. */
 function multipartTypeArb(): fc.Arbitrary<(boundary: string) => string> {
   return fc.oneof(
-    w(16, fc.constant((b: string) => `multipart/form-data; boundary=${b}`)),
-    w(1, fc.constant((b: string) => `multipart/form-data; boundary="${b}"`)),
-    w(1, fc.constant((b: string) => `Multipart/Form-Data; BOUNDARY=${b}; charset=utf-8`)),
-    w(1, fc.constantFrom(() => 'multipart/form-data', () => 'multipart/form-data; boundary=', () => 'multipart/form-data; boundary=other', () => 'multipart/form-data; boundary="unterminated')),
-    w(1, fc.constant((b: string) => `multipart/mixed; boundary=${b}`)),
+    w(
+      16,
+      fc.constant((b: string) => `multipart/form-data; boundary=${b}`),
+    ),
+    w(
+      1,
+      fc.constant((b: string) => `multipart/form-data; boundary="${b}"`),
+    ),
+    w(
+      1,
+      fc.constant((b: string) => `Multipart/Form-Data; BOUNDARY=${b}; charset=utf-8`),
+    ),
+    w(
+      1,
+      fc.constantFrom(
+        () => 'multipart/form-data',
+        () => 'multipart/form-data; boundary=',
+        () => 'multipart/form-data; boundary=other',
+        () => 'multipart/form-data; boundary="unterminated',
+      ),
+    ),
+    w(
+      1,
+      fc.constant((b: string) => `multipart/mixed; boundary=${b}`),
+    ),
   );
 }
 
@@ -202,10 +309,29 @@ export function multipartArb(parts: fc.Arbitrary<PartSpec[]>): fc.Arbitrary<Body
 export const randomBodyArb: fc.Arbitrary<BodyContent> = fc
   .record({
     bytes: fc.oneof(
-      w(3, fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes))),
-      w(1, fc.constantFrom('{"login":"x","password":"y"}', '{bad json', '<?xml version="1.0"?><a/>', 'null', '[]').map((text) => Buffer.from(text))),
+      w(
+        3,
+        fc.uint8Array({ maxLength: 2048 }).map((bytes) => Buffer.from(bytes)),
+      ),
+      w(
+        1,
+        fc.constantFrom('{"login":"x","password":"y"}', '{bad json', '<?xml version="1.0"?><a/>', 'null', '[]').map((text) => Buffer.from(text)),
+      ),
     ),
-    contentType: fc.option(fc.constantFrom('application/json', 'application/octet-stream', 'text/plain', 'application/xml', 'application/atom+xml', 'image/png', ';;;', '', 'x'.repeat(3000)), { nil: undefined }),
+    contentType: fc.option(
+      fc.constantFrom(
+        'application/json',
+        'application/octet-stream',
+        'text/plain',
+        'application/xml',
+        'application/atom+xml',
+        'image/png',
+        ';;;',
+        '',
+        'x'.repeat(3000),
+      ),
+      { nil: undefined },
+    ),
   })
   .map(({ bytes, contentType }) => ({ bytes, contentType, fileParts: [] }));
 
@@ -235,21 +361,48 @@ export type FramingChoice =
 /** Framings a well-behaved client uses: exact Content-Length, chunked, or none when there is no body. */
 export const goodFramingArb: fc.Arbitrary<FramingChoice> = fc.oneof(
   w(8, fc.constant<FramingChoice>({ kind: 'length' })),
-  w(2, fc.record({ sizes: fc.array(fc.integer({ min: 1, max: 4096 }), { maxLength: 6 }), upper: fc.boolean(), extension: fc.boolean(), trailer: fc.boolean() }).map((c): FramingChoice => ({ kind: 'chunked', ...c }))),
+  w(
+    2,
+    fc
+      .record({ sizes: fc.array(fc.integer({ min: 1, max: 4096 }), { maxLength: 6 }), upper: fc.boolean(), extension: fc.boolean(), trailer: fc.boolean() })
+      .map((c): FramingChoice => ({ kind: 'chunked', ...c })),
+  ),
 );
 
 /** Every framing, the broken ones included. */
 export const anyFramingArb: fc.Arbitrary<FramingChoice> = fc.oneof(
   w(6, goodFramingArb),
   w(1, fc.constant<FramingChoice>({ kind: 'none' })),
-  w(1, fc.integer({ min: 1, max: 4096 }).map((by): FramingChoice => ({ kind: 'length-short', by }))),
-  w(2, fc.integer({ min: 1, max: 100_000 }).map((by): FramingChoice => ({ kind: 'length-long', by }))),
-  w(1, fc.constantFrom('abc', '-1', '1.5', '0x10', '', '1 2', '99999999999999999999999', '+5', '5,6').map((value): FramingChoice => ({ kind: 'length-bad', value }))),
-  w(1, fc.integer({ min: -3, max: 3 }).map((delta): FramingChoice => ({ kind: 'length-twice', delta }))),
-  w(1, fc.constantFrom('size-token', 'no-crlf', 'size-overflow', 'size-too-small').map((how): FramingChoice => ({ kind: 'chunked-bad', how: how as 'size-token' }))),
+  w(
+    1,
+    fc.integer({ min: 1, max: 4096 }).map((by): FramingChoice => ({ kind: 'length-short', by })),
+  ),
+  w(
+    2,
+    fc.integer({ min: 1, max: 100_000 }).map((by): FramingChoice => ({ kind: 'length-long', by })),
+  ),
+  w(
+    1,
+    fc
+      .constantFrom('abc', '-1', '1.5', '0x10', '', '1 2', '99999999999999999999999', '+5', '5,6')
+      .map((value): FramingChoice => ({ kind: 'length-bad', value })),
+  ),
+  w(
+    1,
+    fc.integer({ min: -3, max: 3 }).map((delta): FramingChoice => ({ kind: 'length-twice', delta })),
+  ),
+  w(
+    1,
+    fc
+      .constantFrom('size-token', 'no-crlf', 'size-overflow', 'size-too-small')
+      .map((how): FramingChoice => ({ kind: 'chunked-bad', how: how as 'size-token' })),
+  ),
   w(1, fc.constant<FramingChoice>({ kind: 'chunked-open' })),
   w(1, fc.constant<FramingChoice>({ kind: 'chunked-and-length' })),
-  w(1, fc.constantFrom('gzip', 'chunked, gzip', 'identity', 'xchunked', 'chunked, chunked').map((value): FramingChoice => ({ kind: 'te-other', value }))),
+  w(
+    1,
+    fc.constantFrom('gzip', 'chunked, gzip', 'identity', 'xchunked', 'chunked, chunked').map((value): FramingChoice => ({ kind: 'te-other', value })),
+  ),
 );
 
 export interface Framed {
@@ -297,22 +450,56 @@ export function frame(body: Buffer, choice: FramingChoice): Framed {
     case 'length-bad':
       return { headers: [['Content-Length', choice.value]], bytes: body, framing: 'malformed', delivered: length, mayWait: true };
     case 'length-twice':
-      return { headers: [['Content-Length', String(length)], ['Content-Length', String(Math.max(0, length + choice.delta))]], bytes: body, framing: 'malformed', delivered: length };
+      return {
+        headers: [
+          ['Content-Length', String(length)],
+          ['Content-Length', String(Math.max(0, length + choice.delta))],
+        ],
+        bytes: body,
+        framing: 'malformed',
+        delivered: length,
+      };
     case 'chunked': {
       const trailer = choice.trailer ? 'X-Trailer: 1\r\n' : '';
-      return { headers: [['Transfer-Encoding', 'chunked']], bytes: Buffer.concat([...chunked(body, choice.sizes, choice.upper, choice.extension), Buffer.from(`0\r\n${trailer}\r\n`)]), framing: 'complete', delivered: length };
+      return {
+        headers: [['Transfer-Encoding', 'chunked']],
+        bytes: Buffer.concat([...chunked(body, choice.sizes, choice.upper, choice.extension), Buffer.from(`0\r\n${trailer}\r\n`)]),
+        framing: 'complete',
+        delivered: length,
+      };
     }
     case 'chunked-bad': {
-      const head = choice.how === 'size-token' ? 'zz\r\n' : choice.how === 'size-overflow' ? 'fffffffffffffffffff\r\n' : choice.how === 'size-too-small' ? '1\r\n' : `${length.toString(16)}\r\n`;
+      const head =
+        choice.how === 'size-token'
+          ? 'zz\r\n'
+          : choice.how === 'size-overflow'
+            ? 'fffffffffffffffffff\r\n'
+            : choice.how === 'size-too-small'
+              ? '1\r\n'
+              : `${length.toString(16)}\r\n`;
       const tail = choice.how === 'no-crlf' ? '0\r\n\r\n' : '\r\n0\r\n\r\n';
       // A size token that is no number, or too big, is refused at once; a wrong size may first wait for bytes.
       const mayWait = choice.how === 'no-crlf' || choice.how === 'size-too-small';
-      return { headers: [['Transfer-Encoding', 'chunked']], bytes: Buffer.concat([Buffer.from(head), body, Buffer.from(tail)]), framing: 'malformed', delivered: length, mayWait };
+      return {
+        headers: [['Transfer-Encoding', 'chunked']],
+        bytes: Buffer.concat([Buffer.from(head), body, Buffer.from(tail)]),
+        framing: 'malformed',
+        delivered: length,
+        mayWait,
+      };
     }
     case 'chunked-open':
       return { headers: [['Transfer-Encoding', 'chunked']], bytes: Buffer.concat(chunked(body, [])), framing: 'incomplete', delivered: length, mayWait: true };
     case 'chunked-and-length':
-      return { headers: [['Transfer-Encoding', 'chunked'], ['Content-Length', String(length)]], bytes: Buffer.concat([...chunked(body, []), Buffer.from('0\r\n\r\n')]), framing: 'malformed', delivered: length };
+      return {
+        headers: [
+          ['Transfer-Encoding', 'chunked'],
+          ['Content-Length', String(length)],
+        ],
+        bytes: Buffer.concat([...chunked(body, []), Buffer.from('0\r\n\r\n')]),
+        framing: 'malformed',
+        delivered: length,
+      };
     case 'te-other':
       return { headers: [['Transfer-Encoding', choice.value]], bytes: body, framing: 'malformed', delivered: length, mayWait: true };
   }

@@ -40,8 +40,22 @@ export const ATOM_TYPE = 'application/atom+xml; charset=utf-8';
 export const DOCUMENTED_CODES: ReadonlySet<string> = new Set(errorCases({ maxFileSize: 1 }).map((c) => c.error.code));
 
 const WEB_EXACT = new Set([
-  '/', '/healthz', '/developers', '/signin', '/signup', '/signout', '/static/site.css', '/static/my-files.js', '/static/profile.js',
-  '/accounts/profile/misc', '/accounts/profile/misc/regenerate-key', '/my/files', '/my/files/upload', '/my/files/move', '/my/files/delete', '/my/files/folders',
+  '/',
+  '/healthz',
+  '/developers',
+  '/signin',
+  '/signup',
+  '/signout',
+  '/static/site.css',
+  '/static/my-files.js',
+  '/static/profile.js',
+  '/accounts/profile/misc',
+  '/accounts/profile/misc/regenerate-key',
+  '/my/files',
+  '/my/files/upload',
+  '/my/files/move',
+  '/my/files/delete',
+  '/my/files/folders',
 ]);
 
 /** Percent-decodes what decodes and leaves the rest (a bad escape stays as it is). */
@@ -80,7 +94,10 @@ export function classifyTarget(target: string): 'api' | 'web' | 'unknown' {
 
 /** Every Accept header of the case, joined as Node joins them. */
 function acceptOf(c: FuzzCase): string {
-  return c.headers.filter(([name]) => name.toLowerCase() === 'accept').map(([, value]) => value).join(', ');
+  return c.headers
+    .filter(([name]) => name.toLowerCase() === 'accept')
+    .map(([, value]) => value)
+    .join(', ');
 }
 
 /**
@@ -141,7 +158,11 @@ export function describeResponse(response: RawHttpResponse | undefined): string 
 export function checkExchange(c: FuzzCase, exchange: RawExchange): Violation[] {
   const violations: Violation[] = [];
   const response = exchange.response;
-  if (exchange.timedOut) violations.push({ kind: 'timeout', detail: `no answer or close within the bound (${exchange.elapsedMs} ms)${response ? `; began: ${describeResponse(response)}` : ''}` });
+  if (exchange.timedOut)
+    violations.push({
+      kind: 'timeout',
+      detail: `no answer or close within the bound (${exchange.elapsedMs} ms)${response ? `; began: ${describeResponse(response)}` : ''}`,
+    });
   if (!response) {
     // A server may refuse a body early and close; if it did so while the body was still
     // being sent, its answer can be lost to the TCP reset. Only a close after the whole
@@ -156,13 +177,17 @@ export function checkExchange(c: FuzzCase, exchange: RawExchange): Violation[] {
     return violations;
   }
   if (response.status >= 500) violations.push({ kind: '5xx', detail: describeResponse(response) });
-  if (!response.complete && c.ending === 'wait' && !exchange.timedOut) violations.push({ kind: 'bad response', detail: `the answer was cut short: ${describeResponse(response)}` });
+  if (!response.complete && c.ending === 'wait' && !exchange.timedOut)
+    violations.push({ kind: 'bad response', detail: `the answer was cut short: ${describeResponse(response)}` });
   if (!isContent(response)) {
     const text = response.body.toString('utf8');
     for (const [pattern, what] of LEAKS) {
       const match = pattern.exec(text);
       if (match) {
-        violations.push({ kind: 'stack trace or internals', detail: `${what} in the body: ${JSON.stringify(text.slice(Math.max(0, match.index - 80), match.index + 120))}` });
+        violations.push({
+          kind: 'stack trace or internals',
+          detail: `${what} in the body: ${JSON.stringify(text.slice(Math.max(0, match.index - 80), match.index + 120))}`,
+        });
         break;
       }
     }

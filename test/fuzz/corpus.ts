@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Fixtures } from './fixtures.js';
-import { HOST, printable, type FuzzCase } from './fuzz-case.js';
+import { type FuzzCase, HOST, printable } from './fuzz-case.js';
 import type { RawEnding } from './raw-http.js';
 
 /**
@@ -29,7 +29,7 @@ interface Spec {
 }
 
 function request(spec: Spec): FuzzCase {
-  const body = typeof spec.body === 'string' ? Buffer.from(spec.body, 'latin1') : spec.body ?? Buffer.alloc(0);
+  const body = typeof spec.body === 'string' ? Buffer.from(spec.body, 'latin1') : (spec.body ?? Buffer.alloc(0));
   const length = spec.length ?? 'auto';
   const headers: [string, string][] = [
     ...(spec.host === false ? [] : [['Host', HOST] as [string, string]]),
@@ -53,12 +53,19 @@ function request(spec: Spec): FuzzCase {
 
 const multipart = (boundary: string, parts: string[], closing = true) =>
   `${parts.map((part) => `--${boundary}\r\n${part}\r\n`).join('')}${closing ? `--${boundary}--\r\n` : ''}`;
-const filePart = (content: string, name = 'upload', filename = 'a.txt') => `Content-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n${content}`;
+const filePart = (content: string, name = 'upload', filename = 'a.txt') =>
+  `Content-Disposition: form-data; name="${name}"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n${content}`;
 
 export const CORPUS: readonly CorpusEntry[] = [
   {
     name: 'issue 7.1: a file part cut before its closing boundary, to /healthz (crashed the process)',
-    build: () => request({ method: 'POST', target: '/healthz', headers: [['Content-Type', 'multipart/form-data; boundary=XB']], body: '--XB\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabcdef' }),
+    build: () =>
+      request({
+        method: 'POST',
+        target: '/healthz',
+        headers: [['Content-Type', 'multipart/form-data; boundary=XB']],
+        body: '--XB\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabcdef',
+      }),
   },
   {
     name: 'issue 7.2: PROPFIND on an API path with Accept: text/html (answered an HTML 404)',
@@ -74,7 +81,15 @@ export const CORPUS: readonly CorpusEntry[] = [
   },
   {
     name: 'issue 7.2: a chunk size that is no number (answered 400 in Fastify JSON)',
-    build: () => request({ method: 'POST', target: '/apikeys', headers: [['Transfer-Encoding', 'chunked']], body: 'zz\r\nabc\r\n0\r\n\r\n', length: 'none', framing: 'malformed' }),
+    build: () =>
+      request({
+        method: 'POST',
+        target: '/apikeys',
+        headers: [['Transfer-Encoding', 'chunked']],
+        body: 'zz\r\nabc\r\n0\r\n\r\n',
+        length: 'none',
+        framing: 'malformed',
+      }),
   },
   {
     name: 'no Host header on an API path (answered Node’s bodiless 400)',
@@ -104,7 +119,10 @@ export const CORPUS: readonly CorpusEntry[] = [
       request({
         method: 'POST',
         target: '/files',
-        headers: [['Authorization', f.premium.key], ['Content-Type', 'multipart/form-data; boundary=b']],
+        headers: [
+          ['Authorization', f.premium.key],
+          ['Content-Type', 'multipart/form-data; boundary=b'],
+        ],
         body: multipart('b', [filePart('small'), `Content-Disposition: attachment; filename="x"\r\n\r\n${'x'.repeat(20_000)}`]),
         files: ['small'],
       }),
@@ -116,7 +134,10 @@ export const CORPUS: readonly CorpusEntry[] = [
       return request({
         method: 'POST',
         target: '/files',
-        headers: [['Authorization', f.premium.key], ['Content-Type', 'multipart/form-data; boundary=b']],
+        headers: [
+          ['Authorization', f.premium.key],
+          ['Content-Type', 'multipart/form-data; boundary=b'],
+        ],
         body: multipart('b', [filePart(content)]),
         ending: 'abort',
         files: [content],
@@ -130,7 +151,10 @@ export const CORPUS: readonly CorpusEntry[] = [
       return request({
         method: 'POST',
         target: '/files',
-        headers: [['Authorization', f.premium.key], ['Content-Type', 'multipart/form-data; boundary=b']],
+        headers: [
+          ['Authorization', f.premium.key],
+          ['Content-Type', 'multipart/form-data; boundary=b'],
+        ],
         body: multipart('b', [filePart(content)]),
         ending: 'half-close',
         files: [content],
@@ -145,7 +169,10 @@ export const CORPUS: readonly CorpusEntry[] = [
       return request({
         method: 'POST',
         target: '/files',
-        headers: [['Authorization', f.premium.key], ['Content-Type', 'multipart/form-data; boundary=b']],
+        headers: [
+          ['Authorization', f.premium.key],
+          ['Content-Type', 'multipart/form-data; boundary=b'],
+        ],
         body: `${body}garbage\r\n\r\n`,
         length: body.length,
         files: [content],

@@ -32,7 +32,12 @@ const PASSWORD = 'fuzz password 0123';
 
 async function createAccount(target: FuzzTarget, login: string, premium: boolean): Promise<void> {
   const result = await target.cli([
-    'accounts', 'create', '--login', login, '--password', PASSWORD,
+    'accounts',
+    'create',
+    '--login',
+    login,
+    '--password',
+    PASSWORD,
     ...(premium ? ['--premium-days', '30', '--traffic', '10GiB'] : []),
   ]);
   if (result.code !== 0) throw new Error(`accounts create ${login} failed: ${result.stderr}`);
@@ -63,7 +68,11 @@ export async function prepareFixtures(target: FuzzTarget): Promise<Fixtures> {
   await Promise.all([createAccount(target, logins.premium, true), createAccount(target, logins.free, false), createAccount(target, logins.web, false)]);
 
   const keyOf = async (login: string) =>
-    pick(/<content type="text">([^<]+)<\/content>/, await expectText(await fetch(url('/apikeys'), { method: 'POST', body: new URLSearchParams({ login, password: PASSWORD }) }), 201, 'POST /apikeys'), 'api key');
+    pick(
+      /<content type="text">([^<]+)<\/content>/,
+      await expectText(await fetch(url('/apikeys'), { method: 'POST', body: new URLSearchParams({ login, password: PASSWORD }) }), 201, 'POST /apikeys'),
+      'api key',
+    );
   const premiumKey = await keyOf(logins.premium);
   const freeKey = await keyOf(logins.free);
 
@@ -86,11 +95,19 @@ export async function prepareFixtures(target: FuzzTarget): Promise<Fixtures> {
 
   const folderIds: string[] = [];
   for (const name of ['Fuzz A', 'Fuzz B']) {
-    const body = await expectText(await fetch(url('/folders'), { method: 'POST', headers: { Authorization: premiumKey }, body: new URLSearchParams({ name }) }), 201, 'POST /folders');
+    const body = await expectText(
+      await fetch(url('/folders'), { method: 'POST', headers: { Authorization: premiumKey }, body: new URLSearchParams({ name }) }),
+      201,
+      'POST /folders',
+    );
     folderIds.push(pick(/<entry>\s*<id>([^<]+)<\/id>/, body, 'folder id'));
   }
   await expectText(
-    await fetch(url(`/folders/${folderIds[0]};files`), { method: 'PUT', headers: { Authorization: premiumKey }, body: new URLSearchParams({ 'files[0]': files[3]!.id }) }),
+    await fetch(url(`/folders/${folderIds[0]};files`), {
+      method: 'PUT',
+      headers: { Authorization: premiumKey },
+      body: new URLSearchParams({ 'files[0]': files[3]!.id }),
+    }),
     200,
     'move into a folder',
   );

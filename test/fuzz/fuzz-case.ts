@@ -46,7 +46,10 @@ export interface FuzzCase {
 
 /** The head of the request (request line, header lines, blank line) for a given `host:port`. */
 export function renderHead(c: FuzzCase, host: string): Buffer {
-  const lines = [`${c.method} ${c.target.replaceAll(HOST, host)} ${c.version}`.replace(/ $/, ''), ...c.headers.map(([name, value]) => `${name}: ${value.replaceAll(HOST, host)}`)];
+  const lines = [
+    `${c.method} ${c.target.replaceAll(HOST, host)} ${c.version}`.replace(/ $/, ''),
+    ...c.headers.map(([name, value]) => `${name}: ${value.replaceAll(HOST, host)}`),
+  ];
   // UTF-8: raw non-ASCII bytes in targets and header values are part of the fuzz.
   return Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'utf8');
 }
@@ -99,7 +102,15 @@ export function describeCase(c: FuzzCase, host = 'HOST:PORT'): string {
 export function reproducer(c: FuzzCase, host = '127.0.0.1:8080'): string {
   const bytes = Buffer.concat([renderHead(c, host), c.body]);
   const escape = (byte: number) =>
-    byte === 0x27 ? "'\\''" : byte === 0x25 ? '%%' : byte === 0x5c ? '\\\\' : byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\${byte.toString(8).padStart(3, '0')}`;
+    byte === 0x27
+      ? "'\\''"
+      : byte === 0x25
+        ? '%%'
+        : byte === 0x5c
+          ? '\\\\'
+          : byte >= 0x20 && byte < 0x7f
+            ? String.fromCharCode(byte)
+            : `\\${byte.toString(8).padStart(3, '0')}`;
   let escaped = '';
   for (let i = 0; i < bytes.length; ) {
     let run = 1;

@@ -1,16 +1,16 @@
-import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import fc from 'fast-check';
 import { ENDPOINTS } from '../../src/http/api/api-catalogue.js';
-import { caseArb, type Family } from './arbitraries.js';
-import { CORPUS } from './corpus.js';
-import { ATOM_TYPE, classifyTarget } from './checks.js';
-import { prepareFixtures, type Fixtures } from './fixtures.js';
-import { familyPlan, fuzzConfig, type FuzzConfig } from './fuzz-config.js';
-import { HOST, printable, type FuzzCase } from './fuzz-case.js';
-import { FuzzSession, reportCase } from './harness.js';
-import { NO_LIMITS, type FuzzTarget, type TargetFactory } from './targets.js';
 import { atomError } from '../helpers/server.js';
+import { caseArb, type Family } from './arbitraries.js';
+import { ATOM_TYPE, classifyTarget } from './checks.js';
+import { CORPUS } from './corpus.js';
+import { type Fixtures, prepareFixtures } from './fixtures.js';
+import { type FuzzCase, HOST, printable } from './fuzz-case.js';
+import { type FuzzConfig, familyPlan, fuzzConfig } from './fuzz-config.js';
+import { FuzzSession, reportCase } from './harness.js';
+import { type FuzzTarget, NO_LIMITS, type TargetFactory } from './targets.js';
 
 /**
  * The HTTP fuzz suite (issue 7, "Fuzzing in the test suite"), for any backend: give it a
@@ -71,7 +71,9 @@ export function httpFuzzSuite(factory: TargetFactory, config: FuzzConfig = fuzzC
 
     for (const family of config.families) {
       const plan = familyPlan(config, family);
-      test(`${family}: ${plan.numRuns} requests (seed ${plan.seed}): the server stays up, answers in time, API paths answer Atom, no 5xx, no internals`, { timeout: 30 * 60_000 }, async (t) => {
+      test(`${family}: ${plan.numRuns} requests (seed ${plan.seed}): the server stays up, answers in time, API paths answer Atom, no 5xx, no internals`, {
+        timeout: 30 * 60_000,
+      }, async (t) => {
         t.diagnostic(`FILEHAVEN_FUZZ_SEED=${config.seed} (family ${family}: seed ${plan.seed}, ${plan.numRuns} runs) against ${target.name}`);
         let firstFailure: number | undefined;
         const property = fc.asyncProperty(fc.limitShrink(caseArb(family, fixtures), MAX_SHRINKS), async (c) => {
@@ -134,7 +136,19 @@ export function httpFuzzSuite(factory: TargetFactory, config: FuzzConfig = fuzzC
         if (accept) headers.push(['Accept', accept]);
         if (authorization) headers.push(['Authorization', authorization]);
         if (body) headers.push(['Content-Type', 'application/x-www-form-urlencoded'], ['Content-Length', String(bytes.length)]);
-        return printable({ family: 'rate', method, target: path.replaceAll('<id>', id), version: 'HTTP/1.1', headers, body: bytes, wholeFileDigests: [], framing: 'complete', pauses: [], ending: 'wait', abortAfterMs: 0 });
+        return printable({
+          family: 'rate',
+          method,
+          target: path.replaceAll('<id>', id),
+          version: 'HTTP/1.1',
+          headers,
+          body: bytes,
+          wholeFileDigests: [],
+          framing: 'complete',
+          pauses: [],
+          ending: 'wait',
+          abortAfterMs: 0,
+        });
       });
 
     test(`sign-in: past ${LOGIN_ATTEMPTS} failures a minute, POST /apikeys answers 429 errorWrongCredentials with Retry-After, in Atom`, async () => {
@@ -144,9 +158,21 @@ export function httpFuzzSuite(factory: TargetFactory, config: FuzzConfig = fuzzC
         fc.asyncProperty(wrong, async ({ login, password, alias }) => {
           const body = Buffer.from(new URLSearchParams({ login, [alias ? 'pass' : 'password']: password }).toString());
           const c = printable({
-            family: 'sign-in', method: 'POST', target: '/apikeys', version: 'HTTP/1.1',
-            headers: [['Host', HOST], ['Content-Type', 'application/x-www-form-urlencoded'], ['Content-Length', String(body.length)]],
-            body, wholeFileDigests: [], framing: 'complete', pauses: [], ending: 'wait', abortAfterMs: 0,
+            family: 'sign-in',
+            method: 'POST',
+            target: '/apikeys',
+            version: 'HTTP/1.1',
+            headers: [
+              ['Host', HOST],
+              ['Content-Type', 'application/x-www-form-urlencoded'],
+              ['Content-Length', String(body.length)],
+            ],
+            body,
+            wholeFileDigests: [],
+            framing: 'complete',
+            pauses: [],
+            ending: 'wait',
+            abortAfterMs: 0,
           });
           const result = await session.run(c);
           apiRequests++;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answerText, checkExchange, describeResponse, type Violation, type ViolationKind } from './checks.js';
-import { describeCase, renderPieces, reproducer, type FuzzCase } from './fuzz-case.js';
-import { rawExchange, type RawExchange } from './raw-http.js';
+import { describeCase, type FuzzCase, renderPieces, reproducer } from './fuzz-case.js';
+import { type RawExchange, rawExchange } from './raw-http.js';
 import type { FuzzTarget } from './targets.js';
 
 /**
@@ -127,7 +127,12 @@ export class FuzzSession {
     const late = this.target.exit();
     if (late !== null) return [crashViolation(late)];
     if (health.response?.status !== 200 || health.response.body.toString() !== 'ok\n') {
-      return [{ kind: 'unhealthy', detail: `GET /healthz after the case: ${describeResponse(health.response)}${health.timedOut ? ' (timed out)' : ''}${health.errorCode ? ` (${health.errorCode})` : ''}` }];
+      return [
+        {
+          kind: 'unhealthy',
+          detail: `GET /healthz after the case: ${describeResponse(health.response)}${health.timedOut ? ' (timed out)' : ''}${health.errorCode ? ` (${health.errorCode})` : ''}`,
+        },
+      ];
     }
     return [];
   }
@@ -171,7 +176,10 @@ export class FuzzSession {
       const copy = existing.has(digest);
       const late = !this.previous.answered && this.previous.digests.has(digest);
       if (!own && !copy && !late) {
-        violations.push({ kind: 'kept', detail: `file row ${id} holds bytes (sha256 ${digest}) that are not a whole file part of the request nor an existing file` });
+        violations.push({
+          kind: 'kept',
+          detail: `file row ${id} holds bytes (sha256 ${digest}) that are not a whole file part of the request nor an existing file`,
+        });
       } else if (answered && !text.includes(id) && !late) {
         violations.push({ kind: 'kept', detail: `file row ${id} was created but the answer does not mention it: ${describeResponse(exchange.response)}` });
       }
@@ -200,7 +208,11 @@ export class FuzzSession {
         [missing(rows, live), 'blob rows no live file points at'],
         [missing(live, stored), 'live files whose blob is not stored'],
       ] as const;
-      problem = parts.filter(([list]) => list.length > 0).map(([list, what]) => `${what}: ${list.join(', ')}`).join('; ') || null;
+      problem =
+        parts
+          .filter(([list]) => list.length > 0)
+          .map(([list, what]) => `${what}: ${list.join(', ')}`)
+          .join('; ') || null;
       if (!problem) break;
       await sleep(100);
     }
@@ -210,5 +222,8 @@ export class FuzzSession {
 }
 
 function crashViolation(exit: { code: number | null; signal: string | null; stderrTail: string }): Violation {
-  return { kind: 'crash', detail: `the server process exited (code ${exit.code}, signal ${exit.signal}):\n${exit.stderrTail.trim().split('\n').slice(-25).join('\n')}` };
+  return {
+    kind: 'crash',
+    detail: `the server process exited (code ${exit.code}, signal ${exit.signal}):\n${exit.stderrTail.trim().split('\n').slice(-25).join('\n')}`,
+  };
 }

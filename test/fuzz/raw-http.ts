@@ -61,17 +61,17 @@ export interface RawExchange {
 const HEAD_END = Buffer.from('\r\n\r\n');
 
 /** The parse state of the response bytes received so far. */
-type Parsed =
-  | { state: 'incomplete' }
-  | { state: 'done'; response: RawHttpResponse }
-  | { state: 'bad'; reason: string };
+type Parsed = { state: 'incomplete' } | { state: 'done'; response: RawHttpResponse } | { state: 'bad'; reason: string };
 
 /** Parses the first final response out of `bytes`; `closed` says no more bytes will come. */
 export function parseResponse(bytes: Buffer, headRequest: boolean, closed: boolean): Parsed {
   let offset = 0;
   for (;;) {
     const headEnd = bytes.indexOf(HEAD_END, offset);
-    if (headEnd === -1) return closed && bytes.length > offset ? { state: 'bad', reason: `cut response head: ${JSON.stringify(bytes.subarray(offset, offset + 200).toString('latin1'))}` } : { state: 'incomplete' };
+    if (headEnd === -1)
+      return closed && bytes.length > offset
+        ? { state: 'bad', reason: `cut response head: ${JSON.stringify(bytes.subarray(offset, offset + 200).toString('latin1'))}` }
+        : { state: 'incomplete' };
     const lines = bytes.subarray(offset, headEnd).toString('latin1').split('\r\n');
     const statusLine = lines[0] ?? '';
     const match = /^HTTP\/1\.[01] (\d{3})(?: .*)?$/.exec(statusLine);
@@ -173,7 +173,12 @@ export function rawExchange(options: RawExchangeOptions): Promise<RawExchange> {
       }
       const parsed = parseResponse(bytes, options.headRequest ?? false, closed);
       if (parsed.state === 'done') finish({ response: parsed.response, closedWithoutResponse: false, timedOut: false });
-      else if (parsed.state === 'bad') finish({ response: { status: 0, statusLine: parsed.reason, headers: {}, body: bytes, complete: false }, closedWithoutResponse: false, timedOut: false });
+      else if (parsed.state === 'bad')
+        finish({
+          response: { status: 0, statusLine: parsed.reason, headers: {}, body: bytes, complete: false },
+          closedWithoutResponse: false,
+          timedOut: false,
+        });
       else if (closed) finish({ closedWithoutResponse: true, timedOut: false });
     };
     const timer = setTimeout(() => {

@@ -1,7 +1,7 @@
-import SQLite from 'better-sqlite3';
 import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { listFiles } from '../helpers/raw-upload.js';
-import { spawnServerProcess, THIS_ROOT, type ProcessExit, type ServerProcess } from './fuzz-server-process.js';
+import { type ProcessExit, type ServerProcess, spawnServerProcess, THIS_ROOT } from './fuzz-server-process.js';
 
 /**
  * What the fuzzer runs against: a server in its own process, and a read-only view of its
@@ -70,13 +70,19 @@ export function embeddedTargetOf(root: string): TargetFactory {
   return async (limits) => {
     const server: ServerProcess = await spawnServerProcess(
       [
-        '--api-rate-per-ip', String(limits.apiRatePerIp),
-        '--api-rate-per-key', String(limits.apiRatePerKey),
-        '--login-attempts', String(limits.loginAttempts),
-        '--max-file-size', String(FUZZ_MAX_FILE_SIZE),
+        '--api-rate-per-ip',
+        String(limits.apiRatePerIp),
+        '--api-rate-per-key',
+        String(limits.apiRatePerKey),
+        '--login-attempts',
+        String(limits.loginAttempts),
+        '--max-file-size',
+        String(FUZZ_MAX_FILE_SIZE),
         // gc would remove temp files and blobs under the fuzzer's feet; the checks count them.
-        '--gc-interval', '0',
-        '--signup', 'open',
+        '--gc-interval',
+        '0',
+        '--signup',
+        'open',
       ],
       {},
       root,
@@ -123,7 +129,9 @@ function sqliteProbe(dataDir: string): StorageProbe {
     async blobs() {
       const stored = (await listFiles(path.join(dataDir, 'blobs'))).map((name) => path.basename(name)).sort();
       const rows = (open().prepare('SELECT sha256 FROM blobs ORDER BY sha256').all() as { sha256: string }[]).map((row) => row.sha256);
-      const live = (open().prepare("SELECT DISTINCT sha256 FROM files WHERE status IN ('A', 'B') ORDER BY sha256").all() as { sha256: string }[]).map((row) => row.sha256);
+      const live = (open().prepare("SELECT DISTINCT sha256 FROM files WHERE status IN ('A', 'B') ORDER BY sha256").all() as { sha256: string }[]).map(
+        (row) => row.sha256,
+      );
       return { stored, rows, live };
     },
     async close() {

@@ -29,22 +29,19 @@ export function rawRequest(
   const headers: Record<string, string> = { ...options.headers };
   if (options.body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(options.body));
   return new Promise((resolve, reject) => {
-    const request = http.request(
-      { host: url.hostname, port: url.port, method, path: rawPath, headers, agent: false },
-      (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => {
-          const headers = new Headers();
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
-          }
-          resolve({ status: response.statusCode ?? 0, headers, body });
-        });
-        response.on('error', reject);
-      },
-    );
+    const request = http.request({ host: url.hostname, port: url.port, method, path: rawPath, headers, agent: false }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        resolve({ status: response.statusCode ?? 0, headers, body });
+      });
+      response.on('error', reject);
+    });
     request.on('error', reject);
     request.end(options.body);
   });

@@ -1,4 +1,4 @@
-import { SETTINGS, type Config } from '../../src/config/config.js';
+import { type Config, SETTINGS } from '../../src/config/config.js';
 import { createTestSchema, POSTGRES_TEST_URL } from './postgres-test-schema.js';
 
 /*

@@ -1,13 +1,13 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freshBackend, settingsEnv, TEST_BACKEND, type FreshBackend } from './backend.js';
+import { fileURLToPath } from 'node:url';
+import { type FreshBackend, freshBackend, settingsEnv, TEST_BACKEND } from './backend.js';
 import { ServerProcess } from './server-process.js';
 
 /**
@@ -121,12 +121,17 @@ export class Cluster {
           if (!shared) folders.push(dataDir);
           const port = await freePort();
           const args = [
-            '--port', String(port),
+            '--port',
+            String(port),
             // Links in answers name nginx, and each server its own name (README: --server-name).
-            '--public-url', url,
-            '--server-name', `cluster-${index}`,
-            '--trust-proxy', 'true',
-            '--log-level', 'warn',
+            '--public-url',
+            url,
+            '--server-name',
+            `cluster-${index}`,
+            '--trust-proxy',
+            'true',
+            '--log-level',
+            'warn',
             ...(options.args ?? []),
           ];
           const env = { ...common, ...(options.env?.(index) ?? {}) };
@@ -187,7 +192,11 @@ export class Cluster {
     const signalledAt = Date.now();
     const exit = await member.process.stop(60_000);
     member.process = await ServerProcess.start(member.dataDir, member.args, 60_000, member.env);
-    const ready = () => fetch(`${this.serverUrl(index)}/readyz`).then((answer) => answer.status === 200, () => false);
+    const ready = () =>
+      fetch(`${this.serverUrl(index)}/readyz`).then(
+        (answer) => answer.status === 200,
+        () => false,
+      );
     await waitFor(ready, 30_000, `server ${index} ready again`);
     if (outOfNginx) {
       member.down = false;

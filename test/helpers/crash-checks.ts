@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readdir, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { download, errorCodeOf, parseFileList, request, type ListedFile } from './crash-http.js';
+import { download, errorCodeOf, type ListedFile, parseFileList, request } from './crash-http.js';
 import type { ClientAccount, CrashModel, TrackedFile, UnknownCreation } from './crash-model.js';
 
 const SHA256_NAME = /^[0-9a-f]{64}$/;
@@ -146,7 +146,8 @@ export async function verifyEndState(model: CrashModel, clients: ClientAccount[]
         if (!folders.includes(found.folder)) {
           model.violation('wrongFolder', `${file.id} is in ${found.folder ?? 'the top'}, expected ${folders.map((f) => f ?? 'the top').join(' or ')}`);
         }
-        if (found.size !== file.size || found.status !== 'A') model.violation('corrupt', `${file.id} is listed with size ${found.size} status ${found.status}, sent ${file.size}`);
+        if (found.size !== file.size || found.status !== 'A')
+          model.violation('corrupt', `${file.id} is listed with size ${found.size} status ${found.status}, sent ${file.size}`);
         downloads.push({ listed: found, sha256: file.sha256, size: file.size, tracked: file });
       } else if (!model.mayBeGone(file)) {
         model.violation('lost', `${file.id} (${file.origin} acknowledged, ${file.size} bytes) is not listed`);
@@ -184,7 +185,10 @@ export async function verifyEndState(model: CrashModel, clients: ClientAccount[]
       }
       const expected = new Set(listed.filter((file) => file.folder === folder).map((file) => file.id));
       if (count !== expected.size || inFolder.size !== expected.size || [...expected].some((id) => !inFolder.has(id))) {
-        model.violation('wrongFolder', `GET /folders/${folder} shows ${count} files (${[...inFolder].join(',')}), GET /files ${expected.size} (${[...expected].join(',')})`);
+        model.violation(
+          'wrongFolder',
+          `GET /folders/${folder} shows ${count} files (${[...inFolder].join(',')}), GET /files ${expected.size} (${[...expected].join(',')})`,
+        );
       }
     }
   }
@@ -193,7 +197,8 @@ export async function verifyEndState(model: CrashModel, clients: ClientAccount[]
   for (const move of model.unknownMoves) {
     const ids = [...move.from.keys()];
     const moved = ids.filter((id) => downloads.some((d) => d.listed.id === id && d.listed.folder === move.to)).length;
-    if (moved !== 0 && moved !== ids.length) model.violation('partial', `a move of ${ids.join(',')} to ${move.to} with no answer moved ${moved} of ${ids.length}`);
+    if (moved !== 0 && moved !== ids.length)
+      model.violation('partial', `a move of ${ids.join(',')} to ${move.to} with no answer moved ${moved} of ${ids.length}`);
   }
 
   // A copy or direct link answered 404: the file was deleted, with or without an answer.
@@ -208,7 +213,10 @@ export async function verifyEndState(model: CrashModel, clients: ClientAccount[]
     const owner = clients[file.owner]!;
     const outcome = await request(`${url}/files/${file.id}`, { headers: { Authorization: owner.key } });
     if (outcome.kind !== 'answer' || outcome.status !== 404 || errorCodeOf(outcome.body) !== 'errorFileNotFound') {
-      model.violation('undeleted', `GET /files/${file.id} after an acknowledged delete: ${outcome.kind === 'answer' ? `${outcome.status} ${errorCodeOf(outcome.body)}` : outcome.kind}`);
+      model.violation(
+        'undeleted',
+        `GET /files/${file.id} after an acknowledged delete: ${outcome.kind === 'answer' ? `${outcome.status} ${errorCodeOf(outcome.body)}` : outcome.kind}`,
+      );
     }
   });
 
@@ -226,7 +234,10 @@ export async function verifyEndState(model: CrashModel, clients: ClientAccount[]
         model.violation('lost', `${listed.id} "${listed.name}" is listed but its download fails: ${status}`);
       }
     } else if (got.received !== size || got.sha256 !== sha256) {
-      model.violation('corrupt', `${listed.id} "${listed.name}": downloaded ${got.received} bytes with SHA-256 ${got.sha256}, sent ${size} bytes with ${sha256}`);
+      model.violation(
+        'corrupt',
+        `${listed.id} "${listed.name}": downloaded ${got.received} bytes with SHA-256 ${got.sha256}, sent ${size} bytes with ${sha256}`,
+      );
     }
   });
   return live;

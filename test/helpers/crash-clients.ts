@@ -1,7 +1,7 @@
 import { createCipheriv, createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CHECKPOINT_BYTES } from '../../src/services/reservations-service.js';
-import { download, enclosureHref, entryId, errorCodeOf, request, trafficLeftOf, type Outcome } from './crash-http.js';
+import { download, enclosureHref, entryId, errorCodeOf, type Outcome, request, trafficLeftOf } from './crash-http.js';
 import type { ClientAccount, CrashModel, TrackedFile } from './crash-model.js';
 
 /** A seeded PRNG (mulberry32): the same seed makes the same choices. */
@@ -97,7 +97,8 @@ export class WorkloadClient {
   /** Records an answer the API does not document for this request, or a timeout. */
   private unexpected(what: string, outcome: Outcome): void {
     if (outcome.kind === 'timeout') this.model.violation('timeouts', `${what}: no answer within 30 s`);
-    else if (outcome.kind === 'answer') this.model.violation('unexpected', `${what}: ${outcome.status} ${errorCodeOf(outcome.body) ?? outcome.body.slice(0, 200)}`);
+    else if (outcome.kind === 'answer')
+      this.model.violation('unexpected', `${what}: ${outcome.status} ${errorCodeOf(outcome.body) ?? outcome.body.slice(0, 200)}`);
   }
 
   private async upload(round: RoundState): Promise<void> {
@@ -188,7 +189,10 @@ export class WorkloadClient {
       const from = new Map(files.map((file) => [file.id, this.model.folderOf(file)]));
       this.model.unknownMoves.push({ owner: this.account.index, to, from });
       for (const file of files) {
-        file.states = [{ present: true, folder: from.get(file.id)! }, { present: true, folder: to }];
+        file.states = [
+          { present: true, folder: from.get(file.id)! },
+          { present: true, folder: to },
+        ];
         file.frozen = true;
       }
     } else if (outcome.kind === 'refused') {
@@ -234,7 +238,8 @@ export class WorkloadClient {
       }
       return;
     }
-    if (outcome.status !== 200) return this.model.violation('lost', `${file.id} (acknowledged) answered ${outcome.status} ${errorCodeOf(outcome.body)} during the workload`);
+    if (outcome.status !== 200)
+      return this.model.violation('lost', `${file.id} (acknowledged) answered ${outcome.status} ${errorCodeOf(outcome.body)} during the workload`);
     const href = enclosureHref(outcome.body);
     if (!href || file.size > 512 * 1024) return;
     const got = await download(`${href}?download=1`);

@@ -3,9 +3,9 @@ import { DEFAULTS } from '../../src/config/config.js';
 import { openServices } from '../../src/services/services.js';
 import { runCli } from './cli.js';
 import { ageStorage, BlobScanner, mustBePresent, tempFiles, verifyEndState } from './crash-checks.js';
-import { checkTraffic, contentFor, pickSize, prng, sha256Hex, TrafficClient, WorkloadClient, type RoundState, type TrafficLedger } from './crash-clients.js';
+import { checkTraffic, contentFor, pickSize, prng, type RoundState, sha256Hex, TrafficClient, type TrafficLedger, WorkloadClient } from './crash-clients.js';
 import { request } from './crash-http.js';
-import { CrashModel, type ClientAccount, type Counts, type Tally } from './crash-model.js';
+import { type ClientAccount, type Counts, CrashModel, type Tally } from './crash-model.js';
 import { ServerProcess } from './server-process.js';
 
 /*
@@ -64,12 +64,18 @@ const PASSWORD = 'crash test password';
 
 /** Server flags: no limit may refuse the workload, and gc runs often beside it. */
 const SERVE_ARGS = [
-  '--log-level', 'warn',
-  '--api-rate-per-key', '0',
-  '--api-rate-per-ip', '0',
-  '--free-downloads-per-ip', '0',
-  '--gc-interval', '2s',
-  '--temp-grace', '1m',
+  '--log-level',
+  'warn',
+  '--api-rate-per-key',
+  '0',
+  '--api-rate-per-ip',
+  '0',
+  '--free-downloads-per-ip',
+  '0',
+  '--gc-interval',
+  '2s',
+  '--temp-grace',
+  '1m',
 ];
 
 /** Creates the accounts through the services before the first start (premium, so details and direct links work). */
@@ -101,7 +107,13 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
   const maxSize = options.maxSize ?? 3 * MiB;
   const ledger: TrafficLedger = { initial: options.trafficBytes ?? 48 * MiB, received: 0, lowest: Infinity, downloads: 0, complete: 0, refused: 0, checks: 0 };
   const clientCount = options.clients ?? 6;
-  const accounts: ClientAccount[] = Array.from({ length: clientCount }, (_, index) => ({ index, login: `crash${index}`, password: PASSWORD, key: '', folders: [] }));
+  const accounts: ClientAccount[] = Array.from({ length: clientCount }, (_, index) => ({
+    index,
+    login: `crash${index}`,
+    password: PASSWORD,
+    key: '',
+    folders: [],
+  }));
   await createAccounts(dataDir, [...accounts.map((a) => a.login), 'traffic'], [...accounts.map(() => 0), ledger.initial]);
 
   const shared = Array.from({ length: 8 }, (_, i) => {
@@ -160,7 +172,9 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
         model.violation('lost', `after kill ${report.kills}: the blob of ${file.id} (${file.origin} acknowledged) is not on disk`);
       }
     }
-    log(`round ${round + 1}/${options.rounds}: killed; ${model.acknowledged.uploads} uploads, ${model.acknowledged.copies} copies, ${model.acknowledged.moves} moves, ${model.acknowledged.deletes} deletes acknowledged; ${model.violations.length} violations`);
+    log(
+      `round ${round + 1}/${options.rounds}: killed; ${model.acknowledged.uploads} uploads, ${model.acknowledged.copies} copies, ${model.acknowledged.moves} moves, ${model.acknowledged.deletes} deletes acknowledged; ${model.violations.length} violations`,
+    );
   }
 
   // gc with the shortest grace allowed, every file aged past it: nothing is spared as
@@ -195,7 +209,8 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
   if (stats.code !== 0) model.violation('unexpected', `filehaven stats exited ${stats.code}: ${stats.stderr}`);
   else {
     const figures = JSON.parse(stats.stdout) as { files: { active: { count: number }; blocked: { count: number } }; stored: { blobs: number } };
-    if (figures.stored.blobs !== live.digests.size) model.violation('orphans', `${figures.stored.blobs} blob rows after gc for ${live.digests.size} live digests`);
+    if (figures.stored.blobs !== live.digests.size)
+      model.violation('orphans', `${figures.stored.blobs} blob rows after gc for ${live.digests.size} live digests`);
     const liveCount = figures.files.active.count + figures.files.blocked.count;
     if (liveCount !== live.files) model.violation('phantom', `${liveCount} live files in the database, ${live.files} listed for the workload's accounts`);
   }

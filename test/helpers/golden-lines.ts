@@ -87,7 +87,9 @@ export function assertGoldenLines(body: string, expected: readonly string[], slo
     const next = matchLine(actual[i]!, expected[i]!, slots, bindings);
     if (!next) {
       const known = [...bindings].map(([k, v]) => `${k}=${v}`).join(', ');
-      assert.fail(`line ${i + 1} differs\n  expected: ${JSON.stringify(expected[i])}\n  actual:   ${JSON.stringify(actual[i])}\n  (bound: ${known || 'nothing'})${show()}`);
+      assert.fail(
+        `line ${i + 1} differs\n  expected: ${JSON.stringify(expected[i])}\n  actual:   ${JSON.stringify(actual[i])}\n  (bound: ${known || 'nothing'})${show()}`,
+      );
     }
     bindings = next;
   }

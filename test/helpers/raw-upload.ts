@@ -97,8 +97,7 @@ function openRequest(url: URL, method: string, headers: Record<string, string | 
     responded = true;
     const chunks: Buffer[] = [];
     response.on('data', (chunk: Buffer) => chunks.push(chunk));
-    const settle = () =>
-      finish({ response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') } });
+    const settle = () => finish({ response: { status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') } });
     response.on('end', settle);
     // A reset after the headers: what was received is the answer (the body may be cut).
     response.on('error', settle);
@@ -139,7 +138,12 @@ export function rawRequest(baseUrl: string, options: RawRequestOptions): Promise
  * between writes (e.g. to wait until the server staged the first part). Same outcome rules
  * as rawRequest; once a response arrives nothing more is written.
  */
-export function steppedRequest(baseUrl: string, pathname: string, headers: Record<string, string | number>, steps: (Buffer | (() => Promise<void>))[]): Promise<RawOutcome> {
+export function steppedRequest(
+  baseUrl: string,
+  pathname: string,
+  headers: Record<string, string | number>,
+  steps: (Buffer | (() => Promise<void>))[],
+): Promise<RawOutcome> {
   const { request, outcome, open } = openRequest(new URL(pathname, baseUrl), 'POST', headers);
   void (async () => {
     for (const step of steps) {

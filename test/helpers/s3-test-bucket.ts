@@ -5,8 +5,8 @@ import {
   DeleteBucketCommand,
   DeleteObjectCommand,
   ListMultipartUploadsCommand,
-  S3Client,
   paginateListObjectsV2,
+  S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 

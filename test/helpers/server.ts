@@ -1,11 +1,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { DEFAULTS, type Config } from '../../src/config/config.js';
+import { type Config, DEFAULTS } from '../../src/config/config.js';
 import type { Clock } from '../../src/domain/ids.js';
 import type { Account } from '../../src/domain/types.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { freshBackend, settingsEnv, type FreshBackend } from './backend.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+import { type FreshBackend, freshBackend, settingsEnv } from './backend.js';
 import { openStorageView, type StorageView } from './storage-view.js';
 
 /** A clock tests can move; starts at the given time. */
@@ -45,7 +45,11 @@ export interface TestServer {
   /** fetch() relative to the base URL. */
   fetch(pathname: string, init?: RequestInit): Promise<Response>;
   /** Uploads through the API; returns the response and the parsed ids. */
-  upload(key: string, name: string, content: Buffer | string): Promise<{ response: Response; body: string; id: string; deleteLink: string; downloadLink: string }>;
+  upload(
+    key: string,
+    name: string,
+    content: Buffer | string,
+  ): Promise<{ response: Response; body: string; id: string; deleteLink: string; downloadLink: string }>;
   /**
    * Another server on the same storage and secret (several servers of one site, issue 10),
    * with `overrides` on top of this one's configuration. Closing it stops only it; the

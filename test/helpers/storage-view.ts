@@ -3,8 +3,8 @@ import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
 import type { S3Client } from '@aws-sdk/client-s3';
+import type { Kysely } from 'kysely';
 import type { StagedInfo, StoredBlobInfo } from '../../src/blob/blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
 import { openDatabase } from '../../src/composition.js';
@@ -262,7 +262,10 @@ export async function openStorageView(services: Services): Promise<StorageView> 
     },
     stagings: () => records,
     async rows(table) {
-      return (await db.selectFrom(table as string).selectAll().execute()) as RawRow<typeof table>[];
+      return (await db
+        .selectFrom(table as string)
+        .selectAll()
+        .execute()) as RawRow<typeof table>[];
     },
     async count(table, where = {}) {
       let query = db.selectFrom(table as string).select(db.fn.countAll().as('n'));
@@ -302,13 +305,24 @@ class BucketPolicy {
     // Loaded only for S3, like the store itself (composition.ts).
     const commands = await import('@aws-sdk/client-s3');
     const { createS3Client } = await import('../../src/blob/s3-blob-store.js');
-    const client = createS3Client({ endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums: 'when_required' });
+    const client = createS3Client({
+      endpoint: config.s3Endpoint ?? undefined,
+      region: config.s3Region,
+      forcePathStyle: config.s3ForcePathStyle,
+      checksums: 'when_required',
+    });
     return new BucketPolicy(client, config.s3Bucket!, commands);
   }
 
   /** Denies `action` on the objects matching `pattern` (an ARN tail, `*` allowed) to everyone, the owner included. */
   async deny(name: string, action: string, pattern: string): Promise<void> {
-    this.statements.set(name, { Sid: name.replace(/[^A-Za-z0-9]/g, ''), Effect: 'Deny', Principal: '*', Action: [action], Resource: [`arn:aws:s3:::${this.bucket}/${pattern}`] });
+    this.statements.set(name, {
+      Sid: name.replace(/[^A-Za-z0-9]/g, ''),
+      Effect: 'Deny',
+      Principal: '*',
+      Action: [action],
+      Resource: [`arn:aws:s3:::${this.bucket}/${pattern}`],
+    });
     await this.apply();
   }
 

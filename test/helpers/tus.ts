@@ -41,7 +41,14 @@ export async function createUpload(
 }
 
 /** PATCH /uploads/<id> with the whole body at once. */
-export async function patchUpload(t: TestServer, key: string | null, id: string, offset: number, body: Buffer, headers: Record<string, string> = {}): Promise<{ response: Response; body: string }> {
+export async function patchUpload(
+  t: TestServer,
+  key: string | null,
+  id: string,
+  offset: number,
+  body: Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ response: Response; body: string }> {
   const all: Record<string, string> = { ...TUS, 'Upload-Offset': String(offset), 'Content-Type': OFFSET_STREAM, ...headers };
   if (key !== null) all.Authorization = key;
   const response = await t.fetch(`/uploads/${id}`, { method: 'PATCH', headers: all, body: new Uint8Array(body) });
@@ -66,7 +73,14 @@ export async function offsetOf(t: TestServer, key: string, id: string): Promise<
 }
 
 /** A whole file through tus in `chunk`-byte PATCHes; the last answer. */
-export async function uploadInChunks(t: TestServer, key: string, name: string, content: Buffer, chunk: number, metadata: Record<string, string> = {}): Promise<{ id: string; response: Response; body: string }> {
+export async function uploadInChunks(
+  t: TestServer,
+  key: string,
+  name: string,
+  content: Buffer,
+  chunk: number,
+  metadata: Record<string, string> = {},
+): Promise<{ id: string; response: Response; body: string }> {
   const created = await createUpload(t, key, { length: content.length, metadata: { filename: name, ...metadata } });
   if (created.response.status !== 201) return { id: '', response: created.response, body: created.body };
   let last: { response: Response; body: string } | null = null;
@@ -84,7 +98,13 @@ export type RawOutcome = { kind: 'answer'; status: number; headers: http.Incomin
  * A PATCH whose body the test sends piece by piece over a plain socket, declaring
  * `length` bytes: the server sees a client that is slow, stalls, or goes away.
  */
-export function streamedPatch(url: string, key: string, id: string, offset: number, length: number): { write(piece: Buffer): Promise<void>; end(): void; destroy(): void; outcome: Promise<RawOutcome> } {
+export function streamedPatch(
+  url: string,
+  key: string,
+  id: string,
+  offset: number,
+  length: number,
+): { write(piece: Buffer): Promise<void>; end(): void; destroy(): void; outcome: Promise<RawOutcome> } {
   const target = new URL(`/uploads/${id}`, url);
   let request!: http.ClientRequest;
   const outcome = new Promise<RawOutcome>((resolve) => {

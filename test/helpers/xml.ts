@@ -1,5 +1,5 @@
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import assert from 'node:assert/strict';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
 /** Parses an Atom body with a real XML parser, asserting it is well-formed. */
 export function parseAtom(body: string): any {

@@ -1,7 +1,7 @@
 // GET /account (SPEC.md "GET /account", "Account"; API.md 3 and 5).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, assertAtomOk, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, assertAtomOk, type ReadResponse, read } from '../helpers/api-checks.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
 const DAY = 86_400_000;

@@ -1,11 +1,11 @@
 // File details, direct link, copy, owner delete and the blob lifecycle (SPEC.md "File",
 // "States"; API.md sections 3, 4, 6 and 7).
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, assertAtomOk, download, linkTitled, linksOf, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, assertAtomOk, download, linksOf, linkTitled, type ReadResponse, read } from '../helpers/api-checks.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
@@ -65,7 +65,7 @@ describe('GET /files/<id>', () => {
     assert.equal(link?.['@href'], `${t.server.webUrl}/${f.id}/report%202026.pdf`);
   });
 
-  test('any premium account may read the details of another account\'s file', async () => {
+  test("any premium account may read the details of another account's file", async () => {
     const f = await upload(premium);
     assert.equal(assertAtomOk(await get(other.key, `/files/${f.id}`), 200, 'File Full info').entry.id, f.id);
   });
@@ -161,7 +161,7 @@ describe('POST /files/copy/<id>', () => {
     return entry.id;
   }
 
-  test('copies into the caller\'s account: new id, same size and bytes, no bytes duplicated in storage', async () => {
+  test("copies into the caller's account: new id, same size and bytes, no bytes duplicated in storage", async () => {
     const f = await upload(premium);
     const blobsBefore = await t.storage.blobKeys();
     const copyId = assertCopy(await post(premium.key, `/files/copy/${f.id}`), f);
@@ -175,7 +175,7 @@ describe('POST /files/copy/<id>', () => {
     assert.equal(bytes.body, f.content);
   });
 
-  test('another account\'s active file may be copied, by a non-premium account too', async () => {
+  test("another account's active file may be copied, by a non-premium account too", async () => {
     const f = await upload(other);
     const blobsBefore = await t.storage.blobKeys();
     const copyId = assertCopy(await post(free.key, `/files/copy:${f.id}`), f);
@@ -187,7 +187,7 @@ describe('POST /files/copy/<id>', () => {
     assert.equal((await fileRow(f.id))?.status, 'A');
   });
 
-  test('the copy\'s delete link deletes the copy only', async () => {
+  test("the copy's delete link deletes the copy only", async () => {
     const f = await upload(premium);
     const response = await post(premium.key, `/files/copy/${f.id}`);
     const copyId = assertCopy(response, f);
@@ -262,7 +262,13 @@ describe('blob lifecycle', () => {
     const f = await upload(premium);
     const digest = sha256(f.content);
     const file = path.join(t.dataDir, 'blobs', digest.slice(0, 2), digest.slice(2, 4), digest);
-    assert.equal(await access(file).then(() => true, () => false), true);
+    assert.equal(
+      await access(file).then(
+        () => true,
+        () => false,
+      ),
+      true,
+    );
     assert.equal(await keyOf(f.content), digest, 'the key is the digest');
   });
 
@@ -275,7 +281,10 @@ describe('blob lifecycle', () => {
     const blobsAfter = await t.storage.blobKeys();
     assert.equal(blobsAfter.length, blobsBefore.length + 1);
     const key = await keyOf(content);
-    assert.deepEqual(blobsAfter.filter((k) => !blobsBefore.includes(k)), [key]);
+    assert.deepEqual(
+      blobsAfter.filter((k) => !blobsBefore.includes(k)),
+      [key],
+    );
     // Deleting one upload keeps the bytes of the other.
     assert.equal((await del(premium.key, `/files/${a.id}`)).status, 200);
     assert.equal(await isStored(content), true);

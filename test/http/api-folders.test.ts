@@ -1,7 +1,7 @@
 // Folders and moving files (SPEC.md "Folder", "PUT /folders/<folder_id>;files"; API.md 7).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, assertAtomOk, filesForm, form, linkTitled, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, assertAtomOk, filesForm, form, linkTitled, type ReadResponse, read } from '../helpers/api-checks.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -87,7 +87,7 @@ describe('POST /folders', () => {
     assert.equal(markup.entry.title, '<b>&"x"</b>');
   });
 
-  test('an optional parent that is the caller\'s folder', async () => {
+  test("an optional parent that is the caller's folder", async () => {
     const parent = await newFolder(owner, 'parent');
     const child = await newFolder(owner, 'child', parent);
     assert.equal((await t.server.services.store.folders.byId(child))?.parentId, parent);
@@ -127,7 +127,9 @@ describe('GET /folders/<id>', () => {
     assert.equal(feed.entry.id, folder);
     assert.equal(feed.entry.title, 'listing');
     assert.equal(linkTitled(feed.entry, 'folder_link')['@length'], String(a.size + b.size));
-    const listed = asArray<Record<string, string>>(feed.entry['ed:file']).map((f) => f['@id']).sort();
+    const listed = asArray<Record<string, string>>(feed.entry['ed:file'])
+      .map((f) => f['@id'])
+      .sort();
     assert.deepEqual(listed, [a.id, b.id].sort());
   });
 
@@ -138,7 +140,7 @@ describe('GET /folders/<id>', () => {
     assert.deepEqual(asArray(feed.entry['ed:file']), []);
   });
 
-  test('another account\'s folder: 403 errorPermissionDenied; unknown: 404 errorFolderNotFound', async () => {
+  test("another account's folder: 403 errorPermissionDenied; unknown: 404 errorFolderNotFound", async () => {
     const theirs = await newFolder(other, 'private');
     assertAtomError(await showFolder(owner, theirs), 403, 'errorPermissionDenied');
     assertAtomError(await showFolder(owner, 'ZZZZZZZZZZ'), 404, 'errorFolderNotFound');
@@ -181,7 +183,10 @@ describe('GET /folders/<id> page by page', () => {
       if (links.next !== null) assert.match(links.next, new RegExp(`^/folders/${folder}\\?limit=3&cursor=[A-Za-z0-9_-]+$`));
       path = links.next;
     }
-    assert.deepEqual(seen.map((page) => page.length), [3, 3, 1]);
+    assert.deepEqual(
+      seen.map((page) => page.length),
+      [3, 3, 1],
+    );
     assert.deepEqual(seen.flat(), newestFirst, 'every active file once, newest first; the blocked one never');
 
     // Without a limit: 50 per page, so all seven and no next link.
@@ -238,7 +243,7 @@ describe('DELETE /folders/<id>', () => {
     assert.equal((await deleteFolder(owner, folder)).status, 200);
   });
 
-  test('another account\'s folder: 403 errorPermissionDenied, kept', async () => {
+  test("another account's folder: 403 errorPermissionDenied, kept", async () => {
     const theirs = await newFolder(other, 'not yours');
     assertAtomError(await deleteFolder(owner, theirs), 403, 'errorPermissionDenied');
     assert.ok(await t.server.services.store.folders.byId(theirs));
@@ -246,7 +251,7 @@ describe('DELETE /folders/<id>', () => {
 });
 
 describe('PUT /folders/<id>;files', () => {
-  test('moves the listed files: ed:updated = number listed, length = the folder\'s active bytes', async () => {
+  test("moves the listed files: ed:updated = number listed, length = the folder's active bytes", async () => {
     const folder = await newFolder(owner, 'target');
     const a = await upload(owner, '12345');
     const b = await upload(owner, '1234567');
@@ -318,7 +323,7 @@ describe('PUT /folders/<id>;files', () => {
       await assertNothingMoved([mine.id, 'ZZZZZZZZZZ', mineInFolder.id], { [mine.id]: null, [mineInFolder.id]: previous });
     });
 
-    test('another account\'s file among good ones; theirs stays put', async () => {
+    test("another account's file among good ones; theirs stays put", async () => {
       const theirs = await upload(other);
       await assertNothingMoved([mine.id, theirs.id, mineInFolder.id], { [mine.id]: null, [mineInFolder.id]: previous, [theirs.id]: null });
     });
@@ -371,7 +376,7 @@ describe('PUT /folders/<id>;files', () => {
     assert.equal(await t.server.services.store.folders.byId(folder), null);
   });
 
-  test('another account\'s folder: 403 errorPermissionDenied, nothing moved (not even its owner\'s files)', async () => {
+  test("another account's folder: 403 errorPermissionDenied, nothing moved (not even its owner's files)", async () => {
     const theirs = await newFolder(other, 'theirs');
     const a = await upload(owner);
     const b = await upload(other);

@@ -2,7 +2,7 @@
 // API.md sections 2, 3 and 5).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, assertAtomOk, form, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, assertAtomOk, form, type ReadResponse, read } from '../helpers/api-checks.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -73,7 +73,12 @@ describe('POST /apikeys', () => {
     assertAtomError(await postApiKeys(form({ login: 'keys-wrong', password: 'not the password' })), 401, 'errorWrongCredentials', 'Invalid login or password');
     assertAtomError(await postApiKeys(form({ login: 'keys-wrong', pass: 'not the password' })), 401, 'errorWrongCredentials', 'Invalid login or password');
     // A wrong `password` is not rescued by a right `pass`: password wins.
-    assertAtomError(await postApiKeys(form({ login: 'keys-wrong', password: 'nope-nope', pass: PASSWORD })), 401, 'errorWrongCredentials', 'Invalid login or password');
+    assertAtomError(
+      await postApiKeys(form({ login: 'keys-wrong', password: 'nope-nope', pass: PASSWORD })),
+      401,
+      'errorWrongCredentials',
+      'Invalid login or password',
+    );
     assertAtomError(await postApiKeys(form({ login: 'keys-wrong' })), 401, 'errorWrongCredentials', 'Invalid login or password');
   });
 

@@ -31,9 +31,7 @@ describe('_method override', () => {
     const folder = await newFolder();
     const a = await upload('m1.txt');
     const b = await upload('m2.txt');
-    const response = await read(
-      await t.fetch(`/folders/${folder};files`, { method: 'POST', headers: auth(), body: filesForm([a, b], { _method: 'PUT' }) }),
-    );
+    const response = await read(await t.fetch(`/folders/${folder};files`, { method: 'POST', headers: auth(), body: filesForm([a, b], { _method: 'PUT' }) }));
     assert.equal(assertAtomOk(response, 200, 'Add files to folder').entry['ed:updated'], '2');
     assert.equal((await fileRow(a))?.folderId, folder);
     assert.equal((await fileRow(b))?.folderId, folder);
@@ -243,7 +241,9 @@ describe('ids that are not ids', () => {
         assertAtomError(response, 404, 'errorFolderNotFound');
       }
       if (id !== '') {
-        const parent = await read(await t.fetch('/folders', { method: 'POST', headers: auth(), body: form({ name: 'child', parent: decodeURIComponent(id) }) }));
+        const parent = await read(
+          await t.fetch('/folders', { method: 'POST', headers: auth(), body: form({ name: 'child', parent: decodeURIComponent(id) }) }),
+        );
         assertAtomError(parent, 404, 'errorFolderNotFound');
       }
     }

@@ -4,7 +4,7 @@ import { assertAtomError, assertAtomOk, read } from '../helpers/api-checks.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { POSTGRES_TEST_URL } from '../helpers/postgres-test-schema.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
-import { cuttableRelay, type CuttableRelay } from '../helpers/tcp-cut.js';
+import { type CuttableRelay, cuttableRelay } from '../helpers/tcp-cut.js';
 
 /**
  * PostgreSQL or the object store going away mid-service (issue 8, "Bad input and faults"):

@@ -21,18 +21,16 @@ test('racing uploads, copies and deletes of one digest never lose live bytes', a
 // Two servers of one site (issue 10): a delete on one races uploads of the same digest
 // landing on the other. In one process the two servers would share one SQLite thread
 // (limits-shared.test.ts says why): PostgreSQL + S3, the fleet's setup, only.
-test(
-  'two servers: uploads landing on one while the other deletes and copies the same digest never lose live bytes',
-  { skip: TEST_BACKEND === 'sqlite-local' && 'two servers in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3' },
-  async () => {
-    const other = await t.sibling();
-    try {
-      await race([t, other]);
-    } finally {
-      await other.close();
-    }
-  },
-);
+test('two servers: uploads landing on one while the other deletes and copies the same digest never lose live bytes', {
+  skip: TEST_BACKEND === 'sqlite-local' && 'two servers in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3',
+}, async () => {
+  const other = await t.sibling();
+  try {
+    await race([t, other]);
+  } finally {
+    await other.close();
+  }
+});
 
 /** Rounds of racing work of one account, spread over `servers` (request i on server i mod n). */
 async function race(servers: TestServer[]): Promise<void> {
@@ -58,7 +56,12 @@ async function race(servers: TestServer[]): Promise<void> {
     for (const u of uploads) {
       const response = await fetch(`${u.downloadLink}?download=1`);
       assert.equal(response.status, 200);
-      assert.equal(createHash('sha256').update(Buffer.from(await response.arrayBuffer())).digest('hex'), sha256);
+      assert.equal(
+        createHash('sha256')
+          .update(Buffer.from(await response.arrayBuffer()))
+          .digest('hex'),
+        sha256,
+      );
     }
     const blobKey = await t.storage.keyOf(sha256);
     assert.ok(blobKey !== null && (await t.storage.hasBytes(blobKey)), 'blob must exist while live files point at it');

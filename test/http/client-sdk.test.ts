@@ -1,16 +1,16 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 // The SDK (filehaven/client, src/client) against a real server: every call, the SPEC
 // codes of its errors, streamed uploads, resumable downloads, aborts that leave nothing.
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
-import { Readable } from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, describe, test } from 'node:test';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { FilehavenApiError, FilehavenClient, FilehavenConnectionError, UploadNotMovedError, type FetchFunction } from '../../src/client/index.js';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type FetchFunction, FilehavenApiError, FilehavenClient, FilehavenConnectionError, UploadNotMovedError } from '../../src/client/index.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
@@ -109,7 +109,10 @@ describe('keys and account', () => {
 
   test('a server that is not filehaven is errorUnexpectedResponse, never a parse crash', async () => {
     // Something else at the address: an HTML page, and a body that is not XML at all.
-    for (const [type, body] of [['text/html', '<!doctype html><title>Welcome</title><p>nginx'], ['application/atom+xml', '<feed><entry>cut']] as const) {
+    for (const [type, body] of [
+      ['text/html', '<!doctype html><title>Welcome</title><p>nginx'],
+      ['application/atom+xml', '<feed><entry>cut'],
+    ] as const) {
       const other = http.createServer((_request, response) => response.writeHead(200, { 'Content-Type': type }).end(body));
       await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
       try {
@@ -227,10 +230,16 @@ describe('files and folders', () => {
     const b = await owner.upload(new Blob(['bravo!']), { name: 'b.txt' });
 
     const page = await owner.listFiles({ limit: 1 });
-    assert.deepEqual(page.items.map((file) => file.id), [b.id]);
+    assert.deepEqual(
+      page.items.map((file) => file.id),
+      [b.id],
+    );
     assert.ok(page.nextCursor);
     const next = await owner.listFiles({ limit: 1, cursor: page.nextCursor });
-    assert.deepEqual(next.items.map((file) => [file.id, file.name, file.size, file.status, file.folderId]), [[a.id, 'a & b.txt', 5, 'A', null]]);
+    assert.deepEqual(
+      next.items.map((file) => [file.id, file.name, file.size, file.status, file.folderId]),
+      [[a.id, 'a & b.txt', 5, 'A', null]],
+    );
     const all: string[] = [];
     for await (const file of owner.allFiles()) all.push(file.id);
     assert.deepEqual(all, [b.id, a.id]);
@@ -251,11 +260,17 @@ describe('files and folders', () => {
     const moved = await owner.move([a.id, b.id], parent.id);
     assert.deepEqual([moved.folderId, moved.moved, moved.folderSize], [parent.id, 2, 11]);
     const listing = await owner.folder(parent.id);
-    assert.deepEqual(listing.subfolders.map((f) => f.name), ['2026']);
+    assert.deepEqual(
+      listing.subfolders.map((f) => f.name),
+      ['2026'],
+    );
     assert.deepEqual(listing.files.map((f) => f.id).sort(), [a.id, b.id].sort());
     assert.equal(listing.folder.files, 2);
     assert.deepEqual((await owner.listFiles({ folder: parent.id })).items.length, 2);
-    assert.deepEqual((await owner.listFolders({ parent: 'root' })).items.map((f) => f.id), [parent.id]);
+    assert.deepEqual(
+      (await owner.listFolders({ parent: 'root' })).items.map((f) => f.id),
+      [parent.id],
+    );
     assert.equal((await failure(owner.deleteFolder(parent.id))).code, 'errorFolderNotEmpty');
     assert.deepEqual(await owner.deleteFolder(child.id), { id: child.id, name: '2026' });
 
@@ -375,7 +390,10 @@ describe('tus uploads', () => {
     const progress: number[] = [];
     const viaTus = await client.upload(file, { onProgress: (sent, total) => (assert.equal(total, content.length), progress.push(sent)) });
     assert.ok(seen.includes('POST /uploads'), seen.join(', '));
-    assert.ok(seen.some((request) => /^PATCH \/uploads\/\S+$/.test(request)), seen.join(', '));
+    assert.ok(
+      seen.some((request) => /^PATCH \/uploads\/\S+$/.test(request)),
+      seen.join(', '),
+    );
     assert.ok(!seen.includes('POST /files'));
     assert.equal(seen.filter((request) => request === 'OPTIONS /uploads').length, 1);
     assert.equal(progress.at(-1), content.length);
@@ -427,7 +445,9 @@ describe('tus uploads', () => {
   test('an entry the server no longer knows (404) starts a new upload', async () => {
     const resumeFile = path.join(dir, 'stale', 'uploads.json');
     const controller = new AbortController();
-    await assert.rejects(recording(free, { resumeFile }).client.upload(file, { signal: controller.signal, onProgress: (sent) => sent > 1024 * 1024 && controller.abort() }));
+    await assert.rejects(
+      recording(free, { resumeFile }).client.upload(file, { signal: controller.signal, onProgress: (sent) => sent > 1024 * 1024 && controller.abort() }),
+    );
     const state = JSON.parse(await readFile(resumeFile, 'utf8'));
     const [key] = Object.keys(state.uploads);
     state.uploads[key!].uploadUrl = `${t.url}/uploads/0123456789abcdef0123456789abcdef`;
@@ -458,7 +478,10 @@ describe('tus uploads', () => {
     });
     const stored = await client.upload(smallFile);
     assert.ok(cut);
-    assert.deepEqual(seen.slice(-2).map((request) => request.split(' ')[0]), ['PATCH', 'HEAD']);
+    assert.deepEqual(
+      seen.slice(-2).map((request) => request.split(' ')[0]),
+      ['PATCH', 'HEAD'],
+    );
     assert.equal(stored.deleteLink, undefined);
     assert.deepEqual([stored.name, stored.size], ['lost answer.bin', small.length]);
     assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(small));
@@ -501,7 +524,11 @@ describe('tus uploads', () => {
         const { client, seen } = recording(free, { server: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}` });
         assert.equal(await client.offersTus(), false);
         const stored = await client.upload(file);
-        assert.deepEqual(seen.filter((request) => request !== 'GET /account'), ['OPTIONS /uploads', 'POST /files'], `${status}`);
+        assert.deepEqual(
+          seen.filter((request) => request !== 'GET /account'),
+          ['OPTIONS /uploads', 'POST /files'],
+          `${status}`,
+        );
         assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
       } finally {
         await new Promise((resolve) => proxy.close(resolve));

@@ -43,7 +43,10 @@ type Outcome = { status: number; headers: http.IncomingHttpHeaders; body: Buffer
  * One request through node:http on its own connection. `body` chunks are written with
  * `pauseMs` between them, so an upload is still arriving when a server gets its signal.
  */
-function request(url: string, options: { method?: string; headers?: Record<string, string | number>; body?: Buffer[]; pauseMs?: number; localAddress?: string } = {}): Promise<Outcome> {
+function request(
+  url: string,
+  options: { method?: string; headers?: Record<string, string | number>; body?: Buffer[]; pauseMs?: number; localAddress?: string } = {},
+): Promise<Outcome> {
   return new Promise((resolve) => {
     const req = http.request(url, { method: options.method ?? 'GET', headers: options.headers, agent: false, localAddress: options.localAddress }, (res) => {
       const chunks: Buffer[] = [];
@@ -69,7 +72,9 @@ const entryId = (body: string) => /<entry>\s*<id>([^<]+)<\/id>/.exec(body)?.[1];
 /** POST /files of `content` as the part "upload", in `chunk`-byte writes `pauseMs` apart. */
 function upload(name: string, content: Buffer, chunk = content.length, pauseMs = 0, as = key): Promise<Outcome> {
   const boundary = `----cluster${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${name}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   const body: Buffer[] = [head];
   for (let at = 0; at < content.length; at += chunk) body.push(content.subarray(at, at + chunk));
@@ -104,14 +109,20 @@ describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() || (await redisS
     cluster = await Cluster.start({
       servers: SERVERS,
       args: [
-        '--login-attempts', String(LOGIN_ATTEMPTS),
-        '--free-downloads-per-ip', String(FREE_DOWNLOADS_PER_IP),
+        '--login-attempts',
+        String(LOGIN_ATTEMPTS),
+        '--free-downloads-per-ip',
+        String(FREE_DOWNLOADS_PER_IP),
         // Slow enough that a free download held open stays open, whatever the socket buffers hold.
-        '--free-download-speed', '256KiB',
-        '--upload-volume-free', String(FREE_VOLUME),
+        '--free-download-speed',
+        '256KiB',
+        '--upload-volume-free',
+        String(FREE_VOLUME),
         // Every client comes through nginx from 127.0.0.1; the load must stay under the rates.
-        '--api-rate-per-key', '100000',
-        '--api-rate-per-ip', '100000',
+        '--api-rate-per-key',
+        '100000',
+        '--api-rate-per-ip',
+        '100000',
       ],
       env: () => ({ FILEHAVEN_REDIS_URL: REDIS_TEST_URL, FILEHAVEN_REDIS_PREFIX: redisPrefix }),
     });
@@ -237,8 +248,20 @@ describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() || (await redisS
     t.diagnostic(report);
     console.log(`cluster (${TEST_BACKEND}, ${SERVERS} servers): ${report}`);
 
-    assert.deepEqual(failures, [], `no request fails:\n${(await cluster.errorLog()).split('\n').filter((line) => !line.includes('[notice]')).slice(-30).join('\n')}`);
-    assert.deepEqual(restarts.map((r) => r.exit), Array.from({ length: SERVERS }, () => ({ code: 0, signal: null })), 'every server drained and exited 0');
+    assert.deepEqual(
+      failures,
+      [],
+      `no request fails:\n${(await cluster.errorLog())
+        .split('\n')
+        .filter((line) => !line.includes('[notice]'))
+        .slice(-30)
+        .join('\n')}`,
+    );
+    assert.deepEqual(
+      restarts.map((r) => r.exit),
+      Array.from({ length: SERVERS }, () => ({ code: 0, signal: null })),
+      'every server drained and exited 0',
+    );
     assert.ok(gc, 'gc ran');
     const gcReport = JSON.parse(assertOk(gc));
     assert.equal(gcReport.dryRun, false);

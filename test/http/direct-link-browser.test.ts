@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { Browser } from '../helpers/browser.js';
 import { directLink, trafficLeft } from '../helpers/downloads.js';
-import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
 // A premium direct link opened in a browser (README "Direct links in a browser"): the
 // owner's site session stands in for the API key on navigations that started on the site
@@ -136,7 +136,10 @@ describe('a direct link opened in the browser', () => {
   test('a forged token is a 404 page, an expired link a 403 page, not enough traffic a 403 page', async () => {
     const { owner, path } = await premiumOwnerWithLink();
     const browser = await signedIn(owner);
-    const forged = path.replace(/\/([^/]+)\/([^/]+)$/, (_all, token: string, name: string) => `/${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}/${name}`);
+    const forged = path.replace(
+      /\/([^/]+)\/([^/]+)$/,
+      (_all, token: string, name: string) => `/${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}/${name}`,
+    );
     assert.ok(htmlPage(await open(forged, navigation('none'), browser), 404).includes('File does not exist'));
 
     const big = await premiumOwnerWithLink('x'.repeat(2 * MiB), 'big.bin', MiB);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { bodyBytes, directLink, trafficLeft } from '../helpers/downloads.js';
-import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
 // Issue 14: a direct-link token `<expiry>.<account>.<sig>` has one spelling. Number() reads
 // `0<expiry>` or `0<account>` as the same numbers, so the signature would still verify;
@@ -32,7 +32,12 @@ async function linked(t: TestServer) {
   assert.match(token, /^[1-9]\d*\.[1-9]\d*\.[A-Za-z0-9_-]+$/, 'directLink writes the canonical form');
   const withToken = (other: string) => url.replace(`/${token}/`, `/${other}/`);
   const forged = `${expiry}.${account}.${signature.slice(0, -1)}${signature.endsWith('A') ? 'B' : 'A'}`;
-  const respellings = [`0${expiry}.${account}.${signature}`, `${expiry}.0${account}.${signature}`, `0${expiry}.0${account}.${signature}`, `00${expiry}.00${account}.${signature}`];
+  const respellings = [
+    `0${expiry}.${account}.${signature}`,
+    `${expiry}.0${account}.${signature}`,
+    `0${expiry}.0${account}.${signature}`,
+    `00${expiry}.00${account}.${signature}`,
+  ];
   return { owner, url, withToken, forged, respellings };
 }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
-import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { promisify } from 'node:util';
 import { bodyBytes, directLink, eventually, randomPayload, rawRequest, sha256, startAndAbort, trafficLeft } from '../helpers/downloads.js';
+import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
 // Premium direct links and their traffic accounting (API.md section 6).
 
@@ -258,7 +258,11 @@ describe('premium traffic', () => {
     const { owner, id } = await setup({ size });
     for (let round = 0; round < rounds; round++) {
       const url = new URL(await directLink(t, owner.key, id));
-      const client = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', CLOSE_AT_LAST_BYTE, url.port, url.pathname, owner.key, String(size)], { timeout: 30_000 });
+      const client = await promisify(execFile)(
+        process.execPath,
+        ['--input-type=module', '-e', CLOSE_AT_LAST_BYTE, url.port, url.pathname, owner.key, String(size)],
+        { timeout: 30_000 },
+      );
       assert.equal(client.stdout.trim(), String(size), client.stderr);
     }
     await eventually(async () => (await trafficLeft(t, owner.key)) === GiB - rounds * size, `charged ${rounds} whole downloads of ${size} bytes`);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 import { randomPayload, uploadNamed } from '../helpers/downloads.js';
+import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 
 // The public HTML pages of API.md section 1: download page, delete link, folder page.
 
@@ -190,7 +190,8 @@ describe('folder page', () => {
         createdAt: seedRow.createdAt + 1 + i,
       });
     }
-    const names = (body: string) => [...body.matchAll(/<tr><td><a href="[^"]+">([^<]+)<\/a><\/td><td class="size">[^<]*<\/td><td class="date">/g)].map((m) => m[1]!);
+    const names = (body: string) =>
+      [...body.matchAll(/<tr><td><a href="[^"]+">([^<]+)<\/a><\/td><td class="size">[^<]*<\/td><td class="date">/g)].map((m) => m[1]!);
 
     const first = await page(await t.fetch(`/folder/${folderId}`), 200);
     assert.ok(first.includes('205 files · 2.0 KiB'), first);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { bodyBytes, randomPayload, rawRequest, sha256, uploadNamed } from '../helpers/downloads.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The raw free download `/<id>/<name>?download=1` (API.md 1): bytes, validators,
 // conditional GET, HEAD, byte ranges and the attachment name.

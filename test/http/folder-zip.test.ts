@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
-import { FolderArchiveService, type FolderArchiveLimits } from '../../src/services/folder-archive-service.js';
+import { type FolderArchiveLimits, FolderArchiveService } from '../../src/services/folder-archive-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // A folder downloaded as one ZIP (GET /folder/<id>/zip, README "A folder as one ZIP"):
@@ -132,7 +132,11 @@ function downloadWith(url: string, meanwhile: () => Promise<void>): Promise<{ st
 }
 
 /** Runs `body` with the server's archives service replaced by one with these limits (and this store). */
-async function withArchives(server: TestServer, options: { limits?: Partial<FolderArchiveLimits>; store?: MetadataStore }, body: () => Promise<void>): Promise<void> {
+async function withArchives(
+  server: TestServer,
+  options: { limits?: Partial<FolderArchiveLimits>; store?: MetadataStore },
+  body: () => Promise<void>,
+): Promise<void> {
   const services = server.server.services;
   const original = services.archives;
   services.archives = new FolderArchiveService({ store: options.store ?? services.store, downloads: services.downloads, limits: options.limits });
@@ -184,7 +188,10 @@ describe('GET /folder/<id>/zip', () => {
     // Each file's download start is counted, as for its own download (the top folder's
     // files were in one ZIP, the sub-folder's in two).
     await eventually(async () => {
-      for (const [folderId, times] of [[top, 1], [sub, 2]] as const) {
+      for (const [folderId, times] of [
+        [top, 1],
+        [sub, 2],
+      ] as const) {
         const rows = await t.server.services.store.files.list({ ownerId: owner.account.id, folderId, limit: 10 });
         assert.equal(rows.length, 2);
         for (const row of rows) assert.equal(row.downloads, times, row.name);
@@ -323,7 +330,10 @@ describe('GET /folder/<id>/zip', () => {
       let planned = 0;
       const store = limited.server.services.store;
       // Counts the plans made: a refused request makes none.
-      const counting = { ...store, folders: { ...store.folders, children: (id: string, limit?: number) => ((planned += 1), store.folders.children(id, limit)) } };
+      const counting = {
+        ...store,
+        folders: { ...store.folders, children: (id: string, limit?: number) => ((planned += 1), store.folders.children(id, limit)) },
+      };
       await withArchives(limited, { store: counting as MetadataStore }, async () => {
         const result = await downloadWith(`${limited.url}/folder/${busy}/zip`, async () => {
           planned = 0;
@@ -359,8 +369,22 @@ describe('GET /folder/<id>/zip', () => {
     let filesRead = 0;
     const counting = {
       ...store,
-      folders: { ...store.folders, children: async (id: string, limit?: number) => { const rows = await store.folders.children(id, limit); foldersRead += rows.length; return rows; } },
-      files: { ...store.files, list: async (query: Parameters<MetadataStore['files']['list']>[0]) => { const rows = await store.files.list(query); filesRead += rows.length; return rows; } },
+      folders: {
+        ...store.folders,
+        children: async (id: string, limit?: number) => {
+          const rows = await store.folders.children(id, limit);
+          foldersRead += rows.length;
+          return rows;
+        },
+      },
+      files: {
+        ...store.files,
+        list: async (query: Parameters<MetadataStore['files']['list']>[0]) => {
+          const rows = await store.files.list(query);
+          filesRead += rows.length;
+          return rows;
+        },
+      },
     } as MetadataStore;
     const refused = async (folder: string, pattern: RegExp) => {
       const response = await t.fetch(`/folder/${folder}/zip`, { headers: { Accept: 'text/html' } });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { FORM_BODY_LIMIT } from '../../src/http/plugins/body-parsers.js';
-import { fieldPart, filePart, multipartBody, rawRequest, type RawOutcome, type RawResponse } from '../helpers/raw-upload.js';
+import { fieldPart, filePart, multipartBody, type RawOutcome, type RawResponse, rawRequest } from '../helpers/raw-upload.js';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -31,7 +31,9 @@ async function post(path: string, body: Buffer, options: { declareLength?: boole
       headers: { ...options.headers, 'Content-Type': MULTIPART, ...(options.declareLength === false ? {} : { 'Content-Length': body.length }) },
       body,
     }),
-    new Promise<RawOutcome>((_resolve, reject) => setTimeout(() => reject(new Error(`no answer to POST ${path} within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS).unref()),
+    new Promise<RawOutcome>((_resolve, reject) =>
+      setTimeout(() => reject(new Error(`no answer to POST ${path} within ${CLIENT_TIMEOUT_MS} ms`)), CLIENT_TIMEOUT_MS).unref(),
+    ),
   ]);
   assert.ok(outcome.response, `POST ${path}: ${outcome.error?.message}`);
   return outcome.response;
@@ -40,16 +42,25 @@ async function post(path: string, body: Buffer, options: { declareLength?: boole
 test('a multipart POST /apikeys with a 100 KiB file part is answered (fields read, file skipped)', GUARD, async () => {
   const { login, password } = await t.account();
   const junk = Buffer.alloc(100 * 1024, 0x61);
-  const good = await post('/apikeys', multipartBody(BOUNDARY, [fieldPart('login', login), fieldPart('password', password), filePart('junk', '100k.bin', junk)]));
+  const good = await post(
+    '/apikeys',
+    multipartBody(BOUNDARY, [fieldPart('login', login), fieldPart('password', password), filePart('junk', '100k.bin', junk)]),
+  );
   assert.equal(good.status, 201, good.body);
   assert.match(good.body, /<content type="text">[A-Za-z0-9]{32}<\/content>/);
 
-  const wrong = await post('/apikeys', multipartBody(BOUNDARY, [fieldPart('login', login), fieldPart('password', 'not the password'), filePart('junk', '100k.bin', junk)]));
+  const wrong = await post(
+    '/apikeys',
+    multipartBody(BOUNDARY, [fieldPart('login', login), fieldPart('password', 'not the password'), filePart('junk', '100k.bin', junk)]),
+  );
   assert.equal(wrong.status, 401, wrong.body);
   assert.equal(atomError(wrong.body)?.code, 'errorWrongCredentials');
 
   // The file part before the fields, and several of them.
-  const first = await post('/apikeys', multipartBody(BOUNDARY, [filePart('a', 'a.bin', junk), filePart('b', 'b.bin', junk), fieldPart('login', login), fieldPart('password', password)]));
+  const first = await post(
+    '/apikeys',
+    multipartBody(BOUNDARY, [filePart('a', 'a.bin', junk), filePart('b', 'b.bin', junk), fieldPart('login', login), fieldPart('password', password)]),
+  );
   assert.equal(first.status, 201, first.body);
 });
 

@@ -4,13 +4,13 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BlobNotFoundError } from '../../src/blob/blob-store.js';
 import type { Clock } from '../../src/domain/ids.js';
-import { FileStatus, type FileRecord } from '../../src/domain/types.js';
+import { type FileRecord, FileStatus } from '../../src/domain/types.js';
+import { type GcReport, GcService } from '../../src/services/gc-service.js';
 import { RunningElsewhereError } from '../../src/services/run-alone.js';
-import { GcService, type GcReport } from '../../src/services/gc-service.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 import type { HeldUpload } from '../helpers/storage-view.js';
@@ -26,7 +26,20 @@ const sha256Of = (bytes: Buffer | string) => createHash('sha256').update(bytes).
  */
 function gcWithFileClock(t: TestServer, fileClock: Clock, holder = 'test gc', batchSize?: number): GcService {
   const { store, blobs, files, reservations, clock, config, metrics, resumable } = t.server.services;
-  return new GcService({ store, blobs, files, reservations, clock, fileClock, tempGraceMs: config.tempGraceMs, expireAfterDays: config.expireAfterDays, holder, metrics, resumable: resumable.service, batchSize });
+  return new GcService({
+    store,
+    blobs,
+    files,
+    reservations,
+    clock,
+    fileClock,
+    tempGraceMs: config.tempGraceMs,
+    expireAfterDays: config.expireAfterDays,
+    holder,
+    metrics,
+    resumable: resumable.service,
+    batchSize,
+  });
 }
 
 /** When the blob under `key` was last modified, as the store lists it. */
@@ -389,7 +402,9 @@ describe('gc', { timeout: 600_000 }, () => {
     }
   });
 
-  test('files in <data>/tmp that are not temp files of the store are left alone', { skip: TEST_BACKEND !== 'sqlite-local' && 'local blob store only' }, async () => {
+  test('files in <data>/tmp that are not temp files of the store are left alone', {
+    skip: TEST_BACKEND !== 'sqlite-local' && 'local blob store only',
+  }, async () => {
     const t = await startTestServer({ tempGraceMs: 10 * 60_000, gcIntervalMs: 0 });
     try {
       const other = path.join(t.dataDir, 'tmp', 'not-a-part-file');

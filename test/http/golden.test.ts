@@ -14,8 +14,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { assertGoldenLines, replaceLine, substitute, xmlBlocks, type Bindings, type Slot } from '../helpers/golden-lines.js';
-import { startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { assertGoldenLines, type Bindings, replaceLine, type Slot, substitute, xmlBlocks } from '../helpers/golden-lines.js';
+import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 import { parseAtom } from '../helpers/xml.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -340,12 +340,22 @@ test('POST /files/copy/<id> (201) is File copy: the upload entry with a new id a
   ).map((line) => line.split('K7Q2M9X4PA').join('{copy_id}').split('3f9c...e1').join('{copy_secret}'));
   const preset = { fileId: source.fileId };
 
-  const copy = await golden(await srv.fetch(`/files/copy/${source.fileId}`, auth(copier, { method: 'POST' })), 201, feed('File copy', '/files/copy/{file_id}', entry), preset);
+  const copy = await golden(
+    await srv.fetch(`/files/copy/${source.fileId}`, auth(copier, { method: 'POST' })),
+    201,
+    feed('File copy', '/files/copy/{file_id}', entry),
+    preset,
+  );
   assert.notEqual(copy.bindings.get('copyId'), source.fileId, 'a copy gets a new id');
   assert.notEqual(copy.bindings.get('copySecret'), source.secret, 'a copy gets a new delete secret');
 
   // The alias of SPEC.md's list: /files/copy:<id>.
-  const alias = await golden(await srv.fetch(`/files/copy:${source.fileId}`, auth(copier, { method: 'POST' })), 201, feed('File copy', '/files/copy:{file_id}', entry), preset);
+  const alias = await golden(
+    await srv.fetch(`/files/copy:${source.fileId}`, auth(copier, { method: 'POST' })),
+    201,
+    feed('File copy', '/files/copy:{file_id}', entry),
+    preset,
+  );
   assert.notEqual(alias.bindings.get('copyId'), copy.bindings.get('copyId'));
 });
 
@@ -396,7 +406,9 @@ test('an expired premium shows Expired with its dates', async () => {
 function rawUpload(account: TestAccount, quotedFilename: string, content: Buffer): Promise<Response> {
   const boundary = '----filehaven-golden-7MA4YWxkTrZu0gW';
   const body = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${quotedFilename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${quotedFilename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
     content,
     Buffer.from(`\r\n--${boundary}--\r\n`),
   ]);
@@ -434,7 +446,10 @@ const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
 
 /** Creates a resumable upload of `report 2026.pdf`; its id. */
 async function createReportUpload(): Promise<string> {
-  const created = await srv.fetch('/uploads', auth(ada, { method: 'POST', headers: { ...TUS, 'Upload-Length': String(REPORT.length), 'Upload-Metadata': `filename ${b64(REPORT_NAME)}` } }));
+  const created = await srv.fetch(
+    '/uploads',
+    auth(ada, { method: 'POST', headers: { ...TUS, 'Upload-Length': String(REPORT.length), 'Upload-Metadata': `filename ${b64(REPORT_NAME)}` } }),
+  );
   assert.equal(created.status, 201, await created.text());
   const location = created.headers.get('location') ?? '';
   assert.ok(location.startsWith(`${srv.url}/uploads/`), location);
@@ -442,7 +457,14 @@ async function createReportUpload(): Promise<string> {
 }
 
 const patch = (id: string, offset: number, body: Buffer) =>
-  srv.fetch(`/uploads/${id}`, auth(ada, { method: 'PATCH', headers: { ...TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' }, body: new Uint8Array(body) }));
+  srv.fetch(
+    `/uploads/${id}`,
+    auth(ada, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+      body: new Uint8Array(body),
+    }),
+  );
 
 test('resumable upload: the finishing PATCH (200) is the API.md upload feed with the upload URL as id and self link', async () => {
   const uploadId = await createReportUpload();
@@ -459,17 +481,30 @@ test('resumable upload: the finishing PATCH (200) is the API.md upload feed with
 test('resumable upload: errors are the API.md error feed with a SPEC code', async () => {
   const uploadId = await createReportUpload();
   // A PATCH at the wrong offset: 409, tus's reason as the message.
-  await golden(await patch(uploadId, 5, REPORT.subarray(5, 10)), 409, errorFeed('/uploads/{upload_id}', 'errorUploadFaild', 'Upload failed: Upload-Offset conflict'), { uploadId });
+  await golden(
+    await patch(uploadId, 5, REPORT.subarray(5, 10)),
+    409,
+    errorFeed('/uploads/{upload_id}', 'errorUploadFaild', 'Upload failed: Upload-Offset conflict'),
+    { uploadId },
+  );
   // No key: the API's 401.
   const anonymous = await srv.fetch(`/uploads/${uploadId}`, { method: 'HEAD', headers: TUS });
   assert.equal(anonymous.status, 401);
   await golden(
-    await srv.fetch(`/uploads/${uploadId}`, { method: 'PATCH', headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' }, body: 'x' }),
+    await srv.fetch(`/uploads/${uploadId}`, {
+      method: 'PATCH',
+      headers: { ...TUS, 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
+      body: 'x',
+    }),
     401,
     errorFeed('/uploads/{upload_id}', 'errorPermissionDenied', 'Wrong apikey'),
     { uploadId },
   );
   // An upload that does not exist.
   const missing = 'f'.repeat(32);
-  await golden(await patch(missing, 0, REPORT.subarray(0, 1)), 404, errorFeed(`/uploads/${missing}`, 'errorFileNotFound', 'Upload does not exist or has expired'));
+  await golden(
+    await patch(missing, 0, REPORT.subarray(0, 1)),
+    404,
+    errorFeed(`/uploads/${missing}`, 'errorFileNotFound', 'Upload does not exist or has expired'),
+  );
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freshBackend, settingsEnv, type FreshBackend } from '../helpers/backend.js';
+import { type FreshBackend, freshBackend, settingsEnv } from '../helpers/backend.js';
 import { ServerProcess } from '../helpers/server-process.js';
 
 /**

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { exchange, type Exchange } from '../helpers/raw-exchange.js';
+import { type Exchange, exchange } from '../helpers/raw-exchange.js';
 import { eventually } from '../helpers/raw-upload.js';
-import { atomError } from '../helpers/server.js';
+import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 import { parseAtom } from '../helpers/xml.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Requests an attacker sends without a key: each must get an answer (or a closed
@@ -23,7 +22,19 @@ describe('hostile requests', () => {
   // A file part cut before its closing boundary: busboy reports it on the part's stream,
   // which crashed the process when nothing listened there.
   const truncated = '--XB\r\nContent-Disposition: form-data; name="f"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nabcdef';
-  for (const path of ['/healthz', '/apikeys', '/account', '/folders', '/files', '/file', '/signin', '/nonexistent', '/my/files', '/my/files/move', '/ABCDEFGHIJ/delete/00']) {
+  for (const path of [
+    '/healthz',
+    '/apikeys',
+    '/account',
+    '/folders',
+    '/files',
+    '/file',
+    '/signin',
+    '/nonexistent',
+    '/my/files',
+    '/my/files/move',
+    '/ABCDEFGHIJ/delete/00',
+  ]) {
     it(`a truncated multipart body to ${path} is answered and the server lives on`, async () => {
       const request = `POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${truncated.length}\r\nConnection: close\r\n\r\n${truncated}`;
       const answer = await exchange(t.url, request);
@@ -38,8 +49,15 @@ describe('hostile requests', () => {
     it(`a 20 KB part busboy skips, sent in one piece to ${path}, is answered`, async () => {
       const { key } = await t.account();
       const body = `--a\r\nContent-Disposition: form-data; name="login"\r\n\r\nx\r\n--a\r\nX-Other: 1\r\n\r\n${'E'.repeat(20_000)}\r\n--a--\r\n`;
-      const answer = await exchange(t.url, `POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=a\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`, { timeoutMs: 10_000 });
-      assert.ok(answer.status >= 400 && answer.status < 500, `answered with a 4xx, got ${answer.status} after ${answer.closedByServer ? 'a close' : 'the timeout'}`);
+      const answer = await exchange(
+        t.url,
+        `POST ${path} HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=a\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+        { timeoutMs: 10_000 },
+      );
+      assert.ok(
+        answer.status >= 400 && answer.status < 500,
+        `answered with a 4xx, got ${answer.status} after ${answer.closedByServer ? 'a close' : 'the timeout'}`,
+      );
       await alive();
     });
   }
@@ -70,10 +88,13 @@ describe('hostile requests', () => {
     });
   }
 
-  it('bytes after a whole upload on the same connection do not take the upload\'s answer', async () => {
+  it("bytes after a whole upload on the same connection do not take the upload's answer", async () => {
     const { key } = await t.account();
     const body = `--XB\r\nContent-Disposition: form-data; name="upload"; filename="kept.txt"\r\n\r\nkept\r\n--XB--\r\n`;
-    const answer = await exchange(t.url, `POST /files HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}garbage\r\n\r\n`);
+    const answer = await exchange(
+      t.url,
+      `POST /files HTTP/1.1\r\nHost: ${host()}\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}garbage\r\n\r\n`,
+    );
     assert.equal(answer.status, 201, answer.raw);
     assert.match(answer.body, /<title>kept\.txt<\/title>/);
     assert.match(answer.body, /title="delete_link"/);
@@ -117,7 +138,10 @@ describe('framework-level refusals answer Atom', () => {
     ['a Content-Length that is not a number', 'POST /account HTTP/1.1\r\nHost: H\r\nContent-Length: abc\r\n\r\n'],
     ['a method the parser does not know', 'FOO /account HTTP/1.1\r\nHost: H\r\n\r\n'],
     ['Content-Length with Transfer-Encoding', 'POST /account HTTP/1.1\r\nHost: H\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
-    ['a chunk size that is not hex', 'POST /folders HTTP/1.1\r\nHost: H\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n'],
+    [
+      'a chunk size that is not hex',
+      'POST /folders HTTP/1.1\r\nHost: H\r\nTransfer-Encoding: chunked\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n',
+    ],
     ['a header name with a space', 'GET /account HTTP/1.1\r\nHost: H\r\nBad Header: y\r\n\r\n'],
     ['HTTP/3.0 on the request line', 'GET /account HTTP/3.0\r\nHost: H\r\n\r\n'],
   ];
@@ -134,7 +158,7 @@ describe('framework-level refusals answer Atom', () => {
     assertRawAtomError(answer, 431, 'errorBadRequest');
   });
 
-  it('an HTTP/1.1 request without Host: 400 in Atom (not Node\'s empty answer)', async () => {
+  it("an HTTP/1.1 request without Host: 400 in Atom (not Node's empty answer)", async () => {
     const answer = await exchange(t.url, 'GET /account HTTP/1.1\r\nConnection: close\r\n\r\n');
     assertRawAtomError(answer, 400, 'errorBadRequest');
     assert.match(answer.body, /Missing Host header/);
@@ -142,7 +166,12 @@ describe('framework-level refusals answer Atom', () => {
 
   for (const method of ['PROPFIND', 'TRACE', 'MKCOL', 'LOCK']) {
     it(`${method} on API paths with Accept: text/html answers Atom (405 on a known path, 404 on an unknown one)`, async () => {
-      for (const [path, status, code] of [['/account', 405, 'errorMethodNotAllowed'], ['/files/ABCDEFGHIJ', 405, 'errorMethodNotAllowed'], ['/files', 405, 'errorMethodNotAllowed'], ['/folders/X/Y/Z', 404, 'errorNotFound']] as const) {
+      for (const [path, status, code] of [
+        ['/account', 405, 'errorMethodNotAllowed'],
+        ['/files/ABCDEFGHIJ', 405, 'errorMethodNotAllowed'],
+        ['/files', 405, 'errorMethodNotAllowed'],
+        ['/folders/X/Y/Z', 404, 'errorNotFound'],
+      ] as const) {
         const answer = await exchange(t.url, `${method} ${path} HTTP/1.1\r\nHost: ${host()}\r\nAccept: text/html\r\nConnection: close\r\n\r\n`);
         assertRawAtomError(answer, status, code);
       }
@@ -195,7 +224,9 @@ describe('framework-level refusals answer Atom', () => {
     socket.on('data', (chunk: Buffer) => replies.push(chunk));
     const ended = new Promise((resolve) => socket.once('close', resolve));
     const body = '--XB\r\nContent-Disposition: form-data; name="upload"; filename="a.txt"\r\n\r\nhello\r\n--XB--\r\n';
-    socket.write(`POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    socket.write(
+      `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     const closed = closing.close();
     await new Promise((resolve) => setTimeout(resolve, 200));

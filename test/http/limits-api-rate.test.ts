@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, type ReadResponse, read } from '../helpers/api-checks.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // The request rate of API clients per API key and per client address (config
@@ -118,7 +118,10 @@ describe('paths that only look different', () => {
     for (const target of ['/%61ccount', `http://example.test/account`, '/%61ccount', '/account', `http://example.test/account`, '/%61ccount']) {
       answers.push(await raw(target));
     }
-    assert.deepEqual(answers.map((a) => a.status), [401, 401, 401, 401, 401, 429]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [401, 401, 401, 401, 401, 429],
+    );
     // An absolute-form target still gets its path as the feed id and self link.
     assert.match(answers[1]!.body, new RegExp(`<id>${t.url}/account</id>`));
     assert.match(answers[1]!.body, /<link rel="self" href="\/account"\/>/);

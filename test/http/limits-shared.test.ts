@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, read, type ReadResponse } from '../helpers/api-checks.js';
-import { bodyBytes, directLink, eventually, randomPayload, trafficLeft } from '../helpers/downloads.js';
+import { assertAtomError, type ReadResponse, read } from '../helpers/api-checks.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
+import { bodyBytes, directLink, eventually, randomPayload, trafficLeft } from '../helpers/downloads.js';
 import { freshRedisPrefix, REDIS_TEST_URL, redisSkipReason } from '../helpers/redis.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -163,7 +163,8 @@ describe('upload volume over two servers', { skip: metadataSkip }, () => {
     const { key, account } = await a.account();
     const burst = await Promise.all(Array.from({ length: 16 }, (_, i) => servers[i % 2]!.upload(key, `p${i}.bin`, randomPayload(SIZE))));
     const stored = burst.filter((up) => up.response.status === 201).length;
-    for (const up of burst) if (up.response.status !== 201) assertAtomError({ status: up.response.status, headers: up.response.headers, body: up.body }, 429, 'errorUploadLimit');
+    for (const up of burst)
+      if (up.response.status !== 201) assertAtomError({ status: up.response.status, headers: up.response.headers, body: up.body }, 429, 'errorUploadLimit');
     assert.ok(stored >= 1 && stored * SIZE <= FREE, `${stored} uploads of ${SIZE} bytes stored against a limit of ${FREE}`);
     // What is left is taken one by one, alternating: the site ends at floor(limit / size)
     // files, as one server would, and the next is refused on either server.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { assertAtomError, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, type ReadResponse, read } from '../helpers/api-checks.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // The brute-force limit of POST /apikeys (API.md 8: attempts per IP and per login, 10 a
@@ -132,7 +132,9 @@ describe('sign-in attempts', () => {
         other.fetch('/apikeys', { method: 'POST', headers: { 'X-Forwarded-For': ip }, body: new URLSearchParams({ login: `x-${ip}`, password }) }).then(read);
       for (let i = 1; i <= LIMIT; i++) expectWrong(await attempt(`10.6.0.${i}`, 'x'));
       // All came from 127.0.0.1, whatever the header said.
-      const locked = await other.fetch('/apikeys', { method: 'POST', headers: { 'X-Forwarded-For': '10.6.0.50' }, body: new URLSearchParams({ login, password: PASSWORD }) }).then(read);
+      const locked = await other
+        .fetch('/apikeys', { method: 'POST', headers: { 'X-Forwarded-For': '10.6.0.50' }, body: new URLSearchParams({ login, password: PASSWORD }) })
+        .then(read);
       expectLocked(locked);
     } finally {
       await other.close();

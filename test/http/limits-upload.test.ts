@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { eventually, filePart, multipartBody, steppedRequest, type RawOutcome } from '../helpers/raw-upload.js';
+import { eventually, filePart, multipartBody, type RawOutcome, steppedRequest } from '../helpers/raw-upload.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 import type { StorageSnapshot } from '../helpers/storage-view.js';
 

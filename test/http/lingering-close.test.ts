@@ -40,7 +40,15 @@ function sendAllThenRead(headers: Record<string, string>, body: Buffer): Promise
       else resolve({ head: text.slice(0, cut), body: text.slice(cut + 4) });
     });
     socket.once('connect', async () => {
-      const head = [`POST /files HTTP/1.1`, `Host: 127.0.0.1`, `Connection: close`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`), `Content-Length: ${body.length}`, '', ''].join('\r\n');
+      const head = [
+        `POST /files HTTP/1.1`,
+        `Host: 127.0.0.1`,
+        `Connection: close`,
+        ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+        `Content-Length: ${body.length}`,
+        '',
+        '',
+      ].join('\r\n');
       socket.write(head);
       // The answer is not looked at until every byte is sent.
       socket.pause();

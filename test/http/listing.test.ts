@@ -10,9 +10,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FileRecord, Folder } from '../../src/domain/types.js';
-import { assertAtomError, read, type ReadResponse } from '../helpers/api-checks.js';
+import { assertAtomError, type ReadResponse, read } from '../helpers/api-checks.js';
 import { assertGoldenLines, type Slot } from '../helpers/golden-lines.js';
-import { startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 import { parseAtom } from '../helpers/xml.js';
 
 const ATOM_TYPE = 'application/atom+xml; charset=utf-8';
@@ -117,8 +117,7 @@ const newestFirst = <T extends { createdAt: number; id: string }>(items: T[]): T
 // ---------------------------------------------------------------------------------------
 // Requests
 
-const get = async (account: TestAccount | null, path: string) =>
-  read(await srv.fetch(path, account ? { headers: { Authorization: account.key } } : {}));
+const get = async (account: TestAccount | null, path: string) => read(await srv.fetch(path, account ? { headers: { Authorization: account.key } } : {}));
 
 async function upload(account: TestAccount, name: string, content: string = name): Promise<string> {
   const { response, id, body } = await srv.upload(account.key, name, content);
@@ -198,7 +197,15 @@ describe('GET /files', () => {
     // The clock set above, written independently: the newest is the 09:07 pair, the oldest 09:01.
     assert.deepEqual(
       expected.map((f) => dateTime(f.createdAt)),
-      ['2026-11-21 09:07:00', '2026-11-21 09:07:00', '2026-11-21 09:05:00', '2026-11-21 09:04:00', '2026-11-21 09:03:00', '2026-11-21 09:02:00', '2026-11-21 09:01:00'],
+      [
+        '2026-11-21 09:07:00',
+        '2026-11-21 09:07:00',
+        '2026-11-21 09:05:00',
+        '2026-11-21 09:04:00',
+        '2026-11-21 09:03:00',
+        '2026-11-21 09:02:00',
+        '2026-11-21 09:01:00',
+      ],
     );
     const response = await get(carol, '/files');
     const { atom } = assertFeed(response, feedLines('File list', '/files', expected.map(fileEntry)));
@@ -276,7 +283,10 @@ describe('GET /files', () => {
   });
 
   test('bad cursors are 400 errorBadRequest in Atom, never a 500', async () => {
-    const page = assertFeed(await get(carol, '/files?limit=1'), feedLines('File list', '/files', [fileEntry(newestFirst(await records(live()))[0]!)], '/files?limit=1&cursor={cursor}'));
+    const page = assertFeed(
+      await get(carol, '/files?limit=1'),
+      feedLines('File list', '/files', [fileEntry(newestFirst(await records(live()))[0]!)], '/files?limit=1&cursor={cursor}'),
+    );
     const good = page.cursor!;
     const b64 = (text: string) => Buffer.from(text).toString('base64url');
     const folderCursor = (await listFolderCursor(carol)) ?? b64(`d:1:${folderId}`);
@@ -305,7 +315,10 @@ describe('GET /files', () => {
     // A well-formed position that names no file is just a position.
     const all = newestFirst(await records(live()));
     const position = b64(`f:${all[2]!.createdAt}:ZZZZZZZZZZ`);
-    assertFeed(await get(carol, `/files?cursor=${position}`), feedLines('File list', '/files', all.filter((f) => f.createdAt <= all[2]!.createdAt).map(fileEntry)));
+    assertFeed(
+      await get(carol, `/files?cursor=${position}`),
+      feedLines('File list', '/files', all.filter((f) => f.createdAt <= all[2]!.createdAt).map(fileEntry)),
+    );
   });
 
   test('without an API key 401 Wrong apikey; GET is on /files only, /file stays the upload alias', async () => {
@@ -372,7 +385,11 @@ describe('GET /files pagination', () => {
       path = `/files?limit=5&cursor=${cursor}`;
     }
     assert.deepEqual(sizes, [5, 5, 5, 5, 3]);
-    assert.deepEqual(seen, expected.map((f) => f.id), 'every original file exactly once, newest first');
+    assert.deepEqual(
+      seen,
+      expected.map((f) => f.id),
+      'every original file exactly once, newest first',
+    );
     assert.equal(new Set(seen).size, 23);
   });
 
@@ -411,10 +428,15 @@ describe('GET /files pagination', () => {
     const expected = newestFirst(await records(made));
     await srv.server.services.store.files.setStatus(expected[0]!.id, ['A'], 'B', clock.now);
     const blockedFirst = newestFirst(await records(made));
-    const first = assertFeed(await get(fay, '/files?limit=3'), feedLines('File list', '/files', blockedFirst.slice(0, 3).map(fileEntry), '/files?limit=3&cursor={cursor}'));
+    const first = assertFeed(
+      await get(fay, '/files?limit=3'),
+      feedLines('File list', '/files', blockedFirst.slice(0, 3).map(fileEntry), '/files?limit=3&cursor={cursor}'),
+    );
     const gone = expected[4]!.id;
     assert.equal((await read(await srv.fetch(`/files/${gone}`, { method: 'DELETE', headers: { Authorization: fay.key } }))).status, 200);
-    const rest = newestFirst(await records(made)).slice(3).filter((f) => f.id !== gone);
+    const rest = newestFirst(await records(made))
+      .slice(3)
+      .filter((f) => f.id !== gone);
     assertFeed(await get(fay, `/files?limit=3&cursor=${first.cursor}`), feedLines('File list', '/files', rest.map(fileEntry)));
   });
 });
@@ -458,7 +480,11 @@ describe('GET /folders', () => {
     const list = newestFirst(await Promise.all(ids.map(folderRecord)));
     return list.map((folder) => {
       const active = all.filter((f) => f.folderId === folder.id && f.status === 'A');
-      return folderEntry(folder, active.length, active.reduce((sum, f) => sum + f.size, 0));
+      return folderEntry(
+        folder,
+        active.length,
+        active.reduce((sum, f) => sum + f.size, 0),
+      );
     });
   }
 
@@ -468,7 +494,11 @@ describe('GET /folders', () => {
     const { atom } = assertFeed(response, feedLines('Folder list', '/folders', expected));
     assert.equal(atom.feed.entry.length, 4);
     // Literal checks of what the records imply: two active files of 100 and 20 bytes in Top.
-    assert.ok(response.body.includes(`    <title>Top &amp; &lt;stuff&gt;</title>\n    <ed:parent></ed:parent>\n    <link title="folder_link" href="${WEB_URL}/folder/${folders.top}" rel="enclosure" length="120"/>\n    <ed:files>2</ed:files>\n`));
+    assert.ok(
+      response.body.includes(
+        `    <title>Top &amp; &lt;stuff&gt;</title>\n    <ed:parent></ed:parent>\n    <link title="folder_link" href="${WEB_URL}/folder/${folders.top}" rel="enclosure" length="120"/>\n    <ed:files>2</ed:files>\n`,
+      ),
+    );
     assert.ok(response.body.includes(`    <ed:parent>${folders.kid}</ed:parent>\n`));
     const bobs = await get(bob, '/folders');
     for (const id of Object.values(folders)) assert.ok(!bobs.body.includes(id), 'another account’s folders never appear');
@@ -520,7 +550,12 @@ describe('GET /folders', () => {
       const last = pageNo === 2;
       const { cursor } = assertFeed(
         await get(hal, path),
-        feedLines('Folder list', '/folders', slice.map((f) => folderEntry(f, 0, 0)), last ? undefined : '/folders?parent=root&limit=5&cursor={cursor}'),
+        feedLines(
+          'Folder list',
+          '/folders',
+          slice.map((f) => folderEntry(f, 0, 0)),
+          last ? undefined : '/folders?parent=root&limit=5&cursor={cursor}',
+        ),
       );
       seen.push(...slice.map((f) => f.id));
       if (last) {
@@ -531,6 +566,9 @@ describe('GET /folders', () => {
       await newFolder(hal, `made during page ${pageNo}`);
       path = `/folders?parent=root&limit=5&cursor=${cursor}`;
     }
-    assert.deepEqual(seen, expected.map((f) => f.id));
+    assert.deepEqual(
+      seen,
+      expected.map((f) => f.id),
+    );
   });
 });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { redactUrl } from '../../src/http/log-redaction.js';
-import { freshBackend, settingsEnv, type FreshBackend } from '../helpers/backend.js';
+import { type FreshBackend, freshBackend, settingsEnv } from '../helpers/backend.js';
 import { assertOk, cleanEnv, filehavenEntry, runCli } from '../helpers/cli.js';
 
 const BIN = filehavenEntry();
@@ -47,7 +47,10 @@ describe('request log', () => {
     dataDir = await mkdtemp(path.join(tmpdir(), 'filehaven-log-'));
     backend = await freshBackend();
     const env = settingsEnv(backend.config);
-    child = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'info'], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [BIN, 'serve', '--data', dataDir, '--port', '0', '--log-level', 'info'], {
+      env: cleanEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     for (let i = 0; i < 200 && !base; i++) {
@@ -56,7 +59,12 @@ describe('request log', () => {
     }
     assert.ok(base, `the server started: ${log}`);
     // Once serve has set the site up: the operator commands refuse a folder that is not a site's.
-    assertOk(await runCli(['accounts', 'create', '--data', dataDir, '--login', 'ada', '--password', 'correct horse', '--premium-days', '30', '--traffic', '1GiB'], env));
+    assertOk(
+      await runCli(
+        ['accounts', 'create', '--data', dataDir, '--login', 'ada', '--password', 'correct horse', '--premium-days', '30', '--traffic', '1GiB'],
+        env,
+      ),
+    );
   });
   after(async () => {
     if (child && child.exitCode === null && child.signalCode === null) {
@@ -96,7 +104,12 @@ describe('request log', () => {
     // Nine requests above: wait until pino has written the completion of each.
     for (let i = 0; i < 100 && (log.match(/request completed/g) ?? []).length < 9; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     assert.match(log, /"url":"\/account\?apikey=\[redacted\]"/, 'the request is logged, redacted');
-    for (const [what, secret] of [['API key', key], ['password', encodeURIComponent(password)], ['delete secret', deleteSecret], ['direct token', token]] as const) {
+    for (const [what, secret] of [
+      ['API key', key],
+      ['password', encodeURIComponent(password)],
+      ['delete secret', deleteSecret],
+      ['direct token', token],
+    ] as const) {
       assert.ok(!log.includes(secret), `the log holds the ${what}`);
     }
   });

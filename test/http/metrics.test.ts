@@ -21,14 +21,18 @@ function parseExposition(text: string): Samples {
     if (line === '' || line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     assert.ok(match, `not a sample line: ${line}`);
-    const labels = [...(match[2] ?? '').matchAll(LABEL)].map(([, name, value]) => [name!, value!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c))] as const);
+    const labels = [...(match[2] ?? '').matchAll(LABEL)].map(
+      ([, name, value]) => [name!, value!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c))] as const,
+    );
     samples.set(key(match[1]!, Object.fromEntries(labels)), Number(match[3]));
   }
   return samples;
 }
 
 function key(name: string, labels: Record<string, string> = {}): string {
-  const sorted = Object.keys(labels).sort().map((label) => `${label}=${JSON.stringify(labels[label])}`);
+  const sorted = Object.keys(labels)
+    .sort()
+    .map((label) => `${label}=${JSON.stringify(labels[label])}`);
   return `${name}{${sorted.join(',')}}`;
 }
 
@@ -68,31 +72,66 @@ describe('metrics: transfers, limits and routes', () => {
     const afterUpload = await scrapeUntil(t, (s) => value(s, 'filehaven_transfers_in_flight', { direction: 'upload' }) === 0, 'the upload has ended');
     assert.equal(value(afterUpload, 'filehaven_upload_bytes_total') - value(before, 'filehaven_upload_bytes_total'), payload.length);
     assert.equal(
-      value(afterUpload, 'filehaven_upload_duration_seconds_count', { outcome: 'stored' }) - value(before, 'filehaven_upload_duration_seconds_count', { outcome: 'stored' }),
+      value(afterUpload, 'filehaven_upload_duration_seconds_count', { outcome: 'stored' }) -
+        value(before, 'filehaven_upload_duration_seconds_count', { outcome: 'stored' }),
       1,
     );
-    assert.equal(value(afterUpload, 'filehaven_http_requests_total', { route: '/files', method: 'POST', status: '201' }) - value(before, 'filehaven_http_requests_total', { route: '/files', method: 'POST', status: '201' }), 1);
+    assert.equal(
+      value(afterUpload, 'filehaven_http_requests_total', { route: '/files', method: 'POST', status: '201' }) -
+        value(before, 'filehaven_http_requests_total', { route: '/files', method: 'POST', status: '201' }),
+      1,
+    );
 
     const publicResponse = await fetch(`${up.downloadLink}?download=1`);
     assert.equal(publicResponse.status, 200);
     assert.equal(sha256(await bodyBytes(publicResponse)), sha256(payload));
-    const afterPublic = await scrapeUntil(t, (s) => value(s, 'filehaven_download_duration_seconds_count', { kind: 'public' }) > value(before, 'filehaven_download_duration_seconds_count', { kind: 'public' }), 'the public download has ended');
-    assert.equal(value(afterPublic, 'filehaven_download_bytes_total', { kind: 'public' }) - value(before, 'filehaven_download_bytes_total', { kind: 'public' }), payload.length);
+    const afterPublic = await scrapeUntil(
+      t,
+      (s) =>
+        value(s, 'filehaven_download_duration_seconds_count', { kind: 'public' }) >
+        value(before, 'filehaven_download_duration_seconds_count', { kind: 'public' }),
+      'the public download has ended',
+    );
+    assert.equal(
+      value(afterPublic, 'filehaven_download_bytes_total', { kind: 'public' }) - value(before, 'filehaven_download_bytes_total', { kind: 'public' }),
+      payload.length,
+    );
     assert.equal(value(afterPublic, 'filehaven_download_bytes_total', { kind: 'direct' }), value(before, 'filehaven_download_bytes_total', { kind: 'direct' }));
 
     const url = await directLink(t, owner.key, up.id);
     const direct = await fetch(url, { headers: { Authorization: owner.key } });
     assert.equal(direct.status, 200);
     assert.equal(sha256(await bodyBytes(direct)), sha256(payload));
-    const afterDirect = await scrapeUntil(t, (s) => value(s, 'filehaven_download_duration_seconds_count', { kind: 'direct' }) > value(before, 'filehaven_download_duration_seconds_count', { kind: 'direct' }), 'the direct download has ended');
-    assert.equal(value(afterDirect, 'filehaven_download_bytes_total', { kind: 'direct' }) - value(before, 'filehaven_download_bytes_total', { kind: 'direct' }), payload.length);
+    const afterDirect = await scrapeUntil(
+      t,
+      (s) =>
+        value(s, 'filehaven_download_duration_seconds_count', { kind: 'direct' }) >
+        value(before, 'filehaven_download_duration_seconds_count', { kind: 'direct' }),
+      'the direct download has ended',
+    );
+    assert.equal(
+      value(afterDirect, 'filehaven_download_bytes_total', { kind: 'direct' }) - value(before, 'filehaven_download_bytes_total', { kind: 'direct' }),
+      payload.length,
+    );
     assert.equal(value(afterDirect, 'filehaven_traffic_reserved_bytes_total') - value(before, 'filehaven_traffic_reserved_bytes_total'), payload.length);
-    assert.equal(value(afterDirect, 'filehaven_traffic_refunded_bytes_total'), value(before, 'filehaven_traffic_refunded_bytes_total'), 'a whole download gives nothing back');
+    assert.equal(
+      value(afterDirect, 'filehaven_traffic_refunded_bytes_total'),
+      value(before, 'filehaven_traffic_refunded_bytes_total'),
+      'a whole download gives nothing back',
+    );
     assert.equal(value(afterDirect, 'filehaven_transfers_in_flight', { direction: 'download' }), 0);
 
     // The route label is the router's pattern: no file id, no link token, no name.
-    assert.equal(value(afterDirect, 'filehaven_http_requests_total', { route: '/:id/:name', method: 'GET', status: '200' }) - value(before, 'filehaven_http_requests_total', { route: '/:id/:name', method: 'GET', status: '200' }), 1);
-    assert.equal(value(afterDirect, 'filehaven_http_requests_total', { route: '/direct/:id/:token/:name', method: 'GET', status: '200' }) - value(before, 'filehaven_http_requests_total', { route: '/direct/:id/:token/:name', method: 'GET', status: '200' }), 1);
+    assert.equal(
+      value(afterDirect, 'filehaven_http_requests_total', { route: '/:id/:name', method: 'GET', status: '200' }) -
+        value(before, 'filehaven_http_requests_total', { route: '/:id/:name', method: 'GET', status: '200' }),
+      1,
+    );
+    assert.equal(
+      value(afterDirect, 'filehaven_http_requests_total', { route: '/direct/:id/:token/:name', method: 'GET', status: '200' }) -
+        value(before, 'filehaven_http_requests_total', { route: '/direct/:id/:token/:name', method: 'GET', status: '200' }),
+      1,
+    );
     const text = await (await t.fetch('/metrics')).text();
     assert.ok(!text.includes(up.id), 'no file id in any label');
     assert.ok(!text.includes('counted.bin'), 'no file name in any label');
@@ -109,7 +148,11 @@ describe('metrics: transfers, limits and routes', () => {
     const { status, received } = await startAndAbort(url, { Authorization: owner.key });
     assert.equal(status, 200);
     assert.ok(received > 0 && received < size);
-    const after = await scrapeUntil(t, (s) => value(s, 'filehaven_traffic_refunded_bytes_total') > value(before, 'filehaven_traffic_refunded_bytes_total'), 'the unsent bytes are given back');
+    const after = await scrapeUntil(
+      t,
+      (s) => value(s, 'filehaven_traffic_refunded_bytes_total') > value(before, 'filehaven_traffic_refunded_bytes_total'),
+      'the unsent bytes are given back',
+    );
     const reserved = value(after, 'filehaven_traffic_reserved_bytes_total') - value(before, 'filehaven_traffic_reserved_bytes_total');
     const refunded = value(after, 'filehaven_traffic_refunded_bytes_total') - value(before, 'filehaven_traffic_refunded_bytes_total');
     const sent = value(after, 'filehaven_download_bytes_total', { kind: 'direct' }) - value(before, 'filehaven_download_bytes_total', { kind: 'direct' });
@@ -125,15 +168,28 @@ describe('metrics: transfers, limits and routes', () => {
     const up = await t.upload(free.key, 'too-big.bin', randomPayload(8 * KiB));
     assert.equal(up.response.status, 429, up.body);
     const after = await scrapeUntil(t, (s) => value(s, 'filehaven_transfers_in_flight', { direction: 'upload' }) === 0, 'the upload has ended');
-    assert.equal(value(after, 'filehaven_limit_refusals_total', { limit: 'upload-volume' }) - value(before, 'filehaven_limit_refusals_total', { limit: 'upload-volume' }), 1);
-    assert.equal(value(after, 'filehaven_upload_duration_seconds_count', { outcome: 'failed' }) - value(before, 'filehaven_upload_duration_seconds_count', { outcome: 'failed' }), 1);
+    assert.equal(
+      value(after, 'filehaven_limit_refusals_total', { limit: 'upload-volume' }) - value(before, 'filehaven_limit_refusals_total', { limit: 'upload-volume' }),
+      1,
+    );
+    assert.equal(
+      value(after, 'filehaven_upload_duration_seconds_count', { outcome: 'failed' }) -
+        value(before, 'filehaven_upload_duration_seconds_count', { outcome: 'failed' }),
+      1,
+    );
     assert.equal(value(after, 'filehaven_upload_bytes_total'), value(before, 'filehaven_upload_bytes_total'), 'a refused upload stored no bytes');
   });
 
   test('an unmatched path is labelled as such, never by its URL', async () => {
     const before = await scrape(t);
     assert.equal((await t.fetch('/no/such/path/secret-looking-word')).status, 404);
-    const after = await scrapeUntil(t, (s) => value(s, 'filehaven_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }) > value(before, 'filehaven_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }), 'the 404 is counted');
+    const after = await scrapeUntil(
+      t,
+      (s) =>
+        value(s, 'filehaven_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }) >
+        value(before, 'filehaven_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }),
+      'the 404 is counted',
+    );
     assert.ok(![...after.keys()].some((name) => name.includes('secret-looking-word')));
   });
 
@@ -160,7 +216,10 @@ describe('metrics: transfers, limits and routes', () => {
     assert.equal((await signIn()).status, 401);
     assert.equal((await signIn()).status, 429);
     const after = await scrape(t);
-    assert.equal(value(after, 'filehaven_limit_refusals_total', { limit: 'sign-in' }) - value(before, 'filehaven_limit_refusals_total', { limit: 'sign-in' }), 1);
+    assert.equal(
+      value(after, 'filehaven_limit_refusals_total', { limit: 'sign-in' }) - value(before, 'filehaven_limit_refusals_total', { limit: 'sign-in' }),
+      1,
+    );
     assert.equal(value(after, 'filehaven_limit_refusals_total', { limit: 'api-rate' }), value(before, 'filehaven_limit_refusals_total', { limit: 'api-rate' }));
   });
 });
@@ -186,7 +245,11 @@ describe('metrics: not an API request, gc runs', () => {
 
   test('gc runs are counted, with the time of the last one that ran to its end', async () => {
     const startedAt = Date.now() / 1000;
-    const samples = await scrapeUntil(t, (s) => value(s, 'filehaven_gc_runs_total', { outcome: 'done' }) >= 1 && value(s, 'filehaven_gc_last_success_timestamp_seconds') >= startedAt - 1, 'a gc run');
+    const samples = await scrapeUntil(
+      t,
+      (s) => value(s, 'filehaven_gc_runs_total', { outcome: 'done' }) >= 1 && value(s, 'filehaven_gc_last_success_timestamp_seconds') >= startedAt - 1,
+      'a gc run',
+    );
     assert.equal(value(samples, 'filehaven_gc_runs_total', { outcome: 'failed' }), 0);
     assert.ok(value(samples, 'filehaven_gc_last_success_timestamp_seconds') <= Date.now() / 1000 + 1);
     assert.ok(value(samples, 'filehaven_gc_last_duration_seconds') > 0);

@@ -64,7 +64,8 @@ describe('blacklist add --block-existing', () => {
     const out = assertOk(await cli('blacklist', 'add', sha256(content), '--block-existing', '--reason', 'abuse report'));
     assert.match(out, /blocked 2 existing files with this digest/);
 
-    const details = async (id: string) => assertAtomOk(await read(await t.fetch(`/files/${id}`, { headers: { Authorization: alice.key } })), 200, 'File Full info').entry;
+    const details = async (id: string) =>
+      assertAtomOk(await read(await t.fetch(`/files/${id}`, { headers: { Authorization: alice.key } })), 200, 'File Full info').entry;
     assert.equal((await details(a.id))['ed:status'], 'B');
     assert.equal((await details(b.id))['ed:status'], 'B');
     assert.equal((await details(other.id))['ed:status'], 'A', 'other content is untouched');
@@ -78,7 +79,7 @@ describe('blacklist add --block-existing', () => {
     assertAtomError({ status: again.response.status, headers: again.response.headers, body: again.body }, 403, 'errorFileInBlackList');
   });
 
-  test('a blacklist add that commits between the upload\'s first check and its insert still refuses the upload, and no active row is left', async () => {
+  test("a blacklist add that commits between the upload's first check and its insert still refuses the upload, and no active row is left", async () => {
     const { key, account } = await t.account();
     const content = 'blacklisted while the upload was being stored';
     const digest = sha256(content);

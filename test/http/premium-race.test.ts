@@ -14,13 +14,10 @@ test('concurrent premium changes of one account all count: extensions, shortenin
     const { login } = await t.account({ premiumDays: 30, trafficBytes: 0 });
     const before = await accounts.byLoginOrFail(login);
     // 10 extensions of 2 days with 1,000 bytes each, and 10 shortenings of 1 day, all at once.
-    await Promise.all(
-      Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? accounts.extendPremium(login, 2, 1000) : accounts.extendPremium(login, -1, 0))),
-    );
+    await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? accounts.extendPremium(login, 2, 1000) : accounts.extendPremium(login, -1, 0))));
     const after = await accounts.byLoginOrFail(login);
     assert.equal(after.premiumEnd! - before.premiumEnd!, 10 * DAY_MS, 'every change counted once');
     assert.equal(after.trafficLeft - before.trafficLeft, 10_000);
-
 
     // Ending now and adding traffic is one step too: the traffic of a racing end counts.
     await Promise.all([accounts.endPremium(login, 500), accounts.extendPremium(login, 0, 700), accounts.endPremium(login, 300)]);

@@ -128,7 +128,10 @@ test('a server started while its Redis is down starts, says so, and shares limit
   let server: ServerProcess | undefined;
   try {
     server = await ServerProcess.start(dataDir, ['--log-level', 'warn'], 60_000, { ...settingsEnv(backend.config), FILEHAVEN_REDIS_URL: redis.url });
-    assert.match(server.log, new RegExp(`Redis at redis://127\\.0\\.0\\.1:${redis.port} is unreachable \\(.+\\): each server counts its own limits until it is back`));
+    assert.match(
+      server.log,
+      new RegExp(`Redis at redis://127\\.0\\.0\\.1:${redis.port} is unreachable \\(.+\\): each server counts its own limits until it is back`),
+    );
     assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
     assert.equal((await fetch(`${server.url}/readyz`)).status, 200, 'a fleet whose Redis is down keeps serving');
     const signIn = await fetch(`${server.url}/apikeys`, { method: 'POST', body: new URLSearchParams({ login: 'admin', password: 'wrong' }) }).then(read);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openServices } from '../../src/services/services.js';
 import { enclosureHref } from '../helpers/crash-http.js';
-import { TestClock, startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
 const MiB = 1024 * 1024;
 const HOUR_MS = 3_600_000;

@@ -5,16 +5,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULTS, type Config } from '../../src/config/config.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Config, DEFAULTS } from '../../src/config/config.js';
 import { CHECKPOINT_BYTES } from '../../src/services/reservations-service.js';
+import type { Services } from '../../src/services/services.js';
 import { openServices } from '../../src/services/services.js';
-import { freshBackend, settingsEnv, TEST_BACKEND, type FreshBackend } from '../helpers/backend.js';
+import { type FreshBackend, freshBackend, settingsEnv, TEST_BACKEND } from '../helpers/backend.js';
+import { cleanEnv, filehavenEntry } from '../helpers/cli.js';
 import { enclosureHref, entryId, errorCodeOf, request, trafficLeftOf } from '../helpers/crash-http.js';
 import { ServerProcess } from '../helpers/server-process.js';
-import { cleanEnv, filehavenEntry } from '../helpers/cli.js';
-import type { Services } from '../../src/services/services.js';
 
 // Issue 14: a server killed (SIGKILL) while direct downloads and an upload are in flight
 // leaves reservation rows; the next start settles them at their last checkpoint. The
@@ -81,7 +81,9 @@ async function trafficLeft(url: string, key: string): Promise<number> {
 /** A multipart upload body in three pieces, so the file can stream slowly between them. */
 function uploadParts(size: number, filename: string): { head: Buffer; tail: Buffer; boundary: string; length: number } {
   const boundary = `----filehaven${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+  );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return { head, tail, boundary, length: head.length + size + tail.length };
 }
@@ -105,7 +107,13 @@ function slowUpload(url: string, key: string, size: number): { sent: () => numbe
   const target = new URL('/files', url);
   const done = new Promise<string>((resolve) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: '/files', method: 'POST', headers: { Authorization: key, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': length } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: '/files',
+        method: 'POST',
+        headers: { Authorization: key, 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': length },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(`answered ${res.statusCode}`));
@@ -212,7 +220,9 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
         await server.kill();
         for (const download of downloads) download.release();
         const results = await Promise.all(downloads.map((d) => d.done));
-        context.diagnostic(`round ${round}: upload cut (${await uploading.done}), downloads received ${results.map((r) => (r.received / MiB).toFixed(1)).join(', ')} MiB`);
+        context.diagnostic(
+          `round ${round}: upload cut (${await uploading.done}), downloads received ${results.map((r) => (r.received / MiB).toFixed(1)).join(', ')} MiB`,
+        );
         for (const result of results) assert.equal(result.complete, false, 'the kill cut every download short');
         const roundReceived = results.reduce((sum, r) => sum + r.received, 0);
         received += roundReceived;
@@ -223,7 +233,7 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
         const charged = TRAFFIC - left;
         const under = received - charged;
         context.diagnostic(
-          `round ${round}: received ${(received / MiB).toFixed(2)} MiB in all, charged ${(charged / MiB).toFixed(2)} MiB: ${(under / MiB).toFixed(2)} MiB not charged (${((under / MiB) / (4 * round)).toFixed(2)} MiB per transfer)`,
+          `round ${round}: received ${(received / MiB).toFixed(2)} MiB in all, charged ${(charged / MiB).toFixed(2)} MiB: ${(under / MiB).toFixed(2)} MiB not charged (${(under / MiB / (4 * round)).toFixed(2)} MiB per transfer)`,
         );
         assert.ok(charged <= received, `charged ${charged} bytes for ${received} received`);
         assert.ok(under <= 4 * round * UNDERCHARGE_BOUND, `${under} bytes received and not charged, over ${4 * round} x ${UNDERCHARGE_BOUND}`);
@@ -275,7 +285,10 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
       let cut = false;
       for (let attempt = 1; attempt <= 4 && !cut; attempt++) {
         const before = await openRows(probe);
-        const child = spawn(process.execPath, [filehavenEntry(), 'serve', '--port', '0', '--data', dataDir, ...serverArgs], { env: cleanEnv(env), stdio: 'ignore' });
+        const child = spawn(process.execPath, [filehavenEntry(), 'serve', '--port', '0', '--data', dataDir, ...serverArgs], {
+          env: cleanEnv(env),
+          stdio: 'ignore',
+        });
         const exited = new Promise((resolve) => child.once('exit', resolve));
         const until = Date.now() + 30_000;
         while ((await openRows(probe)) === before && child.exitCode === null && Date.now() < until) await sleep(1);

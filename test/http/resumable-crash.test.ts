@@ -3,11 +3,11 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
-import { DEFAULTS, type Config } from '../../src/config/config.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type Config, DEFAULTS } from '../../src/config/config.js';
 import { openServices } from '../../src/services/services.js';
-import { freshBackend, settingsEnv, type FreshBackend } from '../helpers/backend.js';
+import { type FreshBackend, freshBackend, settingsEnv } from '../helpers/backend.js';
 import { ServerProcess } from '../helpers/server-process.js';
 import { OFFSET_STREAM, streamedPatch, TUS, uploadMetadata } from '../helpers/tus.js';
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ResumableDigest } from '../../src/resumable/upload-digest.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { directLink, sha256 } from '../helpers/downloads.js';
-import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
+import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 import { createUpload, deleteUpload, headUpload, offsetOf, patchUpload, streamedPatch, TUS, uploadInChunks } from '../helpers/tus.js';
 
 // Issue 11: tus 1.0 resumable uploads at {base_url}/uploads, on the run's backend (the
@@ -101,7 +101,9 @@ describe('protocol', () => {
     assert.equal(sha256(await downloaded(fileId)), sha256(content));
     // Its bytes joined the upload volume; the reservation ended; nothing else stays.
     assert.equal(await reservedUploadBytes(ada.account.id), 0);
-    const logged = (await t.storage.rows('upload_log')).filter((entry) => Number(entry.account_id) === ada.account.id && Number(entry.bytes) === content.length);
+    const logged = (await t.storage.rows('upload_log')).filter(
+      (entry) => Number(entry.account_id) === ada.account.id && Number(entry.bytes) === content.length,
+    );
     assert.equal(logged.length, 1);
     await expectNothingLeft();
   });
@@ -193,7 +195,11 @@ describe('bad input', () => {
       const wrong = await patchUpload(t, ada.key, created.id, offset, Buffer.alloc(10, 'b'));
       expectError(wrong.response.status, wrong.body, 409, 'errorUploadFaild');
     }
-    const missing = await t.fetch(`/uploads/${created.id}`, { method: 'PATCH', headers: { ...TUS, Authorization: ada.key, 'Content-Type': 'application/offset+octet-stream' }, body: 'x' });
+    const missing = await t.fetch(`/uploads/${created.id}`, {
+      method: 'PATCH',
+      headers: { ...TUS, Authorization: ada.key, 'Content-Type': 'application/offset+octet-stream' },
+      body: 'x',
+    });
     assert.equal(missing.status, 403, 'tus: Upload-Offset is required');
     assert.equal(atomError(await missing.text())?.code, 'errorUploadFaild');
     assert.equal(await offsetOf(t, ada.key, created.id), 40);
@@ -207,7 +213,11 @@ describe('bad input', () => {
     const own = await createUpload(t, eve.key, { length: 100, metadata: { filename: 'own.txt' } });
     const headers = { ...TUS, Authorization: eve.key };
     const sneaky = `/uploads/${own.id}?x=/${victim.id}`;
-    const patch = await t.fetch(sneaky, { method: 'PATCH', headers: { ...headers, 'Upload-Offset': '10', 'Content-Type': 'application/offset+octet-stream' }, body: 'evil bytes' });
+    const patch = await t.fetch(sneaky, {
+      method: 'PATCH',
+      headers: { ...headers, 'Upload-Offset': '10', 'Content-Type': 'application/offset+octet-stream' },
+      body: 'evil bytes',
+    });
     assert.notEqual(patch.status, 204, 'the victim is not written');
     const head = await t.fetch(sneaky, { method: 'HEAD', headers });
     assert.equal(head.headers.get('upload-offset'), '0', "eve's own upload answers");
@@ -412,7 +422,9 @@ describe('several requests at once', () => {
   });
 });
 
-describe('several servers', { skip: TEST_BACKEND === 'sqlite-local' && 'two servers in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3' }, () => {
+describe('several servers', {
+  skip: TEST_BACKEND === 'sqlite-local' && 'two servers in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3',
+}, () => {
   test('PATCHes of one upload land on either server; a request on one makes the other let go', GUARD, async () => {
     const other = await t.sibling();
     try {

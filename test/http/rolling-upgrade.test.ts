@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { sql, type Kysely, type Migration } from 'kysely';
 import { after, before, describe, test } from 'node:test';
+import { type Kysely, type Migration, sql } from 'kysely';
 import { openDatabase } from '../../src/composition.js';
+import { DEFAULTS } from '../../src/config/config.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import { MIGRATIONS, migrateToLatest } from '../../src/db/migrator.js';
-import { DEFAULTS } from '../../src/config/config.js';
 import { TEST_BACKEND } from '../helpers/backend.js';
 import { randomPayload, sha256 } from '../helpers/downloads.js';
 import { createTestSchema, POSTGRES_TEST_URL } from '../helpers/postgres-test-schema.js';
@@ -19,12 +19,19 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 const FUTURE: Record<string, Migration> = {
   '0100-future-table': {
     async up(db: Kysely<any>) {
-      await db.schema.createTable('future_notes').addColumn('id', 'integer', (c) => c.primaryKey()).addColumn('note', 'text').execute();
+      await db.schema
+        .createTable('future_notes')
+        .addColumn('id', 'integer', (c) => c.primaryKey())
+        .addColumn('note', 'text')
+        .execute();
     },
   },
   '0101-future-column': {
     async up(db: Kysely<any>) {
-      await db.schema.alterTable('files').addColumn('future_flag', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .alterTable('files')
+        .addColumn('future_flag', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
     },
   },
 };
@@ -79,7 +86,10 @@ describe('a database a newer version migrated further', () => {
     const opened = openDatabase(t.config);
     try {
       const flags = await sql<{ flag: number }>`select distinct future_flag as flag from files`.execute(opened.db);
-      assert.deepEqual(flags.rows.map((row) => Number(row.flag)), [0]);
+      assert.deepEqual(
+        flags.rows.map((row) => Number(row.flag)),
+        [0],
+      );
     } finally {
       await opened.db.destroy();
     }
@@ -97,7 +107,9 @@ test('a database that ran migrations this version does not know but lacks one it
       // Another branch of the schema: the future migrations ran and ours did not.
       if (opened.engine === 'sqlite') await sql`delete from filehaven_migrations where name = ${last}`.execute(opened.db);
       else await sql`delete from ${sql.table(`${opened.schema}.filehaven_migrations`)} where name = ${last}`.execute(opened.db);
-      await sql`insert into ${sql.table(opened.schema ? `${opened.schema}.filehaven_migrations` : 'filehaven_migrations')} (name, timestamp) values ('0100-future-table', '2026-11-26T00:00:00.000Z')`.execute(opened.db);
+      await sql`insert into ${sql.table(opened.schema ? `${opened.schema}.filehaven_migrations` : 'filehaven_migrations')} (name, timestamp) values ('0100-future-table', '2026-11-26T00:00:00.000Z')`.execute(
+        opened.db,
+      );
     } finally {
       await opened.db.destroy();
     }
@@ -114,25 +126,23 @@ test('a database that ran migrations this version does not know but lacks one it
 // old one must come up on the result (its look for newer migrations can miss them, and
 // Kysely's migrator then refuses with "corrupted migrations": it looks again). On SQLite
 // two starts in one process would share one thread (limits-shared.test.ts says why).
-test(
-  'an old and a new server migrating one empty database at the same moment both come up',
-  { skip: TEST_BACKEND === 'sqlite-local' && 'two migrators in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3' },
-  async () => {
-    for (let round = 0; round < 8; round++) {
-      const { schema, drop } = await createTestSchema();
-      const config = { ...DEFAULTS, databaseUrl: POSTGRES_TEST_URL, databaseSchema: schema };
-      const [old, next] = [openDatabase(config), openDatabase(config)];
-      try {
-        const [oldOutcome, nextOutcome] = await Promise.all([migrateToLatest(old.db, old.schema), migrateToLatest(next.db, next.schema, NEWER_VERSION)]);
-        assert.deepEqual(nextOutcome, { newer: [] });
-        // The old one ran first (nothing newer yet) or after (it names the newer ones).
-        assert.ok(oldOutcome.newer.length === 0 || JSON.stringify(oldOutcome.newer) === JSON.stringify(Object.keys(FUTURE)), JSON.stringify(oldOutcome));
-        const ran = await sql<{ name: string }>`select name from ${sql.table(`${schema}.filehaven_migrations`)}`.execute(next.db);
-        assert.deepEqual(ran.rows.map((row) => row.name).sort(), Object.keys(NEWER_VERSION).sort());
-      } finally {
-        await Promise.all([old.db.destroy(), next.db.destroy()]);
-        await drop();
-      }
+test('an old and a new server migrating one empty database at the same moment both come up', {
+  skip: TEST_BACKEND === 'sqlite-local' && 'two migrators in one process cannot share one SQLite file: run with FILEHAVEN_TEST_BACKEND=postgres-s3',
+}, async () => {
+  for (let round = 0; round < 8; round++) {
+    const { schema, drop } = await createTestSchema();
+    const config = { ...DEFAULTS, databaseUrl: POSTGRES_TEST_URL, databaseSchema: schema };
+    const [old, next] = [openDatabase(config), openDatabase(config)];
+    try {
+      const [oldOutcome, nextOutcome] = await Promise.all([migrateToLatest(old.db, old.schema), migrateToLatest(next.db, next.schema, NEWER_VERSION)]);
+      assert.deepEqual(nextOutcome, { newer: [] });
+      // The old one ran first (nothing newer yet) or after (it names the newer ones).
+      assert.ok(oldOutcome.newer.length === 0 || JSON.stringify(oldOutcome.newer) === JSON.stringify(Object.keys(FUTURE)), JSON.stringify(oldOutcome));
+      const ran = await sql<{ name: string }>`select name from ${sql.table(`${schema}.filehaven_migrations`)}`.execute(next.db);
+      assert.deepEqual(ran.rows.map((row) => row.name).sort(), Object.keys(NEWER_VERSION).sort());
+    } finally {
+      await Promise.all([old.db.destroy(), next.db.destroy()]);
+      await drop();
     }
-  },
-);
+  }
+});

@@ -3,7 +3,7 @@ import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, DEFAULTS, type Config } from '../../src/config/config.js';
+import { type Config, ConfigError, DEFAULTS } from '../../src/config/config.js';
 import { openServices } from '../../src/services/services.js';
 import { freshBackend } from '../helpers/backend.js';
 

@@ -11,8 +11,16 @@ import { sendFile } from '../../src/http/send-blob.js';
 // hooks wait for the client to be gone before they return.
 
 const file: FileRecord = {
-  id: 'ABCDEFGHIJ', ownerId: 1, folderId: null, name: 'x.bin', size: 1000, sha256: 'a'.repeat(64),
-  status: 'A', createdAt: Date.parse('2026-11-21T10:00:00Z'), downloads: 0, lastDownloadAt: null,
+  id: 'ABCDEFGHIJ',
+  ownerId: 1,
+  folderId: null,
+  name: 'x.bin',
+  size: 1000,
+  sha256: 'a'.repeat(64),
+  status: 'A',
+  createdAt: Date.parse('2026-11-21T10:00:00Z'),
+  downloads: 0,
+  lastDownloadAt: null,
 };
 
 async function serve(mode: 'leave-during-before' | 'leave-during-open') {

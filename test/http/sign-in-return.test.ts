@@ -21,7 +21,12 @@ async function signInFrom(next: string): Promise<string | null> {
   const form = await browser.get(`/signin?next=${encodeURIComponent(next)}`);
   assert.equal(form.status, 200, form.body);
   const field = /<input type="hidden" name="next" value="([^"]*)">/.exec(form.body)?.[1];
-  const posted = await browser.post('/signin', { csrf: csrfOf(form.body)!, login: user.login, password: user.password, ...(field ? { next: field.replace(/&amp;/g, '&') } : {}) });
+  const posted = await browser.post('/signin', {
+    csrf: csrfOf(form.body)!,
+    login: user.login,
+    password: user.password,
+    ...(field ? { next: field.replace(/&amp;/g, '&') } : {}),
+  });
   assert.equal(posted.status, 303, posted.body);
   return posted.response.headers.get('location');
 }

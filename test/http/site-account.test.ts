@@ -66,9 +66,11 @@ describe('home page', () => {
     const sent = await fetch(`${t.url}/my/files/upload`, { method: 'POST', body: form, headers: { Accept: 'text/html', Cookie: browser.cookieHeader()! } });
     assert.equal(sent.status, 200, await sent.clone().text());
     const stored = await t.server.services.store.files.list({ ownerId: user.account.id, limit: 10 });
-    assert.deepEqual(stored.map((f) => f.name), ['home «page».txt']);
+    assert.deepEqual(
+      stored.map((f) => f.name),
+      ['home «page».txt'],
+    );
   });
-
 });
 
 describe('profile: usage and limits', () => {
@@ -135,7 +137,11 @@ describe('profile: change password', () => {
 
   test('without the CSRF token: 403, nothing changed; guessing the current password hits the sign-in limit', async () => {
     const { user, browser } = await signedIn();
-    const forged = await browser.post('/accounts/profile/misc/password', { current_password: user.password, new_password: 'x'.repeat(12), new_password_again: 'x'.repeat(12) });
+    const forged = await browser.post('/accounts/profile/misc/password', {
+      current_password: user.password,
+      new_password: 'x'.repeat(12),
+      new_password_again: 'x'.repeat(12),
+    });
     assert.equal(forged.status, 403);
     let last = 0;
     for (let i = 0; i < 7; i++) last = (await change(browser, { current_password: `guess number ${i}`, new_password: 'another password' })).status;

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 import { exchange } from '../helpers/raw-exchange.js';
 import { eventually } from '../helpers/raw-upload.js';
+import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
  * Slow clients are cut off, and one address cannot hold many sockets (issue 7 item 3),
@@ -69,7 +69,9 @@ describe('slow clients', () => {
     let received = '';
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
     await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(`POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, split)}`);
+    socket.write(
+      `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, split)}`,
+    );
     // 12 bytes, one every 0.5 s: 6 s in all, four times the 1.5 s idle timeout.
     for (const byte of content) {
       await sleep(500);
@@ -109,7 +111,10 @@ describe('slow clients', () => {
       }
       await sleep(100);
       const body = '--XB\r\nContent-Disposition: form-data; name="upload"; filename="refused.txt"\r\n\r\nrefused\r\n--XB--\r\n';
-      const refused = await exchange(capped.url, `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      const refused = await exchange(
+        capped.url,
+        `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
       assert.equal(refused.status, 429, refused.raw);
       assert.equal(refused.headers['content-type'], 'application/atom+xml; charset=utf-8');
       assert.equal(atomError(refused.body)?.code, 'errorRateLimited');

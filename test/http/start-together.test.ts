@@ -24,7 +24,9 @@ test(`${SERVERS} servers started together on an empty database all come up, migr
     if (shared) folders.push(shared);
     for (let i = 0; i < SERVERS; i++) if (!shared) folders.push(await mkdtemp(path.join(tmpdir(), 'filehaven-together-')));
     const env = { ...settingsEnv(backend.config), ...(shared ? {} : { FILEHAVEN_SECRET: randomBytes(32).toString('base64url') }) };
-    const started = await Promise.allSettled(Array.from({ length: SERVERS }, (_, i) => ServerProcess.start(shared ?? folders[i]!, ['--log-level', 'warn'], 60_000, env)));
+    const started = await Promise.allSettled(
+      Array.from({ length: SERVERS }, (_, i) => ServerProcess.start(shared ?? folders[i]!, ['--log-level', 'warn'], 60_000, env)),
+    );
     for (const outcome of started) if (outcome.status === 'fulfilled') servers.push(outcome.value);
     const failures = started.flatMap((outcome) => (outcome.status === 'rejected' ? [String(outcome.reason)] : []));
     assert.deepEqual(failures, [], 'every server came up');

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import { deflateSync } from 'node:zlib';
+import { promises as fsPromises } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
+import { LocalThumbnailStore } from '../../src/blob/local-thumbnail-store.js';
 import type { ThumbnailStore } from '../../src/blob/thumbnail-store.js';
 import { openThumbnailStore } from '../../src/composition.js';
 import type { FileRecord } from '../../src/domain/types.js';
 import { thumbnailPath } from '../../src/http/web/thumbnail-route.js';
-import { promises as fsPromises } from 'node:fs';
-import path from 'node:path';
-import { Readable } from 'node:stream';
-import { LocalThumbnailStore } from '../../src/blob/local-thumbnail-store.js';
 import { GcService } from '../../src/services/gc-service.js';
-import { ThumbnailsService, type ThumbnailLimits } from '../../src/services/thumbnails-service.js';
+import { type ThumbnailLimits, ThumbnailsService } from '../../src/services/thumbnails-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // Thumbnails (GET /thumb/<id>/<key>, README "Thumbnails"): made once with sharp and
@@ -39,7 +39,9 @@ async function uploaded(name: string, content: Buffer | string): Promise<FileRec
 }
 
 const photo = (width: number, height: number, format: 'png' | 'jpeg' = 'png') =>
-  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 40 } } })[format]().toBuffer();
+  sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 40 } } })
+    [format]()
+    .toBuffer();
 
 /** CRC-32 (ISO-HDLC), for the hand-made PNG below. */
 function crc32(bytes: Buffer): number {
@@ -70,7 +72,12 @@ function bombPng(width: number, height: number): Buffer {
   header[8] = 1; // bit depth
   header[9] = 0; // greyscale
   const rows = Buffer.alloc(height * (1 + Math.ceil(width / 8))); // filter 0, black pixels
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(rows)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** Asserts the fallback icon; returns the response. */
@@ -176,7 +183,13 @@ describe('GET /thumb/<id>/<key>', () => {
     // Stored objects carry the store's own times: gc's wall clock is moved past the grace instead.
     const { store, blobs, files, reservations, clock, config, metrics, resumable } = t.server.services;
     const gc = new GcService({
-      store, blobs, files, reservations, clock, metrics, thumbnails: thumbs,
+      store,
+      blobs,
+      files,
+      reservations,
+      clock,
+      metrics,
+      thumbnails: thumbs,
       fileClock: () => Date.now() + 2 * HOUR_MS,
       tempGraceMs: config.tempGraceMs,
       expireAfterDays: 0,
@@ -252,7 +265,7 @@ describe('GET /thumb/<id>/<key>', () => {
     assert.ok(read < 256, `${read} bytes read`);
   });
 
-  test('data folder: a thumbnail is staged in <data>/tmp, so a crash leftover is removed by gc\'s temp sweep', async (context) => {
+  test("data folder: a thumbnail is staged in <data>/tmp, so a crash leftover is removed by gc's temp sweep", async (context) => {
     if (!(thumbs instanceof LocalThumbnailStore)) return context.skip('the data folder store only');
     const renamed: string[] = [];
     const rename = fsPromises.rename;
@@ -276,7 +289,13 @@ describe('GET /thumb/<id>/<key>', () => {
     await fsPromises.writeFile(leftover, 'half a thumbnail');
     const { store, blobs, files, reservations, clock, config, metrics, resumable } = t.server.services;
     const gc = new GcService({
-      store, blobs, files, reservations, clock, metrics, thumbnails: thumbs,
+      store,
+      blobs,
+      files,
+      reservations,
+      clock,
+      metrics,
+      thumbnails: thumbs,
       fileClock: () => Date.now() + 2 * HOUR_MS,
       tempGraceMs: config.tempGraceMs,
       expireAfterDays: 0,

@@ -35,17 +35,29 @@ async function served(fileId: string): Promise<Buffer> {
 
 test('tus-js-client uploads a file in chunks and reads the file id from the last answer', GUARD, async () => {
   const content = randomBytes(3 * MiB + 17);
-  const last = await run(new tus.Upload(content, { endpoint: `${t.url}/uploads`, headers: { Authorization: ada.key }, metadata: { filename: 'from tus-js-client.bin' }, chunkSize: MiB }));
+  const last = await run(
+    new tus.Upload(content, {
+      endpoint: `${t.url}/uploads`,
+      headers: { Authorization: ada.key },
+      metadata: { filename: 'from tus-js-client.bin' },
+      chunkSize: MiB,
+    }),
+  );
   const fileId = last.getHeader('Filehaven-File-Id');
   assert.match(fileId ?? '', /^[A-Z0-9]{10}$/);
   assert.match(last.getBody(), /<title>File upload result<\/title>/);
   assert.equal(sha256(await served(fileId!)), sha256(content));
 });
 
-test('tus-js-client stopped after a chunk resumes from the server\'s offset with the upload URL', GUARD, async () => {
+test("tus-js-client stopped after a chunk resumes from the server's offset with the upload URL", GUARD, async () => {
   const content = randomBytes(4 * MiB);
   let uploadUrl = '';
-  const first = new tus.Upload(content, { endpoint: `${t.url}/uploads`, headers: { Authorization: ada.key }, metadata: { filename: 'resumed.bin' }, chunkSize: MiB });
+  const first = new tus.Upload(content, {
+    endpoint: `${t.url}/uploads`,
+    headers: { Authorization: ada.key },
+    metadata: { filename: 'resumed.bin' },
+    chunkSize: MiB,
+  });
   await new Promise<void>((resolve, reject) => {
     first.options.onChunkComplete = (_size, sent) => {
       if (sent >= 2 * MiB) {
@@ -75,7 +87,9 @@ test('tus-js-client sees the Atom refusal: a file over the volume is refused at 
   const small = await startTestServer({ uploadVolumeFree: MiB });
   try {
     const bob = await small.account();
-    const error = await run(new tus.Upload(randomBytes(2 * MiB), { endpoint: `${small.url}/uploads`, headers: { Authorization: bob.key }, metadata: { filename: 'too much.bin' } })).then(
+    const error = await run(
+      new tus.Upload(randomBytes(2 * MiB), { endpoint: `${small.url}/uploads`, headers: { Authorization: bob.key }, metadata: { filename: 'too much.bin' } }),
+    ).then(
       () => null,
       (failure: tus.DetailedError) => failure,
     );

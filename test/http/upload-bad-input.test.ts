@@ -7,13 +7,13 @@ import {
   fieldPart,
   filePart,
   multipartBody,
+  type RawOutcome,
+  type RawPart,
+  type RawResponse,
   rawRequest,
   requestHead,
   steppedRequest,
   writeAll,
-  type RawOutcome,
-  type RawPart,
-  type RawResponse,
 } from '../helpers/raw-upload.js';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
 import type { StorageSnapshot } from '../helpers/storage-view.js';

@@ -5,9 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { BlobStorageError } from '../../src/blob/blob-store.js';
-import { DEFAULTS, type Config } from '../../src/config/config.js';
-import { startServer, type RunningServer } from '../../src/server.js';
-import { freshBackend, type FreshBackend } from '../helpers/backend.js';
+import { type Config, DEFAULTS } from '../../src/config/config.js';
+import { type RunningServer, startServer } from '../../src/server.js';
+import { type FreshBackend, freshBackend } from '../helpers/backend.js';
 import { filePart, multipartBody, rawRequest } from '../helpers/raw-upload.js';
 import { atomError } from '../helpers/server.js';
 import { openStorageView, type StorageView } from '../helpers/storage-view.js';
@@ -61,19 +61,23 @@ async function upload(name: string) {
   return outcome.response;
 }
 
-test('an upload the storage refuses (temp folder not writable, bucket denying writes) is 500 errorUploadFaild, logged; restored, uploads work', GUARD, async () => {
-  const restore = await storage.failWrites();
+test(
+  'an upload the storage refuses (temp folder not writable, bucket denying writes) is 500 errorUploadFaild, logged; restored, uploads work',
+  GUARD,
+  async () => {
+    const restore = await storage.failWrites();
 
-  const failed = await upload('doomed.bin');
-  assert.equal(failed.status, 500, failed.body);
-  assert.deepEqual(atomError(failed.body), { code: 'errorUploadFaild', message: 'Upload failed: storage error' });
-  assert.equal(logged.length, 1, String(logged.map((entry) => entry.message)));
-  assert.ok(logged[0]!.error instanceof BlobStorageError, String(logged[0]!.error));
-  assert.equal(await storage.count('files'), 0);
+    const failed = await upload('doomed.bin');
+    assert.equal(failed.status, 500, failed.body);
+    assert.deepEqual(atomError(failed.body), { code: 'errorUploadFaild', message: 'Upload failed: storage error' });
+    assert.equal(logged.length, 1, String(logged.map((entry) => entry.message)));
+    assert.ok(logged[0]!.error instanceof BlobStorageError, String(logged[0]!.error));
+    assert.equal(await storage.count('files'), 0);
 
-  await restore();
-  // Listed once the storage works again (a temp folder that is a file cannot be listed).
-  assert.deepEqual(await storage.leftovers(), [], 'nothing of the failed upload is kept');
-  const ok = await upload('fine.bin');
-  assert.equal(ok.status, 201, ok.body);
-});
+    await restore();
+    // Listed once the storage works again (a temp folder that is a file cannot be listed).
+    assert.deepEqual(await storage.leftovers(), [], 'nothing of the failed upload is kept');
+    const ok = await upload('fine.bin');
+    assert.equal(ok.status, 201, ok.body);
+  },
+);

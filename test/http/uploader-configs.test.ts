@@ -40,8 +40,11 @@ function sharexExtract(expression: string, response: string): string | undefined
 
 function run(command: string, args: string[], input?: Buffer): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(command, args, { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FILEHAVEN_CLIPBOARD: 'no' } }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    const child = execFile(
+      command,
+      args,
+      { cwd: dir, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', FILEHAVEN_CLIPBOARD: 'no' } },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin?.end(input);
   });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
-import { Browser, csrfOf, setCookieFor, type Page } from '../helpers/browser.js';
+import { Browser, csrfOf, type Page, setCookieFor } from '../helpers/browser.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
 // Accounts on the web ("The public site", part 1): sessions, CSRF, sign-in, sign-out,
@@ -47,7 +47,9 @@ function assertEscaped(body: string): void {
 
 /** Whether the header greets a signed-in `login`. */
 const signedInAs = (body: string, login: string) =>
-  body.includes(`<span class="who" title="Signed in"><bdi>${login}</bdi></span><a href="${PROFILE}">Profile</a><form class="inline" method="post" action="/signout">`);
+  body.includes(
+    `<span class="who" title="Signed in"><bdi>${login}</bdi></span><a href="${PROFILE}">Profile</a><form class="inline" method="post" action="/signout">`,
+  );
 const signedOut = (body: string) => body.includes('<a href="/signin">Sign in</a>') && !body.includes('action="/signout"');
 
 /** The key shown on a profile page. */
@@ -588,6 +590,9 @@ describe('--signup setting', () => {
     assert.equal(loadConfig({ signup: 'open' }, {}).signup, 'open');
     assert.equal(loadConfig({}, { FILEHAVEN_SIGNUP: 'OPEN' }).signup, 'open');
     assert.equal(loadConfig({ signup: 'closed' }, { FILEHAVEN_SIGNUP: 'open' }).signup, 'closed');
-    assert.throws(() => loadConfig({ signup: 'maybe' }, {}), (error: unknown) => error instanceof ConfigError && /--signup "maybe": expected open or closed/.test(error.message));
+    assert.throws(
+      () => loadConfig({ signup: 'maybe' }, {}),
+      (error: unknown) => error instanceof ConfigError && /--signup "maybe": expected open or closed/.test(error.message),
+    );
   });
 });

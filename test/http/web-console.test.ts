@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { Browser, csrfOf, type Page } from '../helpers/browser.js';
 import { humanSize } from '../../src/http/web/format.js';
 import { download } from '../helpers/api-checks.js';
+import { Browser, csrfOf, type Page } from '../helpers/browser.js';
 import { eventually } from '../helpers/downloads.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
@@ -55,7 +55,16 @@ describe('operator console over HTTP', () => {
   after(() => t.close());
 
   const audit = async (action: string) => (await t.server.services.audit.list({ limit: 100, action })).filter((e) => e.actor === `web:${adminLogin}`);
-  const consolePaths = ['/console', '/console/accounts', '/console/files', '/console/blacklist', '/console/audit', '/console/settings', `/console/accounts/${adminLogin}`, `/console/digests/${'a'.repeat(64)}`];
+  const consolePaths = [
+    '/console',
+    '/console/accounts',
+    '/console/files',
+    '/console/blacklist',
+    '/console/audit',
+    '/console/settings',
+    `/console/accounts/${adminLogin}`,
+    `/console/digests/${'a'.repeat(64)}`,
+  ];
 
   test('a signed-out visitor and a signed-in non-operator reach nothing: every page and form is the plain 404', async () => {
     const user = await t.account();
@@ -166,7 +175,12 @@ describe('operator console over HTTP', () => {
     }
     assert.deepEqual(await t.server.services.accounts.byLoginOrFail(login), before);
     assert.equal(await t.server.services.operator.search.accountByLogin('shorty'), null);
-    for (const path of ['/console/audit?from=yesterday', '/console/audit?from=2026-11-21&to=2026-11-01', '/console/files?sha256=xyz', '/console/files?owner=nobody-at-all']) {
+    for (const path of [
+      '/console/audit?from=yesterday',
+      '/console/audit?from=2026-11-21&to=2026-11-01',
+      '/console/files?sha256=xyz',
+      '/console/files?owner=nobody-at-all',
+    ]) {
       assert.equal((await operator.get(path)).status, 400, path);
     }
   });
@@ -188,7 +202,10 @@ describe('operator console over HTTP', () => {
     assert.equal((await new Browser(t.url).signIn(user.login, user.password)).status, 401);
     redirect(await new Browser(t.url).signIn(user.login, password), '/accounts/profile/misc');
     const entries = (await audit('accounts.')).filter((e) => e.object === `account:${user.login}`);
-    assert.deepEqual(entries.map((e) => e.action), ['accounts.reset-password', 'accounts.sign-out-everywhere']);
+    assert.deepEqual(
+      entries.map((e) => e.action),
+      ['accounts.reset-password', 'accounts.sign-out-everywhere'],
+    );
     // Never the password itself.
     assert.ok(entries.every((e) => !e.details.includes(password)));
   });
@@ -218,17 +235,22 @@ describe('operator console over HTTP', () => {
     assert.equal((await t.server.services.moderation.fileInfo(second.id)).status, 'D');
 
     // Blacklisting from the digest page blocks the active copy and refuses new uploads.
-    redirect(await operator.post('/console/blacklist/digests', { csrf, sha256: digest, reason: HOSTILE, block_existing: 'yes', back: `/console/digests/${digest}` }), `/console/digests/${digest}?done=blacklisted`);
+    redirect(
+      await operator.post('/console/blacklist/digests', { csrf, sha256: digest, reason: HOSTILE, block_existing: 'yes', back: `/console/digests/${digest}` }),
+      `/console/digests/${digest}?done=blacklisted`,
+    );
     assert.equal((await t.server.services.moderation.fileInfo(first.id)).status, 'B');
     assert.equal((await t.upload(owner.key, 'again.txt', content)).response.status, 403);
     const list = page(await operator.get('/console/blacklist'));
     assert.ok(list.includes(digest.slice(0, 16)) && !list.includes('<script>alert'), list);
 
-    assert.deepEqual((await audit('files.')).filter((e) => e.object.startsWith('file:')).map((e) => `${e.action} ${e.object}`).slice(0, 3), [
-      `files.delete file:${second.id}`,
-      `files.unblock file:${first.id}`,
-      `files.block file:${first.id}`,
-    ]);
+    assert.deepEqual(
+      (await audit('files.'))
+        .filter((e) => e.object.startsWith('file:'))
+        .map((e) => `${e.action} ${e.object}`)
+        .slice(0, 3),
+      [`files.delete file:${second.id}`, `files.unblock file:${first.id}`, `files.block file:${first.id}`],
+    );
     assert.equal((await audit('blacklist.add')).find((e) => e.object === `sha256:${digest}`)?.details.includes('blocked 1 existing file(s)'), true);
   });
 
@@ -260,7 +282,7 @@ describe('operator console over HTTP', () => {
   });
 });
 
-describe('operator console over HTTP: bytes served per day, on the server\'s clock', () => {
+describe("operator console over HTTP: bytes served per day, on the server's clock", () => {
   let t: TestServer;
   let operator: Browser;
   const clock = new TestClock(Date.parse('2026-11-20T23:58:00Z'));
@@ -274,7 +296,7 @@ describe('operator console over HTTP: bytes served per day, on the server\'s clo
   });
   after(() => t.close());
 
-  test('a download adds its bytes to the day the server\'s clock is in, and the chart shows each day\'s', async () => {
+  test("a download adds its bytes to the day the server's clock is in, and the chart shows each day's", async () => {
     const owner = await t.account();
     const uploaded = await t.upload(owner.key, 'served.bin', 'x'.repeat(5000));
     const served = () => t.server.services.store.housekeeping.stats().then((s) => s.bytesServed);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import sharp from 'sharp';
-import { Browser, csrfOf, setCookieFor, type Page } from '../helpers/browser.js';
+import { Browser, csrfOf, type Page, setCookieFor } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // Managing "My files" without JavaScript: search, sort and their pages, list and grid with
@@ -27,7 +27,8 @@ const namesOf = (body: string) => [...body.matchAll(/<a class="file-name" href="
 /** The next-page link of a list page, or undefined. */
 const nextOf = (body: string) => /<a href="([^"]+)">(?:Older files|Next page)<\/a>/.exec(body)?.[1]?.replaceAll('&amp;', '&');
 /** A folder's id from its entry in a folder list. */
-const folderIdOf = (body: string, name: string) => new RegExp(`<a class="folder-name" href="/my/files\\?folder=([A-Z0-9]{10})"><bdi>${name}</bdi></a>`).exec(body)?.[1];
+const folderIdOf = (body: string, name: string) =>
+  new RegExp(`<a class="folder-name" href="/my/files\\?folder=([A-Z0-9]{10})"><bdi>${name}</bdi></a>`).exec(body)?.[1];
 
 describe('my files: search, sort, rename, folders', () => {
   let t: TestServer;
@@ -114,7 +115,10 @@ describe('my files: search, sort, rename, folders', () => {
     const byName = [...files].sort((a, b) => (a.name.toLowerCase() < b.name.toLowerCase() ? -1 : 1)).map((f) => f.name);
     assert.deepEqual(await walk(b, `${MY}?sort=name-asc`), byName);
     assert.deepEqual(await walk(b, `${MY}?sort=name-desc`), [...byName].reverse());
-    assert.deepEqual(await walk(b, `${MY}?sort=date-asc`), files.map((f) => f.name));
+    assert.deepEqual(
+      await walk(b, `${MY}?sort=date-asc`),
+      files.map((f) => f.name),
+    );
     assert.deepEqual(await walk(b, MY), files.map((f) => f.name).reverse());
     for (const sort of ['size-asc', 'size-desc']) {
       const seen = await walk(b, `${MY}?sort=${sort}`);
@@ -134,13 +138,20 @@ describe('my files: search, sort, rename, folders', () => {
 
   test('list and grid: the choice is remembered; thumbnails are lazy and sized; a ZIP link per folder', async () => {
     const { b, upload, folder } = await signedIn();
-    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 40, height: 30, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
     const image = await upload('photo.png', png);
     const text = await upload('notes.txt', 'notes');
     const photos = await folder('Photos');
 
     const list = html(await b.get(MY), 200);
-    assert.match(list, new RegExp(`<li class="file with-thumb" data-file="${image}">\\n<img class="thumb" src="(/thumb/${image}/[^"]+)" alt="" width="48" height="48" loading="lazy" decoding="async">`));
+    assert.match(
+      list,
+      new RegExp(
+        `<li class="file with-thumb" data-file="${image}">\\n<img class="thumb" src="(/thumb/${image}/[^"]+)" alt="" width="48" height="48" loading="lazy" decoding="async">`,
+      ),
+    );
     assert.match(list, new RegExp(`<li class="file" data-file="${text}">`), 'no thumbnail for a text file in the list');
     assert.ok(list.includes(`<a class="zip-link" href="/folder/${photos}/zip" download title="Download Photos as ZIP">ZIP</a>`), list);
     assert.match(list, /<a class="button small" href="\/my\/files\?view=list" aria-current="true">List<\/a>/);
@@ -169,7 +180,10 @@ describe('my files: search, sort, rename, folders', () => {
     assert.ok(body.includes(`<input name="name" value="draft.txt" required maxlength="255" autocomplete="off" aria-label="New name for draft.txt">`), body);
     assert.ok(body.includes('<input type="hidden" name="back" value="/my/files?sort=name-asc">'), body);
 
-    redirect(await b.post(`${MY}/rename`, { csrf, file: id, name: '  dir/final\u202e.txt ', back: '/my/files?sort=name-asc' }), '/my/files?sort=name-asc&note=renamed');
+    redirect(
+      await b.post(`${MY}/rename`, { csrf, file: id, name: '  dir/final\u202e.txt ', back: '/my/files?sort=name-asc' }),
+      '/my/files?sort=name-asc&note=renamed',
+    );
     assert.deepEqual(await apiNames(key), ['final.txt']);
     assert.match(html(await b.get(`${MY}?note=renamed`), 200), /The file was renamed\./);
     // A back field that leaves My files is ignored.

@@ -2,7 +2,18 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { Browser, csrfOf, type Page } from '../helpers/browser.js';
-import { connect, eventually, fieldPart, filePart, multipartBody, rawRequest, requestHead, writeAll, type RawPart, type RawResponse } from '../helpers/raw-upload.js';
+import {
+  connect,
+  eventually,
+  fieldPart,
+  filePart,
+  multipartBody,
+  type RawPart,
+  type RawResponse,
+  rawRequest,
+  requestHead,
+  writeAll,
+} from '../helpers/raw-upload.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // "My files" (/my/files) without JavaScript, at the HTTP level: the page, the streamed
@@ -51,7 +62,12 @@ async function postUpload(t: TestServer, b: Browser, parts: RawPart[], accept = 
   const cookie = b.cookieHeader();
   const outcome = await rawRequest(t.url, {
     path: `${MY}/upload`,
-    headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': body.length, Accept: accept, ...(cookie ? { Cookie: cookie } : {}) },
+    headers: {
+      'Content-Type': `multipart/form-data; boundary=${boundary}`,
+      'Content-Length': body.length,
+      Accept: accept,
+      ...(cookie ? { Cookie: cookie } : {}),
+    },
     body,
   });
   assert.ok(outcome.response, `no response: ${outcome.error?.message}`);
@@ -104,10 +120,15 @@ describe('my files (no JavaScript)', () => {
     const { b, csrf } = await signedIn();
     const body = page(await b.get(MY), 200);
     assert.ok(body.includes(`<a href="${MY}">My files</a>`), 'header link');
-    assert.match(body, /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data" data-tus-endpoint="\/uploads" data-account="\d+">/);
+    assert.match(
+      body,
+      /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data" data-tus-endpoint="\/uploads" data-account="\d+">/,
+    );
     assert.ok(body.indexOf(`name="csrf" value="${csrf}"`) < body.indexOf('<input id="upload-files" type="file" name="upload" multiple required>'), body);
     // tus-js-client first (the script uses it for files over 4 MiB), both from the site itself.
-    const tusScript = /<script src="(\/static\/tus-js-client-[^"]+\.min\.js)" defer><\/script>\n<script src="\/static\/my-files.js" defer><\/script>/.exec(body)?.[1];
+    const tusScript = /<script src="(\/static\/tus-js-client-[^"]+\.min\.js)" defer><\/script>\n<script src="\/static\/my-files.js" defer><\/script>/.exec(
+      body,
+    )?.[1];
     assert.ok(tusScript, body);
     assert.match(body, /No files yet/);
     assert.match(page(await b.get('/accounts/profile/misc'), 200), /<a href="\/my\/files">My files<\/a>/);
@@ -121,7 +142,12 @@ describe('my files (no JavaScript)', () => {
 
   test('a second, different csrf field later in the form changes nothing: the first value counts for every file', async () => {
     const { b, csrf, key } = await signedIn();
-    const response = await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'first.txt', 'one'), fieldPart('csrf', 'forged'), filePart('upload', 'second.txt', 'two')]);
+    const response = await postUpload(t, b, [
+      fieldPart('csrf', csrf),
+      filePart('upload', 'first.txt', 'one'),
+      fieldPart('csrf', 'forged'),
+      filePart('upload', 'second.txt', 'two'),
+    ]);
     assert.match(page(response, 200), /<h1>Uploaded 2 files<\/h1>/);
     assert.deepEqual([...(await apiFiles(t, key)).keys()].sort(), ['first.txt', 'second.txt']);
   });
@@ -215,7 +241,8 @@ describe('my files (no JavaScript)', () => {
     redirect(await b.post(`${MY}/folders`, { csrf, name: 'Photos' }), `${MY}?note=folder`);
     const root = page(await b.get(`${MY}?note=folder`), 200);
     assert.match(root, /The folder was created\./);
-    const photos = /<a class="folder-name" href="\/my\/files\?folder=([A-Z0-9]{10})"><bdi>Photos<\/bdi><\/a> <span class="file-meta">0 files · 0 B<\/span>/.exec(root)?.[1];
+    const photos =
+      /<a class="folder-name" href="\/my\/files\?folder=([A-Z0-9]{10})"><bdi>Photos<\/bdi><\/a> <span class="file-meta">0 files · 0 B<\/span>/.exec(root)?.[1];
     assert.ok(photos, root);
     redirect(await b.post(`${MY}/folders`, { csrf, name: '2026', parent: photos }), `${MY}?folder=${photos}&note=folder`);
     const inPhotos = page(await b.get(`${MY}?folder=${photos}`), 200);
@@ -225,7 +252,12 @@ describe('my files (no JavaScript)', () => {
     const sub = /<a class="folder-name" href="\/my\/files\?folder=([A-Z0-9]{10})"><bdi>2026<\/bdi><\/a>/.exec(inPhotos)?.[1];
     assert.ok(sub, inPhotos);
     const inSub = page(await b.get(`${MY}?folder=${sub}`), 200);
-    assert.ok(inSub.includes(`<a href="/my/files?folder=${photos}"><bdi>Photos</bdi></a> <span aria-hidden="true">›</span> <span aria-current="page"><bdi>2026</bdi></span>`), inSub);
+    assert.ok(
+      inSub.includes(
+        `<a href="/my/files?folder=${photos}"><bdi>Photos</bdi></a> <span aria-hidden="true">›</span> <span aria-current="page"><bdi>2026</bdi></span>`,
+      ),
+      inSub,
+    );
 
     page(await postUpload(t, b, [fieldPart('csrf', csrf), fieldPart('folder', sub), filePart('upload', 'beach.jpg', 'jpeg bytes')]), 200);
     assert.equal((await apiFiles(t, key)).get('beach.jpg')!.folder, sub);
@@ -260,7 +292,7 @@ describe('my files (no JavaScript)', () => {
     assert.match(after, /The file was moved\./);
     assert.ok(after.includes(`· in <a href="/my/files?folder=${folder}"><bdi>Reports</bdi></a>`), after);
     assert.match(page(await b.get(`${MY}?folder=${folder}`), 200), /report\.pdf/);
-    assert.match((await (await t.fetch(`/folder/${folder}`)).text()), /report\.pdf/);
+    assert.match(await (await t.fetch(`/folder/${folder}`)).text(), /report\.pdf/);
 
     // Another account can move neither into this folder nor this file.
     const other = await signedIn();
@@ -344,7 +376,12 @@ describe('my files upload limits', () => {
     const b = new Browser(t.url);
     await b.signIn(user.login, user.password);
     const csrf = csrfOf((await b.get(MY)).body)!;
-    const response = await postUpload(t, b, [fieldPart('csrf', csrf), filePart('upload', 'small.txt', 'small'), filePart('upload', 'huge.bin', randomBytes(80 * KiB)), filePart('upload', 'after.txt', 'after')]);
+    const response = await postUpload(t, b, [
+      fieldPart('csrf', csrf),
+      filePart('upload', 'small.txt', 'small'),
+      filePart('upload', 'huge.bin', randomBytes(80 * KiB)),
+      filePart('upload', 'after.txt', 'after'),
+    ]);
     const body = page(response, 413);
     // In words and human sizes, not the API's "limit of 65536 bytes".
     assert.match(body, /The file is larger than the limit of 64\.0 KiB per file\./);
@@ -360,7 +397,11 @@ describe('my files upload limits', () => {
     await b.signIn(user.login, user.password);
     const csrf = csrfOf((await b.get(MY)).body)!;
     const boundary = 'cut-short-boundary';
-    const body = multipartBody(boundary, [fieldPart('csrf', csrf), filePart('upload', 'whole.txt', 'whole'), filePart('upload', 'cut.bin', randomBytes(40 * KiB))], { closing: false });
+    const body = multipartBody(
+      boundary,
+      [fieldPart('csrf', csrf), filePart('upload', 'whole.txt', 'whole'), filePart('upload', 'cut.bin', randomBytes(40 * KiB))],
+      { closing: false },
+    );
     const socket = await connect(t.url);
     const head = requestHead('POST', `${MY}/upload`, new URL(t.url).host, {
       'Content-Type': `multipart/form-data; boundary=${boundary}`,
@@ -390,7 +431,10 @@ describe('my files upload limits', () => {
     assert.equal(answer.code, 'errorUploadLimit');
     assert.equal(answer.retryAfter, Number(response.headers['retry-after']));
     assert.match(answer.reason, /^Your upload volume for the last 24 hours is used up: you can upload again in about \d+ h( \d+ min)?\./);
-    assert.deepEqual(answer.files.map((f) => f.name), ['a.bin']);
+    assert.deepEqual(
+      answer.files.map((f) => f.name),
+      ['a.bin'],
+    );
     assert.deepEqual([...(await apiFiles(t, user.key)).keys()], ['a.bin']);
     // The API sees the same volume used up.
     assert.equal((await t.upload(user.key, 'c.bin', randomBytes(60 * KiB))).response.status, 429);

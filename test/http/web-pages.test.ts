@@ -4,10 +4,10 @@ import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { ERROR_MEANINGS } from '../../src/domain/errors.js';
 import { ENDPOINTS, endpointsMarkdown } from '../../src/http/api/api-catalogue.js';
+import { assertAtomError, read } from '../helpers/api-checks.js';
 import { Browser, csrfOf } from '../helpers/browser.js';
 import { bodyBytes, randomPayload, sha256, uploadNamed } from '../helpers/downloads.js';
-import { atomError, startTestServer, TestClock, type TestAccount, type TestServer } from '../helpers/server.js';
-import { assertAtomError, read } from '../helpers/api-checks.js';
+import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
 // The public pages of the issue: download page with safe previews and "copy to my
 // account", folder page, error pages, developers page. Real server, real HTTP.
@@ -39,7 +39,12 @@ async function page(response: Response, status: number): Promise<string> {
 /** The page policy: nothing by default, no inline code, no plugins, no framing. */
 function assertStrictCsp(csp: string | null): void {
   assert.ok(csp, 'a Content-Security-Policy header');
-  const directives = new Map(csp.split(';').map((part) => part.trim().split(/\s+/)).map(([name, ...values]) => [name!, values.join(' ')]));
+  const directives = new Map(
+    csp
+      .split(';')
+      .map((part) => part.trim().split(/\s+/))
+      .map(([name, ...values]) => [name!, values.join(' ')]),
+  );
   assert.equal(directives.get('default-src'), "'none'", csp);
   assert.equal(directives.get('frame-ancestors'), "'none'", csp);
   assert.ok(!csp.includes('unsafe-'), csp);
@@ -67,8 +72,18 @@ const PREVIEWS: PreviewCase[] = [
   { name: 'photo.JPEG', type: 'image/jpeg', element: /<img src="[^"]+\?preview=1"/, pageCsp: null },
   { name: 'clip.mp4', type: 'video/mp4', element: /<video controls preload="metadata" src="[^"]+\?preview=1"/, pageCsp: "media-src 'self'" },
   { name: 'song.mp3', type: 'audio/mpeg', element: /<audio controls preload="metadata" src="[^"]+\?preview=1"/, pageCsp: "media-src 'self'" },
-  { name: 'notes.txt', type: 'text/plain; charset=utf-8', element: /<iframe class="preview-frame" sandbox src="[^"]+\?preview=1"/, pageCsp: "frame-src 'self'" },
-  { name: 'data.json', type: 'text/plain; charset=utf-8', element: /<iframe class="preview-frame" sandbox src="[^"]+\?preview=1"/, pageCsp: "frame-src 'self'" },
+  {
+    name: 'notes.txt',
+    type: 'text/plain; charset=utf-8',
+    element: /<iframe class="preview-frame" sandbox src="[^"]+\?preview=1"/,
+    pageCsp: "frame-src 'self'",
+  },
+  {
+    name: 'data.json',
+    type: 'text/plain; charset=utf-8',
+    element: /<iframe class="preview-frame" sandbox src="[^"]+\?preview=1"/,
+    pageCsp: "frame-src 'self'",
+  },
   { name: 'paper.pdf', type: 'application/pdf', element: /<iframe class="preview-frame pdf" src="[^"]+\?preview=1"/, pageCsp: "frame-src 'self'" },
 ];
 
@@ -94,7 +109,10 @@ describe('previews', () => {
       assert.equal(preview.headers.get('x-content-type-options'), 'nosniff');
       const previewCsp = preview.headers.get('content-security-policy') ?? '';
       // Media keep their origin so the player can fetch its own URL; nothing may run script.
-      assert.match(previewCsp, item.type.startsWith('audio/') || item.type.startsWith('video/') ? /^sandbox allow-same-origin; default-src 'none';/ : /^sandbox; default-src 'none';/);
+      assert.match(
+        previewCsp,
+        item.type.startsWith('audio/') || item.type.startsWith('video/') ? /^sandbox allow-same-origin; default-src 'none';/ : /^sandbox; default-src 'none';/,
+      );
       assert.match(previewCsp, /frame-ancestors 'self'$/);
       assert.ok(!previewCsp.includes('script') && !previewCsp.includes('unsafe'), previewCsp);
       assert.equal(preview.headers.get('accept-ranges'), 'bytes');
@@ -250,7 +268,11 @@ describe('copy to my account', () => {
 
 describe('folder page', () => {
   async function folder(key: string, name: string, parent?: string): Promise<string> {
-    const response = await t.fetch('/folders', { method: 'POST', headers: { Authorization: key }, body: new URLSearchParams({ name, ...(parent ? { parent } : {}) }) });
+    const response = await t.fetch('/folders', {
+      method: 'POST',
+      headers: { Authorization: key },
+      body: new URLSearchParams({ name, ...(parent ? { parent } : {}) }),
+    });
     const body = await response.text();
     assert.equal(response.status, 201, body);
     return /<entry>\s*<id>([^<]+)<\/id>/.exec(body)![1]!;
@@ -382,7 +404,13 @@ describe('developers page', () => {
   test('lists every endpoint and every error code of the catalogues, with curl examples on the real address', async () => {
     const body = await page(await t.fetch('/developers'), 200);
     // <wbr> marks where a path may wrap on a phone (developers-page.ts); the text is the same.
-    const text = body.replace(/<wbr>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    const text = body
+      .replace(/<wbr>/g, '')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&');
     for (const endpoint of ENDPOINTS) {
       assert.ok(text.includes(`<span class="method">${endpoint.method}</span> <code>${endpoint.path}</code>`), `${endpoint.method} ${endpoint.path}`);
       for (const alias of endpoint.aliases) assert.ok(text.includes(`<code>${alias}</code>`), alias);
@@ -427,7 +455,7 @@ test('uploadNamed helper keeps hostile names for the page tests', async () => {
   assert.ok(body.includes('alt="Preview of &quot;&gt;&lt;img src=x&gt;.png"'), body);
 });
 
-test('a delete-link path under an API word answers the API\'s Atom 404, also to a browser', async () => {
+test("a delete-link path under an API word answers the API's Atom 404, also to a browser", async () => {
   const t2 = await startTestServer();
   try {
     for (const method of ['GET', 'POST'] as const) {

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { describe, test } from 'node:test';
 import { redactUrl } from '../../src/composition.js';
 import { ConfigError, DEFAULTS, loadConfig, resolveUrls, SETTINGS } from '../../src/config/config.js';
 
@@ -58,10 +58,7 @@ describe('loadConfig', () => {
   });
 
   test('flags beat the environment, setting by setting', () => {
-    const config = loadConfig(
-      { port: '7000', data: '/from/flag' },
-      { FILEHAVEN_PORT: '9000', FILEHAVEN_DATA: '/from/env', FILEHAVEN_HOST: '::1' },
-    );
+    const config = loadConfig({ port: '7000', data: '/from/flag' }, { FILEHAVEN_PORT: '9000', FILEHAVEN_DATA: '/from/env', FILEHAVEN_HOST: '::1' });
     assert.equal(config.port, 7000);
     assert.equal(config.dataDir, '/from/flag');
     assert.equal(config.host, '::1');
@@ -160,7 +157,11 @@ describe('storage settings', () => {
       ['s3-queue-size', '17', /invalid --s3-queue-size/],
       ['s3-checksums', 'always', /invalid --s3-checksums/],
     ] as const) {
-      assert.throws(() => loadConfig({ [flag]: value }, {}), (error: unknown) => error instanceof ConfigError && expected.test(error.message), `${flag} ${value}`);
+      assert.throws(
+        () => loadConfig({ [flag]: value }, {}),
+        (error: unknown) => error instanceof ConfigError && expected.test(error.message),
+        `${flag} ${value}`,
+      );
     }
   });
 });
@@ -176,7 +177,8 @@ describe('secrets in messages', () => {
     ] as const) {
       assert.throws(
         () => loadConfig({ [flag]: value }, {}),
-        (error: unknown) => error instanceof ConfigError && error.message.startsWith(`invalid --${flag} ${shown}: expected`) && !/s3cret|hunter2/.test(error.message),
+        (error: unknown) =>
+          error instanceof ConfigError && error.message.startsWith(`invalid --${flag} ${shown}: expected`) && !/s3cret|hunter2/.test(error.message),
         flag,
       );
     }

@@ -9,9 +9,9 @@ import { sql } from 'kysely';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
 import { progressPrinter } from '../../src/cli/commands/migrate.js';
 import { humanBytes } from '../../src/config/units.js';
-import { openSqlite, type OpenedDatabase } from '../../src/db/dialect.js';
+import { type OpenedDatabase, openSqlite } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';
-import { migrateSite, type MigrateProgress } from '../../src/migrate/migrate-service.js';
+import { type MigrateProgress, migrateSite } from '../../src/migrate/migrate-service.js';
 import { TABLE_NAMES } from '../../src/migrate/table-copy.js';
 
 /*
@@ -21,7 +21,9 @@ import { TABLE_NAMES } from '../../src/migrate/table-copy.js';
  */
 
 async function tablesOf(opened: OpenedDatabase): Promise<string[]> {
-  const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'filehaven_migrations%'`.execute(opened.db);
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'filehaven_migrations%'`.execute(opened.db);
   return rows.map((r) => r.name).sort();
 }
 
@@ -34,12 +36,33 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
   const { db } = opened;
   await db.insertInto('server_settings').values({ name: 'secret_fingerprint', value: 'fp-of-the-source' }).execute();
   for (let i = 1; i <= 3; i++) {
-    await db.insertInto('accounts').values({ id: i * 10, login: `user${i}`, password_hash: 'x', name: '', email: '', balance_cents: i, premium_start: null, premium_end: null, traffic_left: 0, api_key_hash: null, api_key_sealed: null, is_operator: 0, disabled: 0, created_at: i }).execute();
+    await db
+      .insertInto('accounts')
+      .values({
+        id: i * 10,
+        login: `user${i}`,
+        password_hash: 'x',
+        name: '',
+        email: '',
+        balance_cents: i,
+        premium_start: null,
+        premium_end: null,
+        traffic_left: 0,
+        api_key_hash: null,
+        api_key_sealed: null,
+        is_operator: 0,
+        disabled: 0,
+        created_at: i,
+      })
+      .execute();
   }
   // A chain of folders whose children sort before their parents.
   const folderIds = ['ZZZZZZZZZ1', 'MMMMMMMMM1', 'AAAAAAAAA1'];
   for (const [i, id] of folderIds.entries()) {
-    await db.insertInto('folders').values({ id, owner_id: 10, parent_id: i === 0 ? null : folderIds[i - 1]!, name: `f${i}`, created_at: i }).execute();
+    await db
+      .insertInto('folders')
+      .values({ id, owner_id: 10, parent_id: i === 0 ? null : folderIds[i - 1]!, name: `f${i}`, created_at: i })
+      .execute();
   }
   for (let i = 0; i < blobCount; i++) {
     const bytes = randomBytes(100 + i * 37);
@@ -47,20 +70,71 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
     const key = await store.publish(staged);
     await db.insertInto('blobs').values({ sha256: staged.sha256, size: staged.size, created_at: i, object_key: key }).execute();
     for (let copy = 0; copy < 3; copy++) {
-      await db.insertInto('files').values({ id: `F${String(i * 3 + copy).padStart(9, '0')}`, owner_id: 10 * (1 + (copy % 3)), folder_id: copy === 0 ? 'AAAAAAAAA1' : null, name: `file ${i}.${copy}`, size: staged.size, sha256: staged.sha256, status: 'A', delete_hash: 'd'.repeat(64), created_at: i, deleted_at: null, downloads: copy, last_download_at: null }).execute();
+      await db
+        .insertInto('files')
+        .values({
+          id: `F${String(i * 3 + copy).padStart(9, '0')}`,
+          owner_id: 10 * (1 + (copy % 3)),
+          folder_id: copy === 0 ? 'AAAAAAAAA1' : null,
+          name: `file ${i}.${copy}`,
+          size: staged.size,
+          sha256: staged.sha256,
+          status: 'A',
+          delete_hash: 'd'.repeat(64),
+          created_at: i,
+          deleted_at: null,
+          downloads: copy,
+          last_download_at: null,
+        })
+        .execute();
     }
   }
-  await db.insertInto('sessions').values({ id: 's'.repeat(64), account_id: 10, csrf_secret: 'c', created_at: 1, expires_at: 2, last_seen_at: 1 }).execute();
+  await db
+    .insertInto('sessions')
+    .values({ id: 's'.repeat(64), account_id: 10, csrf_secret: 'c', created_at: 1, expires_at: 2, last_seen_at: 1 })
+    .execute();
   await db.insertInto('upload_log').values({ account_id: 20, bytes: 5, at: 1 }).execute();
-  await db.insertInto('reservations').values({ account_id: 20, kind: 'traffic', planned: 9, settled: 4, server: 'web-1', instance: 'i-1', lease_until: 2, created_at: 1 }).execute();
+  await db
+    .insertInto('reservations')
+    .values({ account_id: 20, kind: 'traffic', planned: 9, settled: 4, server: 'web-1', instance: 'i-1', lease_until: 2, created_at: 1 })
+    .execute();
   await db.insertInto('run_leases').values({ name: 'gc', holder: 'web-1 i-1', lease_until: 2 }).execute();
-  await db.insertInto('resumable_uploads').values({ id: 'a'.repeat(32), account_id: 20, filename: 'half.bin', folder_id: null, length: 100, reservation_id: null, digest_checkpoints: '[]', file_id: null, created_at: 1, expires_at: 3 }).execute();
-  await db.insertInto('upload_locks').values({ upload_id: 'a'.repeat(32), holder: 'web-1 i-1 x', lease_until: 2, release_requested: 0 }).execute();
-  await db.insertInto('served_days').values([{ day: 20_000, bytes: 5_000_000_000 }, { day: 20_001, bytes: 7 }]).execute();
+  await db
+    .insertInto('resumable_uploads')
+    .values({
+      id: 'a'.repeat(32),
+      account_id: 20,
+      filename: 'half.bin',
+      folder_id: null,
+      length: 100,
+      reservation_id: null,
+      digest_checkpoints: '[]',
+      file_id: null,
+      created_at: 1,
+      expires_at: 3,
+    })
+    .execute();
+  await db
+    .insertInto('upload_locks')
+    .values({ upload_id: 'a'.repeat(32), holder: 'web-1 i-1 x', lease_until: 2, release_requested: 0 })
+    .execute();
+  await db
+    .insertInto('served_days')
+    .values([
+      { day: 20_000, bytes: 5_000_000_000 },
+      { day: 20_001, bytes: 7 },
+    ])
+    .execute();
   await db.insertInto('audit_log').values({ at: 1, actor: 'cli:root', action: 'a', object: 'o', details: '' }).execute();
-  await db.insertInto('blacklist').values({ sha256: 'e'.repeat(64), reason: '', created_at: 1 }).execute();
+  await db
+    .insertInto('blacklist')
+    .values({ sha256: 'e'.repeat(64), reason: '', created_at: 1 })
+    .execute();
   await db.insertInto('blacklist_names').values({ pattern: '*.exe', reason: '', created_at: 1 }).execute();
-  await db.insertInto('sign_in_addresses').values({ id: 'a'.repeat(64), last_success_at: 1 }).execute();
+  await db
+    .insertInto('sign_in_addresses')
+    .values({ id: 'a'.repeat(64), last_success_at: 1 })
+    .execute();
   return opened;
 }
 
@@ -101,10 +175,22 @@ describe('migrateSite between two SQLite sites', { concurrency: 1 }, () => {
   test('copies every table row for row and every blob byte for byte', async () => {
     const target = await freshTarget();
     const events: MigrateProgress[] = [];
-    const report = await migrateSite({ source: { database: source, blobs: new LocalBlobStore(path.join(work, 'source')) }, targetDatabase: target.database, targetBlobs: target.blobs, onProgress: (p) => events.push(p) });
+    const report = await migrateSite({
+      source: { database: source, blobs: new LocalBlobStore(path.join(work, 'source')) },
+      targetDatabase: target.database,
+      targetBlobs: target.blobs,
+      onProgress: (p) => events.push(p),
+    });
     assert.equal(report.resumed, false);
-    assert.deepEqual(report.blobs && { count: report.blobs.count, copied: report.blobs.copied, earlier: report.blobs.earlier }, { count: 40, copied: 40, earlier: 0 });
-    assert.deepEqual(report.tables.map((t) => t.name), TABLE_NAMES);
+    assert.deepEqual(report.blobs && { count: report.blobs.count, copied: report.blobs.copied, earlier: report.blobs.earlier }, {
+      count: 40,
+      copied: 40,
+      earlier: 0,
+    });
+    assert.deepEqual(
+      report.tables.map((t) => t.name),
+      TABLE_NAMES,
+    );
     for (const table of TABLE_NAMES) {
       const a = await sql`select * from ${sql.table(table)} order by 1`.execute(source.db);
       const b = await sql`select * from ${sql.table(table)} order by 1`.execute(target.database.db);
@@ -127,7 +213,13 @@ describe('migrateSite between two SQLite sites', { concurrency: 1 }, () => {
   test('an aborted run leaves a target the rerun resumes; a source changed meanwhile fails verification', async () => {
     const target = await freshTarget();
     const controller = new AbortController();
-    const options = { source: { database: source, blobs: new LocalBlobStore(path.join(work, 'source')) }, targetDatabase: target.database, targetBlobs: target.blobs, concurrency: 2, batchRows: 7 };
+    const options = {
+      source: { database: source, blobs: new LocalBlobStore(path.join(work, 'source')) },
+      targetDatabase: target.database,
+      targetBlobs: target.blobs,
+      concurrency: 2,
+      batchRows: 7,
+    };
     await assert.rejects(
       migrateSite({ ...options, signal: controller.signal, onProgress: (p) => p.phase === 'blobs' && p.done === 10 && controller.abort(new Error('stop')) }),
       /^Error: stop$/,
@@ -153,10 +245,19 @@ describe('migrateSite between two SQLite sites', { concurrency: 1 }, () => {
     const damaged = await fillSource(dir, 3);
     opened.push(damaged);
     const row = await damaged.db.selectFrom('blobs').selectAll().orderBy('sha256').executeTakeFirstOrThrow();
-    await damaged.db.updateTable('blobs').set({ size: row.size + 1 }).where('sha256', '=', row.sha256).execute();
+    await damaged.db
+      .updateTable('blobs')
+      .set({ size: row.size + 1 })
+      .where('sha256', '=', row.sha256)
+      .execute();
     const target = await freshTarget();
     await assert.rejects(
-      migrateSite({ source: { database: damaged, blobs: new LocalBlobStore(dir) }, targetDatabase: target.database, targetBlobs: target.blobs, concurrency: 1 }),
+      migrateSite({
+        source: { database: damaged, blobs: new LocalBlobStore(dir) },
+        targetDatabase: target.database,
+        targetBlobs: target.blobs,
+        concurrency: 1,
+      }),
       new RegExp(`^MigrateError: blob ${row.sha256} is damaged in the source store .* says ${row.size + 1} bytes .* holds ${row.size} bytes`),
     );
     assert.equal(await target.blobs.has(row.sha256), false);
@@ -164,10 +265,13 @@ describe('migrateSite between two SQLite sites', { concurrency: 1 }, () => {
 });
 
 describe('migrate progress lines', () => {
-  test('at most one line per interval, but every table\'s last line', () => {
+  test("at most one line per interval, but every table's last line", () => {
     let now = 0;
     const lines: string[] = [];
-    const print = progressPrinter((line) => lines.push(line), () => now);
+    const print = progressPrinter(
+      (line) => lines.push(line),
+      () => now,
+    );
     print({ phase: 'tables', table: 'server_settings', copied: 1, total: 1 });
     print({ phase: 'blobs', done: 0, total: 3, bytes: 0, totalBytes: 3 * 1024 ** 3 });
     now += 100;
@@ -179,7 +283,13 @@ describe('migrate progress lines', () => {
     print({ phase: 'tables', table: 'accounts', copied: 0, total: 12 });
     print({ phase: 'tables', table: 'accounts', copied: 12, total: 12 });
     print({ phase: 'tables', table: 'accounts', copied: 12, total: 12 });
-    assert.deepEqual(lines, ['tables: server_settings 1/1', 'blobs: 0/3 (0 B/3.0 GiB)', 'blobs: 2/3 (2.0 GiB/3.0 GiB)', 'blobs: 3/3 (3.0 GiB/3.0 GiB)', 'tables: accounts 12/12']);
+    assert.deepEqual(lines, [
+      'tables: server_settings 1/1',
+      'blobs: 0/3 (0 B/3.0 GiB)',
+      'blobs: 2/3 (2.0 GiB/3.0 GiB)',
+      'blobs: 3/3 (3.0 GiB/3.0 GiB)',
+      'tables: accounts 12/12',
+    ]);
     assert.equal(humanBytes(1536), '1.5 KiB');
     assert.equal(humanBytes(1536, true), '1.50 KiB');
     assert.equal(humanBytes(1023), '1023 B');

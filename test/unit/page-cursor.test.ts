@@ -6,7 +6,11 @@ import { decodeCursor, encodeCursor } from '../../src/http/api/page-cursor.js';
 const isBadRequest = (error: unknown) => error instanceof ApiError && error.code === 'errorBadRequest' && error.status === 400;
 
 test('a cursor round-trips its position and is URL-safe', () => {
-  for (const position of [{ createdAt: 0, id: 'AAAAAAAAAA' }, { createdAt: 1795226173258, id: 'K7Q2M9X4PA' }, { createdAt: Number.MAX_SAFE_INTEGER, id: 'ZZZZZZZZZZ' }]) {
+  for (const position of [
+    { createdAt: 0, id: 'AAAAAAAAAA' },
+    { createdAt: 1795226173258, id: 'K7Q2M9X4PA' },
+    { createdAt: Number.MAX_SAFE_INTEGER, id: 'ZZZZZZZZZZ' },
+  ]) {
     const files = encodeCursor('files', position);
     assert.match(files, /^[A-Za-z0-9_-]+$/);
     assert.deepEqual(decodeCursor('files', files), position);

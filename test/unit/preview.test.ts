@@ -32,7 +32,23 @@ test('raster images, audio, video, text-like files and PDF have a preview with t
 });
 
 test('documents that can run script, and everything unknown, have none', () => {
-  for (const name of ['a.svg', 'a.svgz', 'a.html', 'a.htm', 'a.xhtml', 'a.xml', 'a.js', 'a.mjs', 'a.css', 'a.exe', 'a.swf', 'a.zip', 'a.ts', 'a', 'a.png.html']) {
+  for (const name of [
+    'a.svg',
+    'a.svgz',
+    'a.html',
+    'a.htm',
+    'a.xhtml',
+    'a.xml',
+    'a.js',
+    'a.mjs',
+    'a.css',
+    'a.exe',
+    'a.swf',
+    'a.zip',
+    'a.ts',
+    'a',
+    'a.png.html',
+  ]) {
     assert.equal(previewOf(name), null, name);
   }
 });

@@ -28,7 +28,10 @@ test('add, find by fingerprint (exactly, not by prefix), remove; the file is 060
   const key = await storage.addUpload('fp-a', upload('http://127.0.0.1:1/uploads/a'));
   await storage.addUpload('fp-a-longer', upload('http://127.0.0.1:1/uploads/b'));
   const found = await storage.findUploadsByFingerprint('fp-a');
-  assert.deepEqual(found.map((entry) => [entry.urlStorageKey, entry.uploadUrl, entry.size, entry.metadata.filename]), [[key, 'http://127.0.0.1:1/uploads/a', 10, 'a.bin']]);
+  assert.deepEqual(
+    found.map((entry) => [entry.urlStorageKey, entry.uploadUrl, entry.size, entry.metadata.filename]),
+    [[key, 'http://127.0.0.1:1/uploads/a', 10, 'a.bin']],
+  );
   assert.equal((await stat(file)).mode & 0o777, 0o600);
   assert.equal((await stat(path.dirname(file))).mode & 0o777, 0o700);
   assert.deepEqual(await readdir(path.dirname(file)), ['uploads.json']);
@@ -57,9 +60,18 @@ test('a damaged file counts as empty and is rewritten; entries older than 30 day
   assert.deepEqual(await storage.findAllUploads(), []);
   await storage.addUpload('fp', upload('http://127.0.0.1:1/uploads/fp'));
   assert.equal(Object.keys(JSON.parse(await readFile(file, 'utf8')).uploads).length, 1, 'rewritten whole');
-  const stale = { fingerprint: 'old', uploadUrl: 'http://127.0.0.1:1/uploads/old', size: 10, metadata: {}, creationTime: new Date(NOW - 31 * 24 * 3600 * 1000).toString() };
+  const stale = {
+    fingerprint: 'old',
+    uploadUrl: 'http://127.0.0.1:1/uploads/old',
+    size: 10,
+    metadata: {},
+    creationTime: new Date(NOW - 31 * 24 * 3600 * 1000).toString(),
+  };
   await writeFile(file, JSON.stringify({ version: 1, uploads: { k1: stale } }));
   assert.equal((await storage.findAllUploads()).length, 1, 'kept until the next write');
   await storage.addUpload('new', upload('http://127.0.0.1:1/uploads/new'));
-  assert.deepEqual((await storage.findAllUploads()).map((entry) => entry.uploadUrl), ['http://127.0.0.1:1/uploads/new']);
+  assert.deepEqual(
+    (await storage.findAllUploads()).map((entry) => entry.uploadUrl),
+    ['http://127.0.0.1:1/uploads/new'],
+  );
 });

@@ -53,7 +53,12 @@ export function transferBars(enabled: boolean): TransferBars {
       const label = (clean.length > 18 ? `…${clean.slice(-17)}` : clean).padEnd(18);
       const payload = (done: number) => {
         const seconds = (Date.now() - startedAt) / 1000;
-        return { name: label, doneText: humanBytes(done), totalText: total === undefined ? '?' : humanBytes(size), speed: humanBytes(seconds > 0 ? Math.round((done - start) / seconds) : 0) };
+        return {
+          name: label,
+          doneText: humanBytes(done),
+          totalText: total === undefined ? '?' : humanBytes(size),
+          speed: humanBytes(seconds > 0 ? Math.round((done - start) / seconds) : 0),
+        };
       };
       const bar = bars.create(size, start, payload(start));
       return {

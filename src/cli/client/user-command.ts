@@ -58,7 +58,11 @@ export function sameServer(a: string, b: string): boolean {
 }
 
 /** Where the server and key come from: --server, then FILEHAVEN_SERVER/FILEHAVEN_KEY, then the config file. */
-export async function resolveLogin(flagServer: string | undefined, needKey: boolean, fallbackServer?: string): Promise<{ server: string; key: string | undefined }> {
+export async function resolveLogin(
+  flagServer: string | undefined,
+  needKey: boolean,
+  fallbackServer?: string,
+): Promise<{ server: string; key: string | undefined }> {
   const stored = await readStoredLogin();
   const server = flagServer ?? (process.env.FILEHAVEN_SERVER || undefined) ?? stored?.server ?? fallbackServer;
   if (!server) throw new NotSignedInError(`not signed in: run filehaven login --server URL (or set FILEHAVEN_SERVER and FILEHAVEN_KEY)`);

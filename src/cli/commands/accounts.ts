@@ -1,6 +1,6 @@
-import { premiumState, type Account } from '../../domain/types.js';
 import { sqlDateTime } from '../../domain/dates.js';
 import { money } from '../../domain/money.js';
+import { type Account, premiumState } from '../../domain/types.js';
 import { parseCommandArgs, required, UsageError } from '../args.js';
 import { cliActor } from '../audit-trail.js';
 import { columns, humanBytes } from '../client/display.js';
@@ -29,7 +29,8 @@ function describe(account: Account, now: number) {
 /** `filehaven accounts ...` */
 export async function accountsCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown accounts command "${sub}"` : `accounts needs a command: ${SUBCOMMANDS.join(', ')}`);
+  if (!sub || !SUBCOMMANDS.includes(sub))
+    throw new UsageError(sub ? `unknown accounts command "${sub}"` : `accounts needs a command: ${SUBCOMMANDS.join(', ')}`);
   const { values, positionals, settings } = parseCommandArgs(rest, optionsFor('accounts', sub));
   noPositionals(positionals, `accounts ${sub}`);
   switch (sub) {
@@ -38,7 +39,14 @@ export async function accountsCommand(args: string[]): Promise<void> {
       const premiumDays = daysFlag(values, 'premium-days');
       const trafficBytes = sizeFlag(values, 'traffic');
       // Read last: every mistake in the flags is reported before stdin is waited on.
-      const input = { login, password: await passwordFlag(values), name: values.name as string | undefined, email: values.email as string | undefined, premiumDays, trafficBytes };
+      const input = {
+        login,
+        password: await passwordFlag(values),
+        name: values.name as string | undefined,
+        email: values.email as string | undefined,
+        premiumDays,
+        trafficBytes,
+      };
       await withServices(settings, async (services) => {
         const account = await services.operator.actions.createAccount(cliActor(), input);
         if (values.json) console.log(JSON.stringify(describe(account, services.clock())));

@@ -1,8 +1,8 @@
 import { sqlDateTime } from '../../domain/dates.js';
 import { parseCommandArgs } from '../args.js';
+import { columns } from '../client/display.js';
 import { limitFlag, noPositionals } from '../flags.js';
 import { humanDateOrDash } from '../format.js';
-import { columns } from '../client/display.js';
 import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
 

@@ -1,14 +1,13 @@
 import path from 'node:path';
-import { createBackup, type BackupReport } from '../../backup/backup-service.js';
-import { restoreBackup, type RestoreReport } from '../../backup/restore-service.js';
-import { loadConfig, type Config } from '../../config/config.js';
+import { type BackupReport, createBackup } from '../../backup/backup-service.js';
+import { type RestoreReport, restoreBackup } from '../../backup/restore-service.js';
+import { type Config, loadConfig } from '../../config/config.js';
 import { InputError } from '../../services/accounts-service.js';
-import { interruptible } from '../interruptible.js';
 import { parseCommandArgs, required } from '../args.js';
 import { auditFolder } from '../audit-trail.js';
 import { noPositionals } from '../flags.js';
 import { optionsFor } from '../help.js';
-
+import { interruptible } from '../interruptible.js';
 
 /** `filehaven backup`: database snapshot, the blobs it uses and the secret, while the server runs. */
 export async function backupCommand(args: string[]): Promise<void> {
@@ -20,7 +19,12 @@ export async function backupCommand(args: string[]): Promise<void> {
   const report = await interruptible((signal) => createBackup({ dataDir: config.dataDir, secret: config.secret, to, signal }), removedOnInterrupt('backup'));
   const { manifest } = report;
   try {
-    await auditFolder(config.dataDir, 'backup.create', `backup:${report.dir}`, `${manifest.files.live} files, ${manifest.blobs.count} blobs, ${manifest.blobs.bytes} bytes`);
+    await auditFolder(
+      config.dataDir,
+      'backup.create',
+      `backup:${report.dir}`,
+      `${manifest.files.live} files, ${manifest.blobs.count} blobs, ${manifest.blobs.bytes} bytes`,
+    );
   } catch (error) {
     throw new InputError(`the backup in ${report.dir} is complete, but recording it in the audit log failed: ${(error as Error).message}`);
   }
@@ -42,7 +46,8 @@ export async function restoreCommand(args: string[]): Promise<void> {
         secret: config.secret,
         signal,
         // In the restored database's own log, before it is moved into place.
-        beforePublish: (folder, manifest) => auditFolder(folder, 'backup.restore', `backup:${path.resolve(from)}`, `taken ${manifest.createdAt} from ${manifest.source}`),
+        beforePublish: (folder, manifest) =>
+          auditFolder(folder, 'backup.restore', `backup:${path.resolve(from)}`, `taken ${manifest.createdAt} from ${manifest.source}`),
       }),
     removedOnInterrupt('restore'),
   );
@@ -88,6 +93,8 @@ function describeRestore({ dataDir, manifest, secretVerified }: RestoreReport): 
 function embeddedDefaultOnly(config: Config, command: string): void {
   const elsewhere = [config.databaseUrl !== null && 'PostgreSQL (--database-url)', config.s3Bucket !== null && 'S3 (--s3-bucket)'].filter(Boolean);
   if (elsewhere.length > 0) {
-    throw new InputError(`${command} works on the data folder's SQLite and blobs, and this site uses ${elsewhere.join(' and ')}: use pg_dump and bucket versioning instead (README: Backups)`);
+    throw new InputError(
+      `${command} works on the data folder's SQLite and blobs, and this site uses ${elsewhere.join(' and ')}: use pg_dump and bucket versioning instead (README: Backups)`,
+    );
   }
 }

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UsageError } from '../args.js';
-import { onePositional } from '../flags.js';
-import { localFileName } from '../client/local-file-name.js';
 import { humanBytes, shown } from '../client/display.js';
+import { localFileName } from '../client/local-file-name.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { runUserCommand } from '../client/user-command.js';
+import { onePositional } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** What is remembered beside a partial download, so a later run resumes only the same bytes. */
@@ -19,7 +19,11 @@ interface PartState {
   etag: string | null;
 }
 
-const exists = (file: string) => stat(file).then(() => true, () => false);
+const exists = (file: string) =>
+  stat(file).then(
+    () => true,
+    () => false,
+  );
 
 async function readPartState(file: string): Promise<PartState | null> {
   try {
@@ -57,14 +61,24 @@ export async function downloadCommand(args: string[]): Promise<void> {
     }
 
     let file = output ?? localFileName(target.name, target.id);
-    if (output !== undefined && (output.endsWith('/') || (await stat(output).then((s) => s.isDirectory(), () => false)))) {
+    if (
+      output !== undefined &&
+      (output.endsWith('/') ||
+        (await stat(output).then(
+          (s) => s.isDirectory(),
+          () => false,
+        )))
+    ) {
       file = path.join(output, localFileName(target.name, target.id));
     }
     if ((await exists(file)) && command.values.force !== true) throw new Error(`${file} exists; use --force to replace it`);
     const part = `${file}.part`;
     const stateFile = `${part}.json`;
     const state = await readPartState(stateFile);
-    const held = (await stat(part).then((s) => s.size, () => 0));
+    const held = await stat(part).then(
+      (s) => s.size,
+      () => 0,
+    );
     // Bytes of another file (or of an unknown one) under the same name are not resumed.
     const offset = held > 0 && state?.id === target.id ? held : 0;
 
@@ -88,7 +102,9 @@ export async function downloadCommand(args: string[]): Promise<void> {
     });
     try {
       // Appended at the offset the server answered from (0: the file came back whole).
-      await pipeline(download.body, counter, createWriteStream(part, { flags: download.offset > 0 ? 'r+' : 'w', start: download.offset }), { signal: command.signal });
+      await pipeline(download.body, counter, createWriteStream(part, { flags: download.offset > 0 ? 'r+' : 'w', start: download.offset }), {
+        signal: command.signal,
+      });
     } finally {
       bar.stop();
       bars.stop();

@@ -5,7 +5,6 @@ import { parseCommandArgs, UsageError } from '../args.js';
 import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
 
-
 /** `filehaven gc`: one housekeeping pass (the server also runs it every --gc-interval). */
 export async function gcCommand(args: string[]): Promise<void> {
   const { positionals, values, settings } = parseCommandArgs(args, optionsFor('gc'));

@@ -1,9 +1,9 @@
 import { FilehavenClient } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { noPositionals, passwordFlag } from '../flags.js';
 import { clientConfigPath, removeStoredLogin, writeStoredLogin } from '../client/client-config.js';
 import { Prompt } from '../client/prompt.js';
 import { runUserCommand } from '../client/user-command.js';
+import { noPositionals, passwordFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /**

@@ -1,18 +1,18 @@
 import path from 'node:path';
-import { humanBytes } from '../../config/units.js';
 import type { BlobStore } from '../../blob/blob-store.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl, rootCause } from '../../composition.js';
-import { interruptible } from '../interruptible.js';
-import { ConfigError, DEFAULTS, loadConfig, SETTINGS, type Config } from '../../config/config.js';
+import { type Config, ConfigError, DEFAULTS, loadConfig, SETTINGS } from '../../config/config.js';
 import { readSecretFile, SECRET_FILE } from '../../config/secret-file.js';
 import { checkSiteFolder } from '../../config/site-folder.js';
-import { SQLITE_FILE, type OpenedDatabase } from '../../db/dialect.js';
+import { humanBytes } from '../../config/units.js';
+import { type OpenedDatabase, SQLITE_FILE } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrator.js';
-import { migrateSite, type MigrateProgress, type MigrateReport } from '../../migrate/migrate-service.js';
+import { type MigrateProgress, type MigrateReport, migrateSite } from '../../migrate/migrate-service.js';
 import { ServerSecrets } from '../../security/secrets.js';
 import { secretMatchesSite } from '../../services/services.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { noPositionals } from '../flags.js';
+import { interruptible } from '../interruptible.js';
 
 /** The settings that say where the site is stored; each has a `--to-` twin naming the target. */
 const MOVABLE = SETTINGS.filter((s) => s.key.startsWith('database') || s.key.startsWith('s3'));
@@ -104,14 +104,18 @@ async function checkSourceSite(source: Config): Promise<void> {
   await checkSiteFolder(source);
   const secret = source.secret ?? (await readSecretFile(source.dataDir));
   if (secret === null) {
-    throw new ConfigError(`no server secret: ${path.join(source.dataDir, SECRET_FILE)} does not exist and --secret (FILEHAVEN_SECRET) is not set; the migrated site needs the secret its API keys are sealed with`);
+    throw new ConfigError(
+      `no server secret: ${path.join(source.dataDir, SECRET_FILE)} does not exist and --secret (FILEHAVEN_SECRET) is not set; the migrated site needs the secret its API keys are sealed with`,
+    );
   }
   // Migrates the source's schema to the latest too, as a server start would: the copy
   // needs both ends on the same columns.
   const store = await openConfiguredMetadataStore(source);
   try {
     if (!(await secretMatchesSite(store, new ServerSecrets(secret)))) {
-      throw new ConfigError('the server secret differs from the one this site was set up with; migrate with its original secret (--secret, FILEHAVEN_SECRET or <data>/secret)');
+      throw new ConfigError(
+        'the server secret differs from the one this site was set up with; migrate with its original secret (--secret, FILEHAVEN_SECRET or <data>/secret)',
+      );
     }
   } finally {
     await store.close();
@@ -124,7 +128,9 @@ async function openTargetDatabase(target: Config): Promise<OpenedDatabase> {
     await migrateToLatest(opened.db, opened.schema);
   } catch (error) {
     await opened.db.destroy().catch(() => {});
-    throw new ConfigError(`cannot use the target PostgreSQL at ${redactUrl(target.databaseUrl!)} schema ${target.databaseSchema} (--to-database-url, --to-database-schema): ${rootCause(error)}`);
+    throw new ConfigError(
+      `cannot use the target PostgreSQL at ${redactUrl(target.databaseUrl!)} schema ${target.databaseSchema} (--to-database-url, --to-database-schema): ${rootCause(error)}`,
+    );
   }
   return opened;
 }
@@ -139,13 +145,21 @@ async function openTargetBlobStore(target: Config): Promise<BlobStore> {
   }
 }
 
-
-
 /** Where a configuration keeps metadata and blobs, for the first lines. */
 function describe(config: Config, database: boolean, blobs: boolean): string {
   const parts: string[] = [];
-  if (database) parts.push(config.databaseUrl === null ? `SQLite ${path.join(config.dataDir, SQLITE_FILE)}` : `PostgreSQL ${redactUrl(config.databaseUrl)} schema ${config.databaseSchema}`);
-  if (blobs) parts.push(config.s3Bucket === null ? `blobs in ${path.join(config.dataDir, 'blobs')}` : `S3 bucket ${config.s3Bucket}${config.s3Prefix ? ` prefix ${config.s3Prefix}` : ''}${config.s3Endpoint ? ` at ${config.s3Endpoint}` : ''}`);
+  if (database)
+    parts.push(
+      config.databaseUrl === null
+        ? `SQLite ${path.join(config.dataDir, SQLITE_FILE)}`
+        : `PostgreSQL ${redactUrl(config.databaseUrl)} schema ${config.databaseSchema}`,
+    );
+  if (blobs)
+    parts.push(
+      config.s3Bucket === null
+        ? `blobs in ${path.join(config.dataDir, 'blobs')}`
+        : `S3 bucket ${config.s3Bucket}${config.s3Prefix ? ` prefix ${config.s3Prefix}` : ''}${config.s3Endpoint ? ` at ${config.s3Endpoint}` : ''}`,
+    );
   return parts.join(' + ');
 }
 
@@ -190,25 +204,36 @@ function summary(report: MigrateReport, source: Config, target: Config, metadata
   const lines = [`migration complete and verified in ${seconds(report.ms)}${report.resumed ? ' (resumed an earlier run)' : ''}`];
   if (report.tables.length > 0) {
     const rows = report.tables.reduce((sum, t) => sum + t.rows, 0);
-    lines.push(`  tables  ${report.tables.length}, ${rows} rows, every row identical in source and target (${report.tables.map((t) => `${t.name} ${t.rows}`).join(', ')})`);
+    lines.push(
+      `  tables  ${report.tables.length}, ${rows} rows, every row identical in source and target (${report.tables.map((t) => `${t.name} ${t.rows}`).join(', ')})`,
+    );
   }
   if (report.blobs) {
     const b = report.blobs;
     const perSecond = b.copied / (b.ms / 1000);
-    const rate = b.copied > 0 && b.ms > 0 ? `, ${perSecond.toFixed(perSecond < 10 ? 1 : 0)} blobs/s, ${humanBytes(Math.round(b.copiedBytes / (b.ms / 1000)))}/s` : '';
-    lines.push(`  blobs   ${b.count} (${humanBytes(b.bytes)}): ${b.copied} copied now (${humanBytes(b.copiedBytes)} in ${seconds(b.ms)}${rate}), ${b.earlier} by an earlier run`);
-    lines.push('          every blob\'s bytes were hashed while copied and matched its row\'s SHA-256 and size');
+    const rate =
+      b.copied > 0 && b.ms > 0 ? `, ${perSecond.toFixed(perSecond < 10 ? 1 : 0)} blobs/s, ${humanBytes(Math.round(b.copiedBytes / (b.ms / 1000)))}/s` : '';
+    lines.push(
+      `  blobs   ${b.count} (${humanBytes(b.bytes)}): ${b.copied} copied now (${humanBytes(b.copiedBytes)} in ${seconds(b.ms)}${rate}), ${b.earlier} by an earlier run`,
+    );
+    lines.push("          every blob's bytes were hashed while copied and matched its row's SHA-256 and size");
   }
   lines.push('start the server on the new backend with your other settings and:', `  filehaven serve ${serveFlags(target).join(' ')}`);
   const notes: string[] = [];
   if (target.databaseUrl !== null && hasPassword(target.databaseUrl)) notes.push('the database password is shown as ***: give it as you did here');
-  notes.push(target.secret === null ? `the secret stays in ${path.join(target.dataDir, SECRET_FILE)}: keep that file (mode 0600) with the server` : 'the same --secret (FILEHAVEN_SECRET) as now');
+  notes.push(
+    target.secret === null
+      ? `the secret stays in ${path.join(target.dataDir, SECRET_FILE)}: keep that file (mode 0600) with the server`
+      : 'the same --secret (FILEHAVEN_SECRET) as now',
+  );
   if (target.s3Bucket !== null) notes.push('S3 credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or an AWS profile), as now');
   lines.push(...notes.map((note) => `  (${note})`));
   if (metadataMoves) lines.push(`the source database (${describe(source, true, false)}) is unchanged: keep it until the new site has run a while`);
   if (metadataMoves && !blobsMove) {
     // Both databases now name the same blobs, and the old one knows nothing of new uploads.
-    lines.push('the blobs stay where they are, named by both databases: never start a server or run gc on the old settings again (its gc would delete the new site\'s uploads)');
+    lines.push(
+      "the blobs stay where they are, named by both databases: never start a server or run gc on the old settings again (its gc would delete the new site's uploads)",
+    );
   }
   if (blobsMove) {
     lines.push(

@@ -1,12 +1,12 @@
-import { isFileStatus, type FileStatus } from '../../domain/types.js';
 import { sqlDateTime } from '../../domain/dates.js';
+import { type FileStatus, isFileStatus } from '../../domain/types.js';
 import type { OperatorFileInfo, OperatorFileView } from '../../services/moderation-service.js';
-import { humanDateOrDash } from '../format.js';
-import { columns, humanBytes, shown } from '../client/display.js';
-import { optionsFor, subcommandsOf } from '../help.js';
-import { parseCommandArgs, UsageError, type ParsedArgs } from '../args.js';
+import { type ParsedArgs, parseCommandArgs, UsageError } from '../args.js';
 import { cliActor } from '../audit-trail.js';
+import { columns, humanBytes, shown } from '../client/display.js';
 import { limitFlag, noPositionals, onePositional, reasonFlag } from '../flags.js';
+import { humanDateOrDash } from '../format.js';
+import { optionsFor, subcommandsOf } from '../help.js';
 import { withServices } from '../with-services.js';
 
 const STATE_NAMES: Record<FileStatus, string> = { A: 'active', B: 'blocked', D: 'deleted' };
@@ -63,7 +63,8 @@ function printInfo(file: OperatorFileInfo): void {
 /** `filehaven files block|unblock|delete|list|info` */
 export async function filesCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !FILES_SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown files command "${sub}"` : `files needs a command: ${FILES_SUBCOMMANDS.join(', ')}`);
+  if (!sub || !FILES_SUBCOMMANDS.includes(sub))
+    throw new UsageError(sub ? `unknown files command "${sub}"` : `files needs a command: ${FILES_SUBCOMMANDS.join(', ')}`);
   const { positionals, values, settings } = parseCommandArgs(rest, optionsFor('files', sub));
   switch (sub) {
     case 'block':
@@ -87,7 +88,15 @@ export async function filesCommand(args: string[]): Promise<void> {
         const files = await services.moderation.listFiles(query);
         if (values.json) return console.log(JSON.stringify(files.map(fileJson)));
         if (files.length === 0) return console.log('no files');
-        const rows = files.map((f) => [f.id, f.status, humanBytes(f.size), humanDateOrDash(f.createdAt), f.ownerLogin || `#${f.ownerId}`, String(f.downloads), shown(f.name)]);
+        const rows = files.map((f) => [
+          f.id,
+          f.status,
+          humanBytes(f.size),
+          humanDateOrDash(f.createdAt),
+          f.ownerLogin || `#${f.ownerId}`,
+          String(f.downloads),
+          shown(f.name),
+        ]);
         console.log(columns([['ID', 'STATUS', 'SIZE', 'CREATED (UTC)', 'OWNER', 'DOWNLOADS', 'NAME'], ...rows]));
       });
       return;
@@ -107,7 +116,8 @@ export async function filesCommand(args: string[]): Promise<void> {
 /** `filehaven blacklist add|remove|add-name|remove-name|list` */
 export async function blacklistCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (!sub || !BLACKLIST_SUBCOMMANDS.includes(sub)) throw new UsageError(sub ? `unknown blacklist command "${sub}"` : `blacklist needs a command: ${BLACKLIST_SUBCOMMANDS.join(', ')}`);
+  if (!sub || !BLACKLIST_SUBCOMMANDS.includes(sub))
+    throw new UsageError(sub ? `unknown blacklist command "${sub}"` : `blacklist needs a command: ${BLACKLIST_SUBCOMMANDS.join(', ')}`);
   const { positionals, values, settings } = parseCommandArgs(rest, optionsFor('blacklist', sub));
   const reason = reasonFlag(values);
   if (sub === 'list') noPositionals(positionals, 'blacklist list');

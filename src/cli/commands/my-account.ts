@@ -1,6 +1,6 @@
-import { noPositionals } from '../flags.js';
 import { fields, humanBytes, shown } from '../client/display.js';
 import { runUserCommand } from '../client/user-command.js';
+import { noPositionals } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** `filehaven account`: GET /account. */

@@ -1,9 +1,9 @@
 import type { FileStatus, FileSummary, FolderSummary } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { limitFlag, noPositionals, onePositional } from '../flags.js';
-import { columns, fields, humanBytes, shown } from '../client/display.js';
 import { EXIT } from '../client/command-exit.js';
+import { columns, fields, humanBytes, shown } from '../client/display.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
+import { limitFlag, noPositionals, onePositional } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** Ids go into URL paths: letters and digits only, refused as usage mistakes otherwise. */
@@ -70,7 +70,13 @@ export async function infoCommand(args: string[]): Promise<void> {
     const file = await (await command.client()).fileDetails(id);
     const status = file.status === 'A' ? 'A (active)' : 'B (blocked)';
     return {
-      human: fields([['id', file.id], ['name', shown(file.name)], ['status', status], ['size', `${file.size} bytes (${humanBytes(file.size)})`], ['link', file.downloadLink]]),
+      human: fields([
+        ['id', file.id],
+        ['name', shown(file.name)],
+        ['status', status],
+        ['size', `${file.size} bytes (${humanBytes(file.size)})`],
+        ['link', file.downloadLink],
+      ]),
       json: file,
     };
   });

@@ -35,7 +35,13 @@ export async function reservationsCommand(args: string[]): Promise<void> {
     const table = [['ID', 'ACCOUNT', 'KIND', 'PLANNED', 'CHECKPOINT', 'SERVER', 'PROCESS', 'LEASE', 'AGE']];
     for (const row of shown) table.push(describe(row, logins.get(row.accountId)!, now));
     const widths = table[0]!.map((_, column) => Math.max(...table.map((cells) => cells[column]!.length)));
-    for (const cells of table) console.log(cells.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+    for (const cells of table)
+      console.log(
+        cells
+          .map((cell, column) => cell.padEnd(widths[column]!))
+          .join('  ')
+          .trimEnd(),
+      );
     if (rows.length > LIST_LIMIT) console.log(`(the oldest ${LIST_LIMIT} shown; more are open)`);
   });
 }

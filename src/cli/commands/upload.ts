@@ -2,11 +2,11 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FilehavenApiError, type StoredFile } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { limitFlag } from '../flags.js';
 import { EXIT } from '../client/command-exit.js';
 import { shown } from '../client/display.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
+import { limitFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** One stored file, for --json: `deleteLink` null when an earlier, interrupted run had completed the upload. */
@@ -84,7 +84,10 @@ export async function uploadCommand(args: string[]): Promise<void> {
     let moved: string | null = null;
     if (folder !== undefined && stored.length > 0) {
       try {
-        await client.move(stored.map((file) => file.id), folder);
+        await client.move(
+          stored.map((file) => file.id),
+          folder,
+        );
         moved = folder;
       } catch (error) {
         exitCode = Math.max(exitCode, command.warn(error, `uploaded, but not moved into ${folder}`));

@@ -4,9 +4,7 @@ import { isPostgres } from '../dialect.js';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('accounts')
-    .addColumn('id', isPostgres(db) ? 'bigserial' : 'integer', (c) =>
-      isPostgres(db) ? c.primaryKey() : c.primaryKey().autoIncrement(),
-    )
+    .addColumn('id', isPostgres(db) ? 'bigserial' : 'integer', (c) => (isPostgres(db) ? c.primaryKey() : c.primaryKey().autoIncrement()))
     .addColumn('login', 'varchar(255)', (c) => c.notNull().unique())
     .addColumn('password_hash', 'varchar(255)', (c) => c.notNull())
     .addColumn('name', 'varchar(255)', (c) => c.notNull().defaultTo(''))

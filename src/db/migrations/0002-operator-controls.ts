@@ -31,7 +31,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('upload_log_account_at').on('upload_log').columns(['account_id', 'at']).execute();
 
-  await db.schema.alterTable('files').addColumn('bytes_served', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('files')
+    .addColumn('bytes_served', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.createIndex('files_status').on('files').columns(['status', 'last_download_at']).execute();
 }
 

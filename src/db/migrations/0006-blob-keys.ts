@@ -8,7 +8,10 @@ import type { Kysely } from 'kysely';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('blobs').addColumn('object_key', 'varchar(255)').execute();
-  await db.updateTable('blobs').set((eb) => ({ object_key: eb.ref('sha256') })).execute();
+  await db
+    .updateTable('blobs')
+    .set((eb) => ({ object_key: eb.ref('sha256') }))
+    .execute();
   await db.schema.createIndex('blobs_object_key').unique().on('blobs').column('object_key').execute();
 }
 

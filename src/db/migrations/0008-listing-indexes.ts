@@ -20,7 +20,12 @@ interface ListingIndex {
  */
 const INDEXES: ListingIndex[] = [
   // GET /files; the operator's list of one login's files.
-  { name: 'files_owner_created', table: 'files', columns: ['owner_id', 'created_at', 'id'], replaces: { name: 'files_owner', columns: ['owner_id', 'created_at'] } },
+  {
+    name: 'files_owner_created',
+    table: 'files',
+    columns: ['owner_id', 'created_at', 'id'],
+    replaces: { name: 'files_owner', columns: ['owner_id', 'created_at'] },
+  },
   // GET /files?folder=root|<id>: `folder_id is null` is only narrow next to the owner.
   { name: 'files_owner_folder_created', table: 'files', columns: ['owner_id', 'folder_id', 'created_at', 'id'] },
   // A folder's page (any owner); inFolder, activeTotals, the emptiness check of a removal.
@@ -28,7 +33,12 @@ const INDEXES: ListingIndex[] = [
   // GET /folders.
   { name: 'folders_owner_created', table: 'folders', columns: ['owner_id', 'created_at', 'id'] },
   // GET /folders?parent=root|<id>.
-  { name: 'folders_owner_parent_created', table: 'folders', columns: ['owner_id', 'parent_id', 'created_at', 'id'], replaces: { name: 'folders_owner', columns: ['owner_id', 'parent_id'] } },
+  {
+    name: 'folders_owner_parent_created',
+    table: 'folders',
+    columns: ['owner_id', 'parent_id', 'created_at', 'id'],
+    replaces: { name: 'folders_owner', columns: ['owner_id', 'parent_id'] },
+  },
   // A folder's sub-folders by name (folder page, removal): these scanned the whole table.
   { name: 'folders_parent', table: 'folders', columns: ['parent_id', 'name'] },
 ];

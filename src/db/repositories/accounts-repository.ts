@@ -1,4 +1,4 @@
-import { sql, type CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
 import type { AccountsTable, Database } from '../database.js';
 import type { AccountsRepository, NewAccount } from './repositories.js';
 import { toAccount, translateDuplicate } from './rows.js';
@@ -68,11 +68,7 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
       return Number(result.numUpdatedRows) === 1;
     },
     async setPremium(id, start, end, trafficLeft) {
-      await db
-        .updateTable('accounts')
-        .set({ premium_start: start, premium_end: end, traffic_left: trafficLeft })
-        .where('id', '=', id)
-        .execute();
+      await db.updateTable('accounts').set({ premium_start: start, premium_end: end, traffic_left: trafficLeft }).where('id', '=', id).execute();
     },
     async setPremiumPeriod(id, start, end) {
       await db.updateTable('accounts').set({ premium_start: start, premium_end: end }).where('id', '=', id).execute();
@@ -116,11 +112,18 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
       return (await select().orderBy('id').execute()).map(toAccount);
     },
     async count() {
-      const row = await db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async setDisabled(id, disabled) {
-      await db.updateTable('accounts').set({ disabled: disabled ? 1 : 0 }).where('id', '=', id).execute();
+      await db
+        .updateTable('accounts')
+        .set({ disabled: disabled ? 1 : 0 })
+        .where('id', '=', id)
+        .execute();
     },
     async setPasswordHash(id, passwordHash) {
       await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', id).execute();

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../database.js';
 import { FileStatus } from '../../domain/types.js';
+import type { Database } from '../database.js';
 import type { BlacklistRepository, BlobsRepository } from './repositories.js';
 
 export function blobsRepository(db: Kysely<Database>): BlobsRepository {
@@ -20,14 +20,7 @@ export function blobsRepository(db: Kysely<Database>): BlobsRepository {
         .deleteFrom('blobs')
         .where('sha256', '=', sha256)
         .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('files')
-                .select('files.id')
-                .where('files.sha256', '=', sha256)
-                .where('files.status', '!=', FileStatus.Deleted),
-            ),
-          ),
+          not(exists(selectFrom('files').select('files.id').where('files.sha256', '=', sha256).where('files.status', '!=', FileStatus.Deleted))),
         )
         .returning(['sha256', 'object_key'])
         .executeTakeFirst();

@@ -1,7 +1,7 @@
-import { sql, type Kysely, type RawBuilder, type SqlBool } from 'kysely';
+import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { FileStatus } from '../../domain/types.js';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
-import { FileStatus } from '../../domain/types.js';
 import type { FileBrowseQuery, FilesRepository } from './repositories.js';
 import { containsText, listedAfter, toFile, translateDuplicate } from './rows.js';
 
@@ -82,12 +82,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       return (await select().where('id', 'in', ids).execute()).map(toFile);
     },
     async inFolder(folderId, states) {
-      const rows = await select()
-        .where('folder_id', '=', folderId)
-        .where('status', 'in', states)
-        .orderBy('created_at')
-        .orderBy('id')
-        .execute();
+      const rows = await select().where('folder_id', '=', folderId).where('status', 'in', states).orderBy('created_at').orderBy('id').execute();
       return rows.map(toFile);
     },
     async folderActiveBytes(folderId) {
@@ -100,13 +95,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       return Number(row.bytes);
     },
     async liveReferenceExists(sha256) {
-      const row = await db
-        .selectFrom('files')
-        .select('id')
-        .where('sha256', '=', sha256)
-        .where('status', '!=', FileStatus.Deleted)
-        .limit(1)
-        .executeTakeFirst();
+      const row = await db.selectFrom('files').select('id').where('sha256', '=', sha256).where('status', '!=', FileStatus.Deleted).limit(1).executeTakeFirst();
       return row !== undefined;
     },
     async recordDownload(id, at) {
@@ -117,12 +106,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         .execute();
     },
     async detachDeleted(folderId) {
-      await db
-        .updateTable('files')
-        .set({ folder_id: null })
-        .where('folder_id', '=', folderId)
-        .where('status', '=', FileStatus.Deleted)
-        .execute();
+      await db.updateTable('files').set({ folder_id: null }).where('folder_id', '=', folderId).where('status', '=', FileStatus.Deleted).execute();
     },
     async list(query) {
       let q = select();
@@ -156,7 +140,12 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       return new Set((await q.execute()).map((row) => row.name));
     },
     async moveAll(fromFolderId, toFolderId) {
-      const result = await db.updateTable('files').set({ folder_id: toFolderId }).where('folder_id', '=', fromFolderId).where('status', 'in', LIVE).executeTakeFirst();
+      const result = await db
+        .updateTable('files')
+        .set({ folder_id: toFolderId })
+        .where('folder_id', '=', fromFolderId)
+        .where('status', 'in', LIVE)
+        .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
     async browse(query) {
@@ -171,7 +160,11 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         const after = query.after;
         q = q.where(sql<SqlBool>`(${key}, ${sql.ref('id')}) ${sql.raw(query.descending ? '<' : '>')} (${sortKey(query.sort, after.key)}, ${after.id})`);
       }
-      const rows = await q.orderBy(sql`${key} ${direction}`).orderBy(sql`${sql.ref('id')} ${direction}`).limit(query.limit).execute();
+      const rows = await q
+        .orderBy(sql`${key} ${direction}`)
+        .orderBy(sql`${sql.ref('id')} ${direction}`)
+        .limit(query.limit)
+        .execute();
       return rows.map(toFile);
     },
     async addBytesServed(id, bytes) {

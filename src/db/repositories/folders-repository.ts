@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../database.js';
 import { FileStatus } from '../../domain/types.js';
+import type { Database } from '../database.js';
 import type { FoldersRepository } from './repositories.js';
 import { listedAfter, toFolder, translateDuplicate } from './rows.js';
 

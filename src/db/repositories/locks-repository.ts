@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { LocksRepository } from './repositories.js';

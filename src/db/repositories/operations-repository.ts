@@ -1,7 +1,7 @@
-import { sql, type Kysely, type SqlBool } from 'kysely';
-import type { Database } from '../database.js';
+import { type Kysely, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
-import type { ServerSettingsRepository, AuditRepository, HousekeepingRepository, StoreStats, UploadLogRepository } from './repositories.js';
+import type { Database } from '../database.js';
+import type { AuditRepository, HousekeepingRepository, ServerSettingsRepository, StoreStats, UploadLogRepository } from './repositories.js';
 
 export function uploadLogRepository(db: Kysely<Database>): UploadLogRepository {
   return {
@@ -68,7 +68,10 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
   return {
     async stats(): Promise<StoreStats> {
       const [accounts, byStatus, blobs, downloads] = await Promise.all([
-        db.selectFrom('accounts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+        db
+          .selectFrom('accounts')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow(),
         db
           .selectFrom('files')
           .select((eb) => ['status', eb.fn.countAll().as('n'), eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes')])
@@ -103,14 +106,7 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
       if (after !== undefined) q = q.where('blobs.sha256', '>', after);
       const rows = await q
         .where(({ not, exists, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('files')
-                .select('files.id')
-                .whereRef('files.sha256', '=', 'blobs.sha256')
-                .where('files.status', '!=', FileStatus.Deleted),
-            ),
-          ),
+          not(exists(selectFrom('files').select('files.id').whereRef('files.sha256', '=', 'blobs.sha256').where('files.status', '!=', FileStatus.Deleted))),
         )
         .orderBy('blobs.sha256')
         .limit(limit)
@@ -141,8 +137,7 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
 }
 
 export function serverSettingsRepository(db: Kysely<Database>): ServerSettingsRepository {
-  const get = async (name: string) =>
-    (await db.selectFrom('server_settings').select('value').where('name', '=', name).executeTakeFirst())?.value ?? null;
+  const get = async (name: string) => (await db.selectFrom('server_settings').select('value').where('name', '=', name).executeTakeFirst())?.value ?? null;
   return {
     get,
     async setIfAbsent(name, value) {

@@ -1,7 +1,7 @@
-import { sql, type Expression, type Kysely, type SqlBool } from 'kysely';
+import { type Expression, type Kysely, type SqlBool, sql } from 'kysely';
+import { FileStatus } from '../../domain/types.js';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
-import { FileStatus } from '../../domain/types.js';
 import type { OperatorQueriesRepository } from './repositories.js';
 import { containsText, listedAfter, toAccount, toFile } from './rows.js';
 
@@ -54,7 +54,12 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
           .executeTakeFirstOrThrow(),
         db
           .selectFrom((qb) =>
-            qb.selectFrom('files').select((eb) => ['sha256', eb.fn.max<number>('size').as('size')]).where(liveAt(at)).groupBy('sha256').as('contents'),
+            qb
+              .selectFrom('files')
+              .select((eb) => ['sha256', eb.fn.max<number>('size').as('size')])
+              .where(liveAt(at))
+              .groupBy('sha256')
+              .as('contents'),
           )
           .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('contents.size'), eb.lit(0)).as('bytes'))
           .executeTakeFirstOrThrow(),

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, ReservationsTable } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { ReservationKind, ReservationRecord, ReservationsRepository } from './repositories.js';
@@ -41,7 +41,8 @@ export function reservationsRepository(db: Kysely<Database>, engine: Engine): Re
       return Number(inserted.id);
     },
     async checkpoint(id, settled) {
-      const write = async (on: Kysely<Database>) => Number((await on.updateTable('reservations').set({ settled }).where('id', '=', id).executeTakeFirst()).numUpdatedRows) === 1;
+      const write = async (on: Kysely<Database>) =>
+        Number((await on.updateTable('reservations').set({ settled }).where('id', '=', id).executeTakeFirst()).numUpdatedRows) === 1;
       if (engine !== 'sqlite' || db.isTransaction) return write(db);
       // Without the fsync of a FULL commit: better-sqlite3 commits on the main thread, and a
       // download at disk speed checkpoints every 4 MiB, so each fsync stalled every transfer

@@ -43,7 +43,12 @@ export function resumableUploadsRepository(db: Kysely<Database>): ResumableUploa
       await db.updateTable('resumable_uploads').set({ digest_checkpoints: checkpoints }).where('id', '=', id).where('file_id', 'is', null).execute();
     },
     async markStored(id, fileId) {
-      const result = await db.updateTable('resumable_uploads').set({ file_id: fileId, digest_checkpoints: '[]' }).where('id', '=', id).where('file_id', 'is', null).executeTakeFirst();
+      const result = await db
+        .updateTable('resumable_uploads')
+        .set({ file_id: fileId, digest_checkpoints: '[]' })
+        .where('id', '=', id)
+        .where('file_id', 'is', null)
+        .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
     async take(id) {
@@ -66,10 +71,7 @@ export function uploadLocksRepository(db: Kysely<Database>): UploadLocksReposito
         .insertInto('upload_locks')
         .values({ upload_id: uploadId, holder, lease_until: until, release_requested: 0 })
         .onConflict((conflict) =>
-          conflict
-            .column('upload_id')
-            .doUpdateSet({ holder, lease_until: until, release_requested: 0 })
-            .where('upload_locks.lease_until', '<', now),
+          conflict.column('upload_id').doUpdateSet({ holder, lease_until: until, release_requested: 0 }).where('upload_locks.lease_until', '<', now),
         )
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;

@@ -1,7 +1,7 @@
-import { sql, type Expression, type Selectable, type SqlBool } from 'kysely';
+import { type Expression, type Selectable, type SqlBool, sql } from 'kysely';
+import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
 import type { AccountsTable, FilesTable, FoldersTable } from '../database.js';
 import type { Engine } from '../dialect.js';
-import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
 import { DuplicateError } from './repositories.js';
 
 /**

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
+import { sqlDateTime } from '../../domain/dates.js';
+import { money } from '../../domain/money.js';
 import { premiumState } from '../../domain/types.js';
 import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { requireAccount } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute } from '../plugins/method-dispatch.js';
-import { sqlDateTime } from '../../domain/dates.js';
-import { money } from '../../domain/money.js';
 
 /** GET /account (SPEC.md "GET /account"; API.md 3 and 5). */
 export function registerAccountRoutes(app: FastifyInstance, context: HttpContext): void {

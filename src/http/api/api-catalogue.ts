@@ -1,4 +1,4 @@
-import { ApiError, errors, type ErrorCode } from '../../domain/errors.js';
+import { type ApiError, type ErrorCode, errors } from '../../domain/errors.js';
 
 /**
  * The one list of API endpoints: the developers page ({ed_namespace}) renders it, the
@@ -301,7 +301,9 @@ export function endpointsMarkdown(): string {
   for (const endpoint of ENDPOINTS) {
     const paths = [endpoint.path, ...endpoint.aliases.filter((alias) => !alias.includes('%3B'))].map((path) => `\`${path}\``).join(', ');
     const spec = endpoint.inSpec ? '' : ' (extension)';
-    lines.push(`| ${endpoint.method} | ${paths} | ${ACCESS_LABELS[endpoint.access]} | ${endpoint.success.status} \`${endpoint.success.title}\` | ${endpoint.summary}${spec} |`);
+    lines.push(
+      `| ${endpoint.method} | ${paths} | ${ACCESS_LABELS[endpoint.access]} | ${endpoint.success.status} \`${endpoint.success.title}\` | ${endpoint.summary}${spec} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -20,9 +20,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, context: HttpContext)
       const key = await context.services.accounts.apiKeyFor(account, explicitCreate);
       // The answer carries the key: no cache (browser, proxy) may keep it (RFC 9111 5.2.2.5; issue 14).
       reply.header('Cache-Control', 'no-store');
-      return sendAtom(context, request, reply, 201, 'ApiKey', [
-        entryEl(textEl('title', 'apikey'), { name: 'content', attrs: [['type', 'text']], text: key }),
-      ]);
+      return sendAtom(context, request, reply, 201, 'ApiKey', [entryEl(textEl('title', 'apikey'), { name: 'content', attrs: [['type', 'text']], text: key })]);
     },
   });
 }

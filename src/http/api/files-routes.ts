@@ -5,7 +5,7 @@ import type { HttpContext } from '../context.js';
 import { receiveSingleFile } from '../multipart-upload.js';
 import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
-import { apiRoute, refRoute, type MethodTable } from '../plugins/method-dispatch.js';
+import { apiRoute, type MethodTable, refRoute } from '../plugins/method-dispatch.js';
 import { createdFileEntry } from './file-entries.js';
 import { listFilesHandler } from './listing-routes.js';
 
@@ -78,11 +78,7 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
     // The signed link downloads on the account's traffic: no cache may keep it (issue 14).
     reply.header('Cache-Control', 'no-store');
     return sendAtom(context, request, reply, 200, 'File info', [
-      entryEl(
-        textEl('id', file.id),
-        textEl('title', file.name),
-        linkEl(['href', links.direct(file, token)], ['rel', 'enclosure'], ['length', file.size]),
-      ),
+      entryEl(textEl('id', file.id), textEl('title', file.name), linkEl(['href', links.direct(file, token)], ['rel', 'enclosure'], ['length', file.size])),
     ]);
   };
 

@@ -9,7 +9,6 @@ import { formField, indexedFiles } from './form.js';
 import { listFoldersHandler, nextLinks, pageSize, queryParam } from './listing-routes.js';
 import { decodeCursor } from './page-cursor.js';
 
-
 /** PUT /folders/<id>;files (SPEC.md) and the folder extensions of API.md section 7. */
 export function registerFolderRoutes(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
@@ -47,12 +46,19 @@ export function registerFolderRoutes(app: FastifyInstance, context: HttpContext)
       textEl('ed:files', listing.activeFiles),
       ...listing.children.map((child) => ({
         name: 'ed:folder',
-        attrs: [['id', child.id], ['href', links.folder(child)]] as const,
+        attrs: [
+          ['id', child.id],
+          ['href', links.folder(child)],
+        ] as const,
         text: child.name,
       })),
       ...listing.files.map((file) => ({
         name: 'ed:file',
-        attrs: [['id', file.id], ['href', links.download(file)], ['length', file.size]] as const,
+        attrs: [
+          ['id', file.id],
+          ['href', links.download(file)],
+          ['length', file.size],
+        ] as const,
         text: file.name,
       })),
     );

@@ -1,14 +1,14 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sqlDateTime } from '../../domain/dates.js';
 import { errors } from '../../domain/errors.js';
-import { FileStatus, isFileStatus, type FileRecord } from '../../domain/types.js';
-import { DEFAULT_PAGE_SIZE, ListingService, MAX_PAGE_SIZE, type FolderSummary, type ListPosition } from '../../services/listing-service.js';
+import { type FileRecord, FileStatus, isFileStatus } from '../../domain/types.js';
+import { DEFAULT_PAGE_SIZE, type FolderSummary, ListingService, type ListPosition, MAX_PAGE_SIZE } from '../../services/listing-service.js';
 import { entryEl, linkEl, textEl, type XmlElement } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { requireAccount } from '../plugins/api-auth.js';
 import { requestPath, sendAtom } from '../plugins/atom-reply.js';
 import type { Handler } from '../plugins/method-dispatch.js';
-import { sqlDateTime } from '../../domain/dates.js';
-import { decodeCursor, encodeCursor, type CursorKind } from './page-cursor.js';
+import { type CursorKind, decodeCursor, encodeCursor } from './page-cursor.js';
 
 /**
  * The listing extensions: `GET /files` (title `File list`) and `GET /folders` (title

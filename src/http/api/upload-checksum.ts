@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, errors } from '../../domain/errors.js';
 
@@ -38,7 +38,8 @@ export async function verifyChecksum(body: Readable, header: string, maxBytes: n
   const match = /^\s*([a-z0-9-]+)\s+([A-Za-z0-9+/]+={0,2})\s*$/.exec(header);
   if (!match) throw errors.uploadMalformed('Upload-Checksum must be "<algorithm> <base64 digest>"');
   const algorithm = match[1] as (typeof CHECKSUM_ALGORITHMS)[number];
-  if (!CHECKSUM_ALGORITHMS.includes(algorithm)) throw new ApiError('errorUploadFaild', 400, `Upload failed: checksum algorithm ${match[1]} is not supported (${CHECKSUM_ALGORITHMS.join(', ')})`);
+  if (!CHECKSUM_ALGORITHMS.includes(algorithm))
+    throw new ApiError('errorUploadFaild', 400, `Upload failed: checksum algorithm ${match[1]} is not supported (${CHECKSUM_ALGORITHMS.join(', ')})`);
   const expected = Buffer.from(match[2]!, 'base64');
   const file = path.join(tmpdir(), `filehaven-chunk-${randomBytes(12).toString('hex')}`);
   const hash = createHash(algorithm);
@@ -47,7 +48,14 @@ export async function verifyChecksum(body: Readable, header: string, maxBytes: n
     transform(chunk: Buffer, _encoding, done) {
       size += chunk.length;
       if (size > maxBytes) return done(new ApiError('errorFileSize', 413, "Upload failed: the request carries more bytes than the upload's length"));
-      if (size > CHECKSUMMED_BODY_LIMIT) return done(new ApiError('errorUploadFaild', 413, `Upload failed: a PATCH with Upload-Checksum carries at most ${CHECKSUMMED_BODY_LIMIT} bytes; send smaller chunks`));
+      if (size > CHECKSUMMED_BODY_LIMIT)
+        return done(
+          new ApiError(
+            'errorUploadFaild',
+            413,
+            `Upload failed: a PATCH with Upload-Checksum carries at most ${CHECKSUMMED_BODY_LIMIT} bytes; send smaller chunks`,
+          ),
+        );
       hash.update(chunk);
       done(null, chunk);
     },
@@ -66,7 +74,11 @@ export async function verifyChecksum(body: Readable, header: string, maxBytes: n
   }
   if (!hash.digest().equals(expected)) {
     await discard();
-    throw new ApiError('errorUploadFaild', CHECKSUM_MISMATCH, `Upload failed: the ${algorithm} checksum of the body does not match Upload-Checksum; nothing of it was stored`);
+    throw new ApiError(
+      'errorUploadFaild',
+      CHECKSUM_MISMATCH,
+      `Upload failed: the ${algorithm} checksum of the body does not match Upload-Checksum; nothing of it was stored`,
+    );
   }
   return {
     size,

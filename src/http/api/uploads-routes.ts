@@ -14,7 +14,7 @@ import { apiKeyOf, requireAccount } from '../plugins/api-auth.js';
 import { sendAtom, sendAtomError } from '../plugins/atom-reply.js';
 import { SESSION_COOKIE } from '../web/session-plugin.js';
 import { createdFileEntry } from './file-entries.js';
-import { CHECKSUM_ALGORITHMS, verifyChecksum, type VerifiedBody } from './upload-checksum.js';
+import { CHECKSUM_ALGORITHMS, type VerifiedBody, verifyChecksum } from './upload-checksum.js';
 
 /** Where resumable uploads live, under {base_url}. */
 export const UPLOADS_PATH = '/uploads';
@@ -156,7 +156,12 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
       return body === '' ? reply.send() : reply.send(body);
     } catch (error) {
       // tus's own refusals (its lock's 423) reach here from a finish outside tus's handlers.
-      const known = error instanceof ApiError ? error : typeof (error as { status_code?: unknown } | null)?.status_code === 'number' ? apiErrorOf(error, services.config.maxFileSize, logError) : null;
+      const known =
+        error instanceof ApiError
+          ? error
+          : typeof (error as { status_code?: unknown } | null)?.status_code === 'number'
+            ? apiErrorOf(error, services.config.maxFileSize, logError)
+            : null;
       if (!known) throw error;
       // tus answers every request with its version, errors too.
       reply.header('Tus-Resumable', '1.0.0');
@@ -166,7 +171,12 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
 
   const config = { streamBody: true };
   app.route({ method: [...new Set([...COLLECTION_METHODS, ...ITEM_METHODS, 'GET', 'PUT'])], url: UPLOADS_PATH, config, handler: handle(true) });
-  app.route({ method: [...new Set([...COLLECTION_METHODS, ...ITEM_METHODS, 'GET', 'PUT', 'POST'])], url: `${UPLOADS_PATH}/:id`, config, handler: handle(false) });
+  app.route({
+    method: [...new Set([...COLLECTION_METHODS, ...ITEM_METHODS, 'GET', 'PUT', 'POST'])],
+    url: `${UPLOADS_PATH}/:id`,
+    config,
+    handler: handle(false),
+  });
 }
 
 /** A PATCH whose body was verified against its checksum, as tus reads it: from the spooled file. */
@@ -198,7 +208,14 @@ async function callerOf(context: HttpContext, request: FastifyRequest): Promise<
 }
 
 /** An upload that already became a file: HEAD and PATCH tell which, DELETE only forgets the upload. */
-async function answerStored(context: HttpContext, request: FastifyRequest, reply: FastifyReply, account: Account, id: string, length: number): Promise<FastifyReply> {
+async function answerStored(
+  context: HttpContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  account: Account,
+  id: string,
+  length: number,
+): Promise<FastifyReply> {
   const { services, links } = context;
   reply.header('Tus-Resumable', '1.0.0');
   if (request.method === 'DELETE') {
@@ -207,7 +224,8 @@ async function answerStored(context: HttpContext, request: FastifyRequest, reply
   }
   const finished = await services.resumable.service.finish(account, id);
   if (request.method === 'PATCH') {
-    if (Number(request.headers['upload-offset']) !== length) throw new ApiError('errorUploadFaild', 409, 'Upload failed: the upload is complete; its Upload-Offset is its length');
+    if (Number(request.headers['upload-offset']) !== length)
+      throw new ApiError('errorUploadFaild', 409, 'Upload failed: the upload is complete; its Upload-Offset is its length');
     reply.header('Upload-Offset', String(length));
     return sendFinished(context, request, reply, finished);
   }
@@ -256,7 +274,8 @@ function apiErrorOf(error: unknown, maxFileSize: number, log: (cause: unknown) =
     const status = tus.status_code;
     const reason = typeof tus.body === 'string' && tus.body.trim() !== '' ? tus.body.trim() : (STATUS_CODES[status] ?? 'Error');
     if (status === 404 || status === 410) return errors.uploadNotFound();
-    if (status === 413) return new ApiError('errorFileSize', 413, reason === 'Maximum size exceeded' ? errors.fileSize(maxFileSize).message : `Upload failed: ${reason}`);
+    if (status === 413)
+      return new ApiError('errorFileSize', 413, reason === 'Maximum size exceeded' ? errors.fileSize(maxFileSize).message : `Upload failed: ${reason}`);
     if (status >= 500 && status !== 501) {
       log(error);
       return errors.uploadStorage();

@@ -43,7 +43,9 @@ export function atomErrorFeed(context: HttpContext, error: ApiError, path: strin
 export function rawAtomErrorResponse(context: HttpContext, error: ApiError, path = '/'): string {
   const body = atomErrorFeed(context, error, path);
   const headers = { ...error.headers, 'Content-Type': ATOM_TYPE, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   return `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}\r\n${head}\r\n${body}`;
 }
 

@@ -1,7 +1,7 @@
-import formbody from '@fastify/formbody';
-import type { BusboyInstance } from '@fastify/busboy';
-import type { FastifyInstance } from 'fastify';
 import type { IncomingMessage } from 'node:http';
+import type { BusboyInstance } from '@fastify/busboy';
+import formbody from '@fastify/formbody';
+import type { FastifyInstance } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import type { RouteFlags } from '../context.js';
 import { openMultipart } from '../multipart-parser.js';

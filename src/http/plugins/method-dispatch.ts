@@ -66,11 +66,7 @@ export function apiRoute(app: FastifyInstance, url: string, table: MethodTable, 
  * `;DirectLink`, `;files`), with the `;` raw or percent-encoded (API.md 2). `tableFor`
  * picks the method table for the reference; null means no such resource (404).
  */
-export function refRoute(
-  app: FastifyInstance,
-  url: string,
-  tableFor: (id: string, suffix: string | undefined) => MethodTable | null,
-): void {
+export function refRoute(app: FastifyInstance, url: string, tableFor: (id: string, suffix: string | undefined) => MethodTable | null): void {
   app.route({
     method: ALL_METHODS,
     url,

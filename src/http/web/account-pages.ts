@@ -2,19 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../domain/errors.js';
 import { InputError } from '../../services/accounts-service.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { RETURN_FIELD, safeReturnPath } from './return-path.js';
-import {
-  bodyField,
-  cookieOptions,
-  CSRF_FIELD,
-  PRE_SESSION_COOKIE,
-  redirectTo,
-  SESSION_COOKIE,
-  sessionFormValid,
-  setSessionCookie,
-} from './session-plugin.js';
+import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, SESSION_COOKIE, sessionFormValid, setSessionCookie } from './session-plugin.js';
 
 /** Where a browser lands after signing in or up. */
 export const PROFILE_PATH = '/accounts/profile/misc';
@@ -33,8 +24,7 @@ const EXPIRED_FORM: Problem = {
 /** "login must be ..." → "Login must be ...". */
 const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? '' : '.'}`;
 
-const problemNote = (problem: Problem | null): Html | string =>
-  problem ? html`<p class="notice error" role="alert">${problem.message}</p>` : '';
+const problemNote = (problem: Problem | null): Html | string => (problem ? html`<p class="notice error" role="alert">${problem.message}</p>` : '');
 
 /**
  * Sign-in, sign-out and sign-up ("The public site"). Every form works without JavaScript;

@@ -1,11 +1,11 @@
 import type { FastifyReply } from 'fastify';
 import { ERROR_MEANINGS, type ErrorCode } from '../../domain/errors.js';
-import { FileStatus, type FileRecord } from '../../domain/types.js';
-import { ACCESS_LABELS, curlFor, ENDPOINTS, errorCases, type Endpoint } from '../api/api-catalogue.js';
+import { type FileRecord, FileStatus } from '../../domain/types.js';
+import { ACCESS_LABELS, curlFor, ENDPOINTS, type Endpoint, errorCases } from '../api/api-catalogue.js';
 import { createdFileEntry } from '../api/file-entries.js';
 import { atomFeed, entryEl, rfc822, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { sendPage } from './layout.js';
 
 /** A fixed moment for the examples, so the page reads the same on every visit. */
@@ -28,7 +28,15 @@ const SAMPLE_FILE: FileRecord = {
 function examples(context: HttpContext): { upload: string; error: string } {
   const { links } = context;
   const feed = (title: string, path: string, entry: ReturnType<typeof entryEl>) =>
-    atomFeed({ title, id: `${links.baseUrl}${path}`, updated: EXAMPLE_TIME, author: links.webUrl, namespace: links.namespace, selfPath: path, entries: [entry] });
+    atomFeed({
+      title,
+      id: `${links.baseUrl}${path}`,
+      updated: EXAMPLE_TIME,
+      author: links.webUrl,
+      namespace: links.namespace,
+      selfPath: path,
+      entries: [entry],
+    });
   return {
     upload: feed('File upload result', '/files', entryEl(...createdFileEntry(links, SAMPLE_FILE, '3f9c2b7d41e08a6c5b1f9e2d7a4c8e01', 'self'))),
     error: feed(
@@ -51,11 +59,13 @@ const pathCode = (path: string): Html => html`<code>${path.split(/(?<=\/)|(?=;)/
 const prose = (text: string): Html => html`${text.split('`').map((part, i) => (i % 2 === 1 ? code(part) : part))}`;
 
 function endpointSection(endpoint: Endpoint, baseUrl: string): Html {
-  const aliases = endpoint.aliases.length > 0 ? html`<p class="meta">Also: ${endpoint.aliases.map((alias, i) => html`${i > 0 ? ', ' : ''}<code>${alias}</code>`)}</p>` : '';
+  const aliases =
+    endpoint.aliases.length > 0 ? html`<p class="meta">Also: ${endpoint.aliases.map((alias, i) => html`${i > 0 ? ', ' : ''}<code>${alias}</code>`)}</p>` : '';
   const params =
     endpoint.params.length > 0
       ? html`<table class="params"><thead><tr><th>Parameter</th><th>In</th><th>Notes</th></tr></thead><tbody>${endpoint.params.map(
-          (param) => html`<tr><td><code>${param.name}</code>${param.required ? '' : html` <span class="badge">optional</span>`}</td><td>${param.in}</td><td>${prose(param.notes)}</td></tr>`,
+          (param) =>
+            html`<tr><td><code>${param.name}</code>${param.required ? '' : html` <span class="badge">optional</span>`}</td><td>${param.in}</td><td>${prose(param.notes)}</td></tr>`,
         )}</tbody></table>`
       : '';
   return html`<section class="card reference endpoint" id="${endpoint.anchor}">
@@ -74,10 +84,11 @@ function errorTable(context: HttpContext): Html {
   const byCode = new Map<ErrorCode, typeof cases>();
   for (const item of cases) byCode.set(item.error.code, [...(byCode.get(item.error.code) ?? []), item]);
   const rows = (Object.keys(ERROR_MEANINGS) as ErrorCode[]).map(
-    (errorCode) => html`<tr id="${errorCode}"><td><code>${errorCode}</code></td><td>${ERROR_MEANINGS[errorCode]}<ul class="cases">${(byCode.get(errorCode) ?? []).map(
-      ({ error, when }) =>
-        html`<li><span class="http-status">${error.status}</span> <q>${error.message}</q> <span class="meta">— ${when}${error.headers['Retry-After'] ? ', with Retry-After' : ''}${error.headers.Allow ? ', with Allow' : ''}</span></li>`,
-    )}</ul></td></tr>`,
+    (errorCode) =>
+      html`<tr id="${errorCode}"><td><code>${errorCode}</code></td><td>${ERROR_MEANINGS[errorCode]}<ul class="cases">${(byCode.get(errorCode) ?? []).map(
+        ({ error, when }) =>
+          html`<li><span class="http-status">${error.status}</span> <q>${error.message}</q> <span class="meta">— ${when}${error.headers['Retry-After'] ? ', with Retry-After' : ''}${error.headers.Allow ? ', with Allow' : ''}</span></li>`,
+      )}</ul></td></tr>`,
   );
   return html`<table class="errors"><thead><tr><th>Code</th><th>Meaning, HTTP status and message</th></tr></thead><tbody>${rows}</tbody></table>`;
 }

@@ -80,7 +80,12 @@ export async function directInBrowser(
       );
     }
     if (session.account.id !== accountId) {
-      return sendErrorPage(reply, 403, 'Another account’s link', 'This direct link belongs to another account than the one signed in here. Ask its owner for the file’s download page link instead.');
+      return sendErrorPage(
+        reply,
+        403,
+        'Another account’s link',
+        'This direct link belongs to another account than the one signed in here. Ask its owner for the file’s download page link instead.',
+      );
     }
     const { file, account } = await services.downloads.authorizeDirectForSession(id, token, session.account);
     if (!startedHere(context, request)) {

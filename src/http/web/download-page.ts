@@ -3,14 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ID_PATTERN } from '../../domain/ids.js';
 import type { FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { humanDate, humanSize } from './format.js';
-import { pageCsp, sendErrorPage, sendPage } from './layout.js';
-import { pageCspAddition, previewCsp, previewOf } from './preview.js';
-import { myFilesUrl } from './my-files-paths.js';
 import { sendFreeFile } from './free-download.js';
-import { CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
+import { pageCsp, sendErrorPage, sendPage } from './layout.js';
+import { myFilesUrl } from './my-files-paths.js';
+import { pageCspAddition, previewCsp, previewOf } from './preview.js';
 import { signInUrl } from './return-path.js';
+import { CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 
 /** The path of a file's download page (`/<id>/<url-encoded name>`), for same-origin references. */
 const pagePath = (context: HttpContext, file: Pick<FileRecord, 'id' | 'name'>) => new URL(context.links.download(file)).pathname;
@@ -29,9 +29,15 @@ function previewBlock(file: FileRecord, src: string): { block: Html | string; cs
     case 'image':
       return { block: html`<figure class="preview preview-image"><img src="${src}" alt="${label}"></figure>`, csp };
     case 'audio':
-      return { block: html`<figure class="preview preview-audio"><audio controls preload="metadata" src="${src}" aria-label="${label}"></audio></figure>`, csp };
+      return {
+        block: html`<figure class="preview preview-audio"><audio controls preload="metadata" src="${src}" aria-label="${label}"></audio></figure>`,
+        csp,
+      };
     case 'video':
-      return { block: html`<figure class="preview preview-video"><video controls preload="metadata" src="${src}" aria-label="${label}"></video></figure>`, csp };
+      return {
+        block: html`<figure class="preview preview-video"><video controls preload="metadata" src="${src}" aria-label="${label}"></video></figure>`,
+        csp,
+      };
     case 'text':
       // An empty sandbox: the text document gets an opaque origin and can run nothing.
       return { block: html`<iframe class="preview-frame" sandbox src="${src}" title="${label}"></iframe>`, csp };
@@ -64,21 +70,30 @@ export function socialTags(context: HttpContext, file: FileRecord): Html {
 <meta property="og:site_name" content="filehaven">
 <meta property="og:title" content="${file.name}">
 <meta property="og:description" content="${description}">
-<meta property="og:url" content="${url}">${image ? html`
+<meta property="og:url" content="${url}">${
+    image
+      ? html`
 <meta property="og:image" content="${image.url}">
 <meta property="og:image:type" content="${image.type}">
-<meta property="og:image:alt" content="Preview of ${file.name}">` : ''}
+<meta property="og:image:alt" content="Preview of ${file.name}">`
+      : ''
+  }
 <meta name="twitter:card" content="${image ? 'summary_large_image' : 'summary'}">
 <meta name="twitter:title" content="${file.name}">
-<meta name="twitter:description" content="${description}">${image ? html`
-<meta name="twitter:image" content="${image.url}">` : ''}`;
+<meta name="twitter:description" content="${description}">${
+    image
+      ? html`
+<meta name="twitter:image" content="${image.url}">`
+      : ''
+  }`;
 }
 
 /** The copy part: a form for a signed-in visitor, a note for the owner, a sign-in hint otherwise. */
 function copyBlock(request: FastifyRequest, file: FileRecord, path: string): Html {
   const session = request.webSession;
   if (!session) return html`<p class="meta copy-hint"><a href="${signInUrl(path)}">Sign in</a> to copy this file into your own account.</p>`;
-  if (session.account.id === file.ownerId) return html`<p class="meta copy-hint">This file is in your account: see <a href="${myFilesUrl(file.folderId)}">My files</a>.</p>`;
+  if (session.account.id === file.ownerId)
+    return html`<p class="meta copy-hint">This file is in your account: see <a href="${myFilesUrl(file.folderId)}">My files</a>.</p>`;
   return html`<form class="copy-form" method="post" action="${copyPath(file)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
 <button class="button secondary" type="submit">Copy to my account</button>

@@ -1,19 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ID_PATTERN } from '../../domain/ids.js';
-import { FileStatus, type Account, type FileRecord } from '../../domain/types.js';
-import type { HttpContext } from '../context.js';
-import { apiKeyOf } from '../plugins/api-auth.js';
-import { isApiPath } from '../request-kind.js';
-import { sendAtomError } from '../plugins/atom-reply.js';
 import { errors } from '../../domain/errors.js';
-import { sendFile } from '../send-blob.js';
+import { ID_PATTERN } from '../../domain/ids.js';
+import { type Account, type FileRecord, FileStatus } from '../../domain/types.js';
 import type { TrafficTransfer } from '../../services/reservations-service.js';
+import type { HttpContext } from '../context.js';
 import { html } from '../html.js';
-import { sendErrorPage, sendPage } from './layout.js';
-import { sendDownloadPage, sendPreview } from './download-page.js';
-import { sendFreeFile } from './free-download.js';
+import { apiKeyOf } from '../plugins/api-auth.js';
+import { sendAtomError } from '../plugins/atom-reply.js';
+import { isApiPath } from '../request-kind.js';
+import { sendFile } from '../send-blob.js';
 import { directInBrowser, isBrowserNavigation } from './direct-in-browser.js';
+import { sendDownloadPage, sendPreview } from './download-page.js';
 import { humanDate, humanSize } from './format.js';
+import { sendFreeFile } from './free-download.js';
+import { sendErrorPage, sendPage } from './layout.js';
 import { registerThumbnailRoute } from './thumbnail-route.js';
 
 type IdParams = { id: string };
@@ -124,7 +124,11 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
     if (!(await services.files.deleteWithSecret(file.id, secret))) {
       return sendErrorPage(reply, 404, 'Link not found', 'The file is already deleted.');
     }
-    return sendPage(reply, 200, 'File deleted', html`<section class="card"><h1>File deleted</h1><p>“${file.name}” has been deleted.</p><p><a href="/">Home</a></p></section>`);
+    return sendPage(
+      reply,
+      200,
+      'File deleted',
+      html`<section class="card"><h1>File deleted</h1><p>“${file.name}” has been deleted.</p><p><a href="/">Home</a></p></section>`,
+    );
   });
 }
-

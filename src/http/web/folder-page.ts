@@ -3,11 +3,11 @@ import type { Folder } from '../../domain/types.js';
 import { queryParam } from '../api/listing-routes.js';
 import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
+import { folderZipPath, registerFolderZip } from './folder-zip.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { myFilesUrl } from './my-files-paths.js';
-import { folderZipPath, registerFolderZip } from './folder-zip.js';
 
 const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 

@@ -1,8 +1,8 @@
-import { create as contentDisposition } from 'content-disposition';
-import type { FastifyInstance } from 'fastify';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { create as contentDisposition } from 'content-disposition';
+import type { FastifyInstance } from 'fastify';
 import type { HttpContext } from '../context.js';
 import { whenResponseGone } from '../send-blob.js';
 import { enterFreeDownload } from './free-download.js';

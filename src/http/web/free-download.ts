@@ -1,5 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { sendFile, whenResponseGone } from '../send-blob.js';

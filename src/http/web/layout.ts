@@ -1,14 +1,13 @@
 import type { FastifyReply } from 'fastify';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { signInUrl } from './return-path.js';
-import { accountNav, viewerOf, type Viewer } from './session-nav.js';
+import { accountNav, type Viewer, viewerOf } from './session-nav.js';
 
 /**
  * Every page's Content-Security-Policy: no script, style or frame from anywhere but the
  * site itself, no inline code, no plugins; uploaded content never runs on this origin.
  */
-export const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 /** What a page adds to the frame besides its body. */
 export interface PageExtras {

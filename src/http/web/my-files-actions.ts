@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError, errors } from '../../domain/errors.js';
 import { ID_PATTERN } from '../../domain/ids.js';
+import { NameTakenError } from '../../services/sibling-names.js';
 import type { HttpContext } from '../context.js';
 import { html } from '../html.js';
 import { humanDate, humanSize } from './format.js';
-import { NameTakenError } from '../../services/sibling-names.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { backList, backUrl, sendNameTaken } from './my-files-folder-actions.js';
 import { TOP_TARGET } from './my-files-list.js';
-import { myFilesUrl, MY_DELETE_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_RENAME_PATH } from './my-files-paths.js';
+import { MY_DELETE_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_RENAME_PATH, myFilesUrl } from './my-files-paths.js';
 import { backState, listUrl } from './my-files-query.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 

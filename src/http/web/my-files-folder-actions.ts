@@ -4,10 +4,10 @@ import { ID_PATTERN } from '../../domain/ids.js';
 import type { Folder } from '../../domain/types.js';
 import { NameTakenError } from '../../services/sibling-names.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { MY_FOLDER_DELETE_PATH, MY_FOLDER_LEAVE_PATH, MY_FOLDER_RENAME_PATH, type NoteKey } from './my-files-paths.js';
-import { backState, DEFAULT_SORT, listUrl, type ListState } from './my-files-query.js';
+import { backState, DEFAULT_SORT, type ListState, listUrl } from './my-files-query.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 
 /** The list a form was sent from (its `back` field), else the plain list of the folder `from`. */
@@ -98,7 +98,9 @@ export function registerMyFolderActions(app: FastifyInstance, context: HttpConte
     } catch (error) {
       if (!(error instanceof ApiError) || error.code !== 'errorFolderNotEmpty') throw error;
       const { activeFiles, children } = await services.folders.listing(folder, { limit: 1, children: true });
-      const held = [activeFiles > 0 ? plural(activeFiles, 'file') : '', children.length > 0 ? plural(children.length, 'folder') : ''].filter(Boolean).join(' and ');
+      const held = [activeFiles > 0 ? plural(activeFiles, 'file') : '', children.length > 0 ? plural(children.length, 'folder') : '']
+        .filter(Boolean)
+        .join(' and ');
       return sendErrorPage(
         reply,
         409,

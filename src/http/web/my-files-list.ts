@@ -1,9 +1,9 @@
-import { FileStatus, type FileRecord, type Folder } from '../../domain/types.js';
+import { type FileRecord, FileStatus, type Folder } from '../../domain/types.js';
 import type { ActiveSession } from '../../services/session-service.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import type { Links } from '../links.js';
 import { humanDate, humanSize } from './format.js';
-import { myFilesUrl, MY_DELETE_PATH, MY_MOVE_PATH, MY_RENAME_PATH } from './my-files-paths.js';
+import { MY_DELETE_PATH, MY_MOVE_PATH, MY_RENAME_PATH, myFilesUrl } from './my-files-paths.js';
 import { previewOf } from './preview.js';
 import { CSRF_FIELD } from './session-plugin.js';
 import { thumbnailPath } from './thumbnail-route.js';

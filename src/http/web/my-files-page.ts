@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { FileStatus, type Folder } from '../../domain/types.js';
-import { ListingService, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH, type FolderSummary } from '../../services/listing-service.js';
+import { type FolderSummary, ListingService, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH } from '../../services/listing-service.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { folderZipPath } from './folder-zip.js';
 import { humanSize } from './format.js';
 import { sendPage } from './layout.js';
@@ -11,20 +11,19 @@ import { registerMyFilesActions } from './my-files-actions.js';
 import { registerMyFolderActions } from './my-files-folder-actions.js';
 import { fileEntries, type ListView } from './my-files-list.js';
 import {
-  myFilesUrl,
   MY_FILES_PATH,
-  MY_FOLDERS_PATH,
   MY_FOLDER_DELETE_PATH,
   MY_FOLDER_LEAVE_PATH,
   MY_FOLDER_RENAME_PATH,
+  MY_FOLDERS_PATH,
+  myFilesUrl,
   NOTES,
   type NoteKey,
 } from './my-files-paths.js';
-import { decodeBrowseCursor, DEFAULT_SORT, encodeBrowseCursor, isSort, listUrl, SORTS, VIEW_COOKIE, type ListState, type ViewMode } from './my-files-query.js';
+import { DEFAULT_SORT, decodeBrowseCursor, encodeBrowseCursor, isSort, type ListState, listUrl, SORTS, VIEW_COOKIE, type ViewMode } from './my-files-query.js';
 import { registerMyFilesUpload } from './my-files-upload.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerUploadScripts, UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
-
 
 /** Files per page of the list. */
 export const MY_FILES_PAGE_SIZE = 50;
@@ -207,7 +206,6 @@ ${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '
 <form method="post" action="${MY_FOLDER_DELETE_PATH}">${fields}<button class="button small danger" type="submit">Delete folder</button></form>
 </div>`;
   };
-
 
   const breadcrumb = (chain: Folder[]): Html =>
     html`<nav class="crumbs" aria-label="Folders"><a href="${MY_FILES_PATH}">My files</a>${chain.map((folder, i) =>

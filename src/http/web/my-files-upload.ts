@@ -5,12 +5,12 @@ import { ID_PATTERN } from '../../domain/ids.js';
 import type { Folder } from '../../domain/types.js';
 import type { CreatedFile } from '../../services/files-service.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { ClientGoneError } from '../multipart-upload.js';
-import { humanSize, readableUrl } from './format.js';
 import { readUploadForm } from './form-upload.js';
+import { humanSize, readableUrl } from './format.js';
 import { sendPage } from './layout.js';
-import { myFilesUrl, MY_UPLOAD_PATH } from './my-files-paths.js';
+import { MY_UPLOAD_PATH, myFilesUrl } from './my-files-paths.js';
 import { CSRF_FIELD, sendCsrfRefusal, sessionFormValid } from './session-plugin.js';
 import { uploadErrorText } from './upload-messages.js';
 
@@ -28,7 +28,10 @@ class CsrfRefused extends Error {}
 
 /** The script's answer: JSON, never cached or sniffed. */
 const sendJson = (reply: FastifyReply, status: number, body: object) =>
-  reply.code(status).headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' }).send(JSON.stringify(body));
+  reply
+    .code(status)
+    .headers({ 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' })
+    .send(JSON.stringify(body));
 
 /** Seconds of an error's Retry-After, or null. */
 const retryAfterOf = (error: ApiError): number | null => {

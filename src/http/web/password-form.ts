@@ -3,7 +3,7 @@ import { ApiError } from '../../domain/errors.js';
 import { InputError } from '../../services/accounts-service.js';
 import type { ActiveSession } from '../../services/session-service.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { bodyField, CSRF_FIELD, redirectTo, setSessionCookie } from './session-plugin.js';
 
 /** Where the change-password form posts (under the profile SPEC.md names). */
@@ -69,7 +69,12 @@ export async function changePassword(context: HttpContext, request: FastifyReque
     return { status: 401, ok: false, message: 'The current password is wrong. Your password was not changed.' };
   }
   // The same trail as `filehaven accounts set-password`; never the password itself.
-  await services.audit.record({ actor: `web:${account.login}`, action: 'accounts.set-password', object: `account:${account.login}`, details: `id=${account.id} by the account itself` });
+  await services.audit.record({
+    actor: `web:${account.login}`,
+    action: 'accounts.set-password',
+    object: `account:${account.login}`,
+    details: `id=${account.id} by the account itself`,
+  });
   const fresh = await services.sessions.start(account.id);
   setSessionCookie(request, reply, context, fresh.token, fresh.expiresAt);
   redirectTo(reply, '/accounts/profile/misc?changed=password#password');

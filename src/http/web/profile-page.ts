@@ -1,17 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { premiumState, type Account } from '../../domain/types.js';
 import { money } from '../../domain/money.js';
+import { type Account, premiumState } from '../../domain/types.js';
+import type { ActiveSession } from '../../services/session-service.js';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { PROFILE_PATH } from './account-pages.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
+import { CHANGE_PASSWORD_PATH, changePassword, type PasswordNote, passwordCard } from './password-form.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
-import type { ActiveSession } from '../../services/session-service.js';
-import { changePassword, CHANGE_PASSWORD_PATH, passwordCard, type PasswordNote } from './password-form.js';
-import { usageCard, usageOf } from './usage-section.js';
 import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
+import { usageCard, usageOf } from './usage-section.js';
 
 const script = readFileSync(new URL('./static/profile.js', import.meta.url), 'utf8');
 
@@ -130,7 +130,9 @@ ${uploadersCard()}
     return profilePage(reply, session, {
       key: query.key === 'new' ? { status: 200, ok: true, message: 'This is your new API key. The old one no longer works.' } : undefined,
       password:
-        query.changed === 'password' ? { status: 200, ok: true, message: 'Your password has been changed. Other browsers signed in to this account have been signed out.' } : undefined,
+        query.changed === 'password'
+          ? { status: 200, ok: true, message: 'Your password has been changed. Other browsers signed in to this account have been signed out.' }
+          : undefined,
     });
   });
 
@@ -143,7 +145,9 @@ ${uploadersCard()}
   app.post(REGENERATE_KEY_PATH, { config: { web: true }, preHandler: requireSessionForm(context) }, async (request, reply) => {
     const session = request.webSession!;
     if (bodyField(request, 'confirm') !== 'yes') {
-      return profilePage(reply, session, { key: { status: 400, ok: false, message: 'Tick the box to confirm, then press “Regenerate key” again. Your key was not changed.' } });
+      return profilePage(reply, session, {
+        key: { status: 400, ok: false, message: 'Tick the box to confirm, then press “Regenerate key” again. Your key was not changed.' },
+      });
     }
     await services.accounts.regenerateApiKey(session.account.id);
     return redirectTo(reply, `${PROFILE_PATH}?key=new#api-key`);

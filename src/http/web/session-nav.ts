@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 
 /** Who the page header greets: the signed-in login and the sign-out form's CSRF token. */
 export interface Viewer {

@@ -1,11 +1,11 @@
 import cookie, { type CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ActiveSession } from '../../services/session-service.js';
-import type { HttpContext, RouteFlags } from '../context.js';
-import type { Links } from '../links.js';
-import { html } from '../html.js';
-import { sendErrorPage, sendPage } from './layout.js';
 import { bodyField } from '../api/form.js';
+import type { HttpContext, RouteFlags } from '../context.js';
+import { html } from '../html.js';
+import type { Links } from '../links.js';
+import { sendErrorPage, sendPage } from './layout.js';
 
 /** The session cookie: a random 256-bit token; the server keeps only its hash. */
 export const SESSION_COOKIE = 'fh_session';

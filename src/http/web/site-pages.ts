@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
-import { humanSize } from './format.js';
-import { uploadVolumeBlock, usageOf, type Usage } from './usage-section.js';
+import { type Html, html } from '../html.js';
 import { sendDevelopersPage } from './developers-page.js';
+import { humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
+import { type Usage, uploadVolumeBlock, usageOf } from './usage-section.js';
 
 const stylesheet = readFileSync(new URL('./static/site.css', import.meta.url), 'utf8');
 const favicon = readFileSync(new URL('./static/favicon.svg', import.meta.url));

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Folder } from '../../domain/types.js';
 import type { UploadAllowanceView } from '../../uploads/uploads-service.js';
 import { UPLOADS_PATH } from '../api/uploads-routes.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { humanSize } from './format.js';
 import { PAGE_CSP } from './layout.js';
 import { MY_UPLOAD_PATH } from './my-files-paths.js';
@@ -32,7 +32,10 @@ export const UPLOAD_SCRIPTS = html`<script src="${UPLOAD_TEXT_PATH}" defer></scr
 
 /** Serves the upload box's scripts. */
 export function registerUploadScripts(app: FastifyInstance): void {
-  for (const [at, source] of [['/static/my-files.js', script], [UPLOAD_TEXT_PATH, textScript]] as const) {
+  for (const [at, source] of [
+    ['/static/my-files.js', script],
+    [UPLOAD_TEXT_PATH, textScript],
+  ] as const) {
     app.get(at, async (_request, reply) =>
       reply
         .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })

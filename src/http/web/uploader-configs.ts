@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
 import { create as contentDisposition } from 'content-disposition';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { HttpContext } from '../context.js';
-import { html, type Html } from '../html.js';
+import { type Html, html } from '../html.js';
 import { signInUrl } from './return-path.js';
 import { redirectTo } from './session-plugin.js';
 
@@ -131,7 +131,12 @@ export function registerUploaderConfigs(app: FastifyInstance, context: HttpConte
     const session = request.webSession;
     if (!session) return redirectTo(reply, signInUrl(request.url));
     const key = await services.accounts.apiKeyFor(session.account);
-    return send(reply, 'application/json; charset=utf-8', `filehaven ${hostOf(links.baseUrl).replace(/[^A-Za-z0-9.-]/g, '-')}.sxcu`, sharexConfig(links.baseUrl, key));
+    return send(
+      reply,
+      'application/json; charset=utf-8',
+      `filehaven ${hostOf(links.baseUrl).replace(/[^A-Za-z0-9.-]/g, '-')}.sxcu`,
+      sharexConfig(links.baseUrl, key),
+    );
   });
 
   app.get(SCRIPT_PATH, { config: { web: true } }, async (request, reply) => {

@@ -1,7 +1,7 @@
-import { premiumState, type Account } from '../../domain/types.js';
-import type { Services } from '../../services/services.js';
-import { html, type Html } from '../html.js';
+import { type Account, premiumState } from '../../domain/types.js';
 import { UPLOAD_WINDOW_MS } from '../../limits/upload-quota.js';
+import type { Services } from '../../services/services.js';
+import { type Html, html } from '../html.js';
 import { humanSize } from './format.js';
 
 /** What an account has used and may still use, for the home page and the profile. */

@@ -1,23 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseBytes } from '../../../config/units.js';
 import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../../../domain/account-bounds.js';
-import { premiumState, type Account } from '../../../domain/types.js';
+import { type Account, premiumState } from '../../../domain/types.js';
 import { InputError } from '../../../services/accounts-service.js';
 import type { HttpContext } from '../../context.js';
 import { html } from '../../html.js';
 import { humanDate, humanSize } from '../format.js';
 import { bodyField, redirectTo } from '../session-plugin.js';
-import {
-  accountPath,
-  CONSOLE_PATH,
-  csrfField,
-  doneNote,
-  nextPageLink,
-  queryText,
-  sendConsolePage,
-  sendRefusal,
-  webActor,
-} from './console-page.js';
+import { accountPath, CONSOLE_PATH, csrfField, doneNote, nextPageLink, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
 const ACCOUNTS_PATH = `${CONSOLE_PATH}/accounts`;
 const PAGE_SIZE = 50;
@@ -54,7 +44,8 @@ function trafficField(raw: string | undefined): number {
   const text = (raw ?? '').trim();
   if (text === '') return 0;
   const bytes = parseBytes(text);
-  if (bytes === null || bytes > MAX_TRAFFIC_BYTES) throw new InputError(`traffic must be a size like 10GiB or 500MB, at most ${MAX_TRAFFIC_TEXT}; "${text}" is not`);
+  if (bytes === null || bytes > MAX_TRAFFIC_BYTES)
+    throw new InputError(`traffic must be a size like 10GiB or 500MB, at most ${MAX_TRAFFIC_TEXT}; "${text}" is not`);
   return bytes;
 }
 
@@ -157,8 +148,7 @@ ${csrfField(request)}
     if (!account) return sendRefusal(reply, ACCOUNTS_PATH, `no account with login "${request.params.login}"`, ACCOUNTS_PATH);
     const now = services.clock();
     const path = accountPath(account.login);
-    const form = (action: string, body: ReturnType<typeof html>) =>
-      html`<form method="post" action="${path}/${action}">${csrfField(request)}${body}</form>`;
+    const form = (action: string, body: ReturnType<typeof html>) => html`<form method="post" action="${path}/${action}">${csrfField(request)}${body}</form>`;
     return sendConsolePage(
       reply,
       200,

@@ -4,8 +4,8 @@ import type { HttpContext } from '../../context.js';
 import { html } from '../../html.js';
 import { humanDate } from '../format.js';
 import { bodyField, redirectTo } from '../session-plugin.js';
-import { CONSOLE_PATH, csrfField, digestPath, doneNote, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 import { backTo, withDone } from './console-files.js';
+import { CONSOLE_PATH, csrfField, digestPath, doneNote, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
 const BLACKLIST_PATH = `${CONSOLE_PATH}/blacklist`;
 const PAGE_SIZE = 50;
@@ -32,17 +32,20 @@ export function registerConsoleBlacklist(app: FastifyInstance, context: HttpCont
     const slice = <T>(list: T[], page: number) => list.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE);
     const pager = (name: 'digests' | 'names', page: number, total: number) => {
       const other: Record<string, string> = name === 'digests' ? { names: String(namePage) } : { digests: String(digestPage) };
-      const link = (to: number, label: string) => html`<a class="button small secondary" href="${BLACKLIST_PATH}?${new URLSearchParams({ ...other, [name]: String(to) }).toString()}">${label}</a>`;
+      const link = (to: number, label: string) =>
+        html`<a class="button small secondary" href="${BLACKLIST_PATH}?${new URLSearchParams({ ...other, [name]: String(to) }).toString()}">${label}</a>`;
       if (total <= PAGE_SIZE) return '';
       return html`<p class="pager">${page > 1 ? link(page - 1, 'Previous') : ''} <span class="meta">page ${page} of ${Math.ceil(total / PAGE_SIZE)}</span> ${page * PAGE_SIZE < total ? link(page + 1, 'Next') : ''}</p>`;
     };
     const removeForm = (action: string, field: string, value: string) =>
       html`<form class="inline" method="post" action="${BLACKLIST_PATH}/${action}/remove">${csrfField(request)}<input type="hidden" name="${field}" value="${value}"><button class="button small danger" type="submit">Remove</button></form>`;
     const nameRows = slice(names, namePage).map(
-      (n) => html`<tr><td><code><bdi>${n.pattern}</bdi></code></td><td><bdi>${n.reason || '–'}</bdi></td><td>${humanDate(n.createdAt)}</td><td class="actions">${removeForm('names', 'pattern', n.pattern)}</td></tr>`,
+      (n) =>
+        html`<tr><td><code><bdi>${n.pattern}</bdi></code></td><td><bdi>${n.reason || '–'}</bdi></td><td>${humanDate(n.createdAt)}</td><td class="actions">${removeForm('names', 'pattern', n.pattern)}</td></tr>`,
     );
     const digestRows = slice(digests, digestPage).map(
-      (d) => html`<tr><td><a href="${digestPath(d.sha256)}"><code>${d.sha256.slice(0, 16)}…</code></a></td><td><bdi>${d.reason || '–'}</bdi></td><td>${humanDate(d.createdAt)}</td><td class="actions">${removeForm('digests', 'sha256', d.sha256)}</td></tr>`,
+      (d) =>
+        html`<tr><td><a href="${digestPath(d.sha256)}"><code>${d.sha256.slice(0, 16)}…</code></a></td><td><bdi>${d.reason || '–'}</bdi></td><td>${humanDate(d.createdAt)}</td><td class="actions">${removeForm('digests', 'sha256', d.sha256)}</td></tr>`,
     );
     const head = html`<thead><tr><th>Entry</th><th>Reason</th><th>Added</th><th></th></tr></thead>`;
     return sendConsolePage(
@@ -91,7 +94,12 @@ ${pager('digests', digestPage, digests.length)}
     });
 
   blacklistForm('digests', async (request, reply) => {
-    await actions.blacklistDigest(webActor(request), bodyField(request, 'sha256') ?? '', bodyField(request, 'reason') ?? '', bodyField(request, 'block_existing') === 'yes');
+    await actions.blacklistDigest(
+      webActor(request),
+      bodyField(request, 'sha256') ?? '',
+      bodyField(request, 'reason') ?? '',
+      bodyField(request, 'block_existing') === 'yes',
+    );
     const back = bodyField(request, 'back');
     return redirectTo(reply, back ? withDone(backTo(back), 'blacklisted') : `${BLACKLIST_PATH}?done=digest-added`);
   });

@@ -1,24 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isFileStatus, type FileStatus } from '../../../domain/types.js';
+import { type FileStatus, isFileStatus } from '../../../domain/types.js';
 import { InputError } from '../../../services/accounts-service.js';
 import type { OperatorFileView } from '../../../services/moderation-service.js';
 import type { SearchPage } from '../../../services/operator-search-service.js';
 import type { HttpContext } from '../../context.js';
-import { html, type Html } from '../../html.js';
+import { type Html, html } from '../../html.js';
 import { humanDate, humanSize } from '../format.js';
 import { bodyField, redirectTo } from '../session-plugin.js';
-import {
-  accountPath,
-  CONSOLE_PATH,
-  csrfField,
-  digestPath,
-  doneNote,
-  nextPageLink,
-  queryText,
-  sendConsolePage,
-  sendRefusal,
-  webActor,
-} from './console-page.js';
+import { accountPath, CONSOLE_PATH, csrfField, digestPath, doneNote, nextPageLink, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
 const FILES_PATH = `${CONSOLE_PATH}/files`;
 const PAGE_SIZE = 50;
@@ -156,21 +145,24 @@ ${csrfField(request)}
     return redirectTo(reply, withDone(back, verb));
   };
 
-  app.get(`${CONSOLE_PATH}/digests/:sha256`, { config: { web: true }, schema: { params: { type: 'object', properties: { sha256: { type: 'string', maxLength: 128 } }, required: ['sha256'] } } }, async (request: FastifyRequest<{ Params: { sha256: string } }>, reply) => {
-    let usage;
-    try {
-      usage = await services.operator.search.digest(request.params.sha256, { before: cursorOf(queryText(request.query, 'before')), limit: PAGE_SIZE });
-    } catch (error) {
-      if (error instanceof InputError) return sendRefusal(reply, FILES_PATH, error.message, FILES_PATH);
-      throw error;
-    }
-    const path = digestPath(usage.sha256);
-    return sendConsolePage(
-      reply,
-      200,
-      FILES_PATH,
-      'Where a content is used',
-      html`<section class="card">
+  app.get(
+    `${CONSOLE_PATH}/digests/:sha256`,
+    { config: { web: true }, schema: { params: { type: 'object', properties: { sha256: { type: 'string', maxLength: 128 } }, required: ['sha256'] } } },
+    async (request: FastifyRequest<{ Params: { sha256: string } }>, reply) => {
+      let usage;
+      try {
+        usage = await services.operator.search.digest(request.params.sha256, { before: cursorOf(queryText(request.query, 'before')), limit: PAGE_SIZE });
+      } catch (error) {
+        if (error instanceof InputError) return sendRefusal(reply, FILES_PATH, error.message, FILES_PATH);
+        throw error;
+      }
+      const path = digestPath(usage.sha256);
+      return sendConsolePage(
+        reply,
+        200,
+        FILES_PATH,
+        'Where a content is used',
+        html`<section class="card">
 <p class="crumbs"><a href="${FILES_PATH}">Files</a></p>
 <h1>Where this content is used</h1>
 ${doneNote(queryText(request.query, 'done'), NOTES)}
@@ -192,8 +184,9 @@ ${csrfField(request)}
 </form>`
 }
 </section>`,
-    );
-  });
+      );
+    },
+  );
 }
 
 /** `back` with `done=<verb>` for the success note, replacing an earlier one. */
@@ -203,4 +196,3 @@ export function withDone(back: string, done: string): string {
   params.set('done', done);
   return `${path}?${params.toString()}`;
 }
-

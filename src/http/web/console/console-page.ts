@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { html, type Html } from '../../html.js';
+import { type Html, html } from '../../html.js';
 import { sendPage } from '../layout.js';
 import { CSRF_FIELD } from '../session-plugin.js';
 
@@ -24,9 +24,7 @@ export const csrfField = (request: FastifyRequest): Html => html`<input type="hi
 
 /** A console page: the section menu above the content, `current` marked. */
 export function sendConsolePage(reply: FastifyReply, status: number, current: string, title: string, body: Html): FastifyReply {
-  const menu = SECTIONS.map(
-    (section) => html`<a href="${section.path}"${section.path === current ? html` aria-current="page"` : ''}>${section.label}</a>`,
-  );
+  const menu = SECTIONS.map((section) => html`<a href="${section.path}"${section.path === current ? html` aria-current="page"` : ''}>${section.label}</a>`);
   return sendPage(
     reply,
     status,

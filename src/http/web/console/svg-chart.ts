@@ -1,4 +1,4 @@
-import { html, type Html } from '../../html.js';
+import { type Html, html } from '../../html.js';
 
 /** One series of a chart: a CSS class (its colour, in site.css) and a value per point. */
 export interface ChartSeries {
@@ -49,7 +49,8 @@ export function svgChart(input: ChartInput): Html {
     shapes = input.series.map((series) => {
       const points = series.values.map((value, i) => `${fixed(x(i))},${fixed(y(value))}`).join(' ');
       const dots = series.values.map(
-        (value, i) => html`<circle class="${series.className}" cx="${fixed(x(i))}" cy="${fixed(y(value))}" r="3"><title>${series.name}, ${input.labels[i]}: ${input.format(value)}</title></circle>`,
+        (value, i) =>
+          html`<circle class="${series.className}" cx="${fixed(x(i))}" cy="${fixed(y(value))}" r="3"><title>${series.name}, ${input.labels[i]}: ${input.format(value)}</title></circle>`,
       );
       return html`<polyline class="${series.className}" points="${points}"></polyline>${dots}`;
     });

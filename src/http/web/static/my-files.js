@@ -415,7 +415,14 @@ function describeTusError(error) {
   const response = error.originalResponse ?? null;
   const status = response ? response.getStatus() : 0;
   if (status === 0) {
-    return { status, retryable: true, message: navigator.onLine === false ? 'You are offline. The upload continues when you press Retry once you are back online.' : 'The connection to the server was lost. Press Retry to continue where it stopped.' };
+    return {
+      status,
+      retryable: true,
+      message:
+        navigator.onLine === false
+          ? 'You are offline. The upload continues when you press Retry once you are back online.'
+          : 'The connection to the server was lost. Press Retry to continue where it stopped.',
+    };
   }
   const { code, message } = atomError(response.getBody());
   const retryAfter = Number.parseInt(response.getHeader('Retry-After') ?? '', 10);
@@ -480,7 +487,12 @@ function tusUpload(file, ui) {
         if (offSite) return false;
         const { status } = describeTusError(error);
         const retry = status === 0 || status >= 500 || status === 409 || status === 423;
-        if (retry && status !== 409) ui.say(status === 0 ? `Connection lost. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…` : `The server is busy. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…`);
+        if (retry && status !== 409)
+          ui.say(
+            status === 0
+              ? `Connection lost. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…`
+              : `The server is busy. Trying again (${attempt + 1} of ${RETRY_DELAYS.length})…`,
+          );
         return retry;
       },
       onUploadUrlAvailable() {
@@ -514,7 +526,9 @@ function tusUpload(file, ui) {
         ticker.stop();
         if (offSite) {
           forgetUpload(upload).finally(() => {
-            ui.failed('The server gave this upload an address on another site, which this page may not reach. Please tell the site’s operator (its public and web addresses differ).');
+            ui.failed(
+              'The server gave this upload an address on another site, which this page may not reach. Please tell the site’s operator (its public and web addresses differ).',
+            );
             finish(false);
           });
           return;

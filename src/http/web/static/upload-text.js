@@ -87,8 +87,10 @@ window.FilehavenUploadText = (() => {
         ? `This file is larger than the limit of ${humanSize(limit)} per file. Nothing of it was kept.`
         : 'This file is larger than the server accepts. Nothing of it was kept.';
     }
-    if (code === 'errorUploadLimit') return `Your upload volume for the last 24 hours is used up.${wait || ' You can upload again once older uploads leave the 24-hour window.'}`;
-    if (code === 'errorRateLimited' || status === 429) return `The server is busy with too many requests from you.${wait || ' Please wait a moment, then press Retry.'}`;
+    if (code === 'errorUploadLimit')
+      return `Your upload volume for the last 24 hours is used up.${wait || ' You can upload again once older uploads leave the 24-hour window.'}`;
+    if (code === 'errorRateLimited' || status === 429)
+      return `The server is busy with too many requests from you.${wait || ' Please wait a moment, then press Retry.'}`;
     if (code === 'errorEmptyFile') return 'This file is empty (0 B): there is nothing to upload.';
     if (code === 'errorFileInBlackList') return 'This file is not allowed on this site (its content or its name is on the blacklist).';
     if (code === 'errorFolderNotFound') return 'The folder you are uploading into no longer exists. Reload the page.';
