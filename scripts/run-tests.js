@@ -15,7 +15,7 @@
 // Extra arguments are files to run alone, once, on the backend the environment names
 // (through tsx, with no build).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -23,6 +23,7 @@ import pg from 'pg';
 const CI = process.env.CI === 'true';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
+mkdirSync('test-output', { recursive: true });
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -35,7 +36,9 @@ function find(dir) {
 /** Runs files with node --test; resolves to the exit code. Output is prefixed when passes run side by side. */
 function runTests(files, env, label, concurrency = 1) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+    const timings = ['--test-reporter=./scripts/test-timings.js', `--test-reporter-destination=test-output/timings-${label ?? 'run'}.txt`];
+    const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', ...timings];
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
       // The AWS SDK's Node 22 notice (README: S3) would repeat in every test file that loads it.
       env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, ...env },
       stdio: label ? ['ignore', 'pipe', 'pipe'] : 'inherit',
@@ -75,7 +78,7 @@ function startS3() {
   if (process.env.FILEHAVEN_TEST_S3_ENDPOINT) return { env: {}, stop() {}, problem: null };
   const found = spawnSync('sh', ['-c', 'command -v radosgw && command -v ceph-mon && command -v ceph-osd'], { encoding: 'utf8' });
   if (found.status !== 0) {
-    return { env: {}, stop() {}, problem: 'no S3 server: set FILEHAVEN_TEST_S3_ENDPOINT, or install Debian\'s radosgw ceph-mon ceph-osd (.ci/run does)' };
+    return { env: {}, stop() {}, problem: "no S3 server: set FILEHAVEN_TEST_S3_ENDPOINT, or install Debian's radosgw ceph-mon ceph-osd (.ci/run does)" };
   }
   const dir = mkdtempSync(path.join(tmpdir(), 'filehaven-rgw-'));
   const started = Date.now();
