@@ -1,21 +1,26 @@
 #!/usr/bin/env node
-// Runs the test suite with node's test runner through tsx (Node 20 has no glob support in
-// --test), on every storage setup:
-//   1. every test/**/*.test.ts on SQLite + the local data folder (the default);
-//   2. the HTTP suite (test/http: endpoints, pages, limits, the race tests) again on
-//      PostgreSQL + S3 (FILEHAVEN_TEST_BACKEND=postgres-s3), as Kysely's tests loop over
-//      dialects. Both passes run at once, two files at a time each.
+// `npm test`: the gates, then every test file on every storage setup, from one queue.
+//   Gates, side by side: Biome's lint and format check (npm run lint), the type check of src,
+//   test, bench and scripts (npm run typecheck), and the compiled copy of the sources that the
+//   CLI, crash and fuzz tests run (FILEHAVEN_TEST_ENTRY: hundreds of `filehaven` processes
+//   would otherwise each compile TypeScript through tsx again). A failed gate stops the run.
+//   Tests: every test/**/*.test.ts on SQLite + the local data folder (the default), and the
+//   HTTP suite (test/http: endpoints, pages, limits, the race tests) again on PostgreSQL + S3
+//   (FILEHAVEN_TEST_BACKEND=postgres-s3), as Kysely's tests loop over dialects. Each (file,
+//   setup) pair is one `node --test` process taken from one queue, FILEHAVEN_TEST_JOBS at a
+//   time (default 4: much of a test's time is spent waiting on radosgw, child servers and
+//   throttled transfers), slowest first (the last run's times in test-output/test-times.json,
+//   else the kinds known to be slow), so no long file starts last. A file's output is printed
+//   whole when it ends, with its time; the run ends with the slowest files and one line
+//   "N passed, N failed, N skipped".
 // PostgreSQL is FILEHAVEN_TEST_DATABASE_URL (default: the machine's server). S3 is
 // FILEHAVEN_TEST_S3_ENDPOINT/_ACCESS_KEY/_SECRET_KEY, or else one Ceph RADOS Gateway started
 // here for the whole run (scripts/ceph-rgw.sh) when `radosgw` is installed. What is missing
 // is named and its tests skip; with CI=true a missing service fails the run instead.
-// The CLI, crash and fuzz tests start hundreds of `filehaven` processes: the runner
-// compiles the sources once (scripts/build.js, into test-output/) and hands them the build
-// (FILEHAVEN_TEST_ENTRY), instead of each process compiling TypeScript through tsx again.
 // Extra arguments are files to run alone, once, on the backend the environment names
-// (through tsx, with no build).
+// (through tsx, with no gates and no build).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -24,6 +29,7 @@ const CI = process.env.CI === 'true';
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 process.chdir(root);
 mkdirSync('test-output', { recursive: true });
+const TIMES_FILE = path.join('test-output', 'test-times.json');
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -33,29 +39,16 @@ function find(dir) {
   });
 }
 
-/** Runs files with node --test; resolves to the exit code. Output is prefixed when passes run side by side. */
-function runTests(files, env, label, concurrency = 1) {
+// The AWS SDK's Node 22 notice (README: S3) would repeat in every test file that loads it.
+const quietEnv = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+
+/** Runs a command to its end; resolves to its exit code and its output. */
+function step(command, args, env = {}) {
   return new Promise((resolve) => {
-    const timings = ['--test-reporter=./scripts/test-timings.js', `--test-reporter-destination=test-output/timings-${label ?? 'run'}.txt`];
-    const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', ...timings];
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
-      // The AWS SDK's Node 22 notice (README: S3) would repeat in every test file that loads it.
-      env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...process.env, ...env },
-      stdio: label ? ['ignore', 'pipe', 'pipe'] : 'inherit',
-    });
-    if (label) {
-      for (const stream of [child.stdout, child.stderr]) {
-        let rest = '';
-        stream.setEncoding('utf8');
-        stream.on('data', (chunk) => {
-          const lines = (rest + chunk).split('\n');
-          rest = lines.pop();
-          for (const line of lines) process.stdout.write(`[${label}] ${line}\n`);
-        });
-        stream.on('end', () => rest && process.stdout.write(`[${label}] ${rest}\n`));
-      }
-    }
-    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...quietEnv, ...process.env, ...env } });
+    let output = '';
+    for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (chunk) => (output += chunk));
+    child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 1 : 0), output }));
   });
 }
 
@@ -106,49 +99,115 @@ function startS3() {
   };
 }
 
-const picked = process.argv.slice(2);
-if (picked.length > 0) {
-  process.exit(await runTests(picked, {}));
+/** Seconds a job is expected to take: the last run's time, else a guess by the file's kind. */
+function expectedSeconds(times, job) {
+  const known = times[`${job.backend} ${job.file}`];
+  if (typeof known === 'number') return known;
+  if (/test\/(e2e|fuzz|crash)\//.test(job.file)) return 120;
+  if (/test\/(cli|contract)\//.test(job.file)) return 45;
+  return 20;
 }
 
-const buildDir = path.join(root, 'test-output', 'test-build');
-const building = new Promise((resolve) => {
-  const child = spawn(process.execPath, [path.join(root, 'scripts', 'build.js'), '--out', buildDir], { stdio: 'inherit' });
-  child.on('close', (code) => resolve(code));
-});
-const s3 = startS3();
-const stopS3 = () => s3.stop();
-process.on('SIGINT', () => {
-  stopS3();
-  process.exit(130);
-});
-let status = 0;
-try {
-  const built = await building;
-  if (built !== 0) throw new Error(`the build for the tests failed (scripts/build.js exited ${built})`);
-  process.env.FILEHAVEN_TEST_ENTRY = path.join(buildDir, 'cli', 'index.js');
-  const problems = [s3.problem, await postgresProblem()].filter(Boolean);
-  const all = find('test').sort();
-  // Two files at a time in each pass: much of a test's time is spent waiting (on radosgw,
-  // on child servers, on throttled transfers), so four files share the two cores well.
-  const passes = [runTests(all, { ...s3.env, FILEHAVEN_TEST_BACKEND: 'sqlite-local' }, problems.length === 0 ? 'sqlite' : undefined, 2)];
-  if (problems.length === 0) {
-    const http = find(path.join('test', 'http')).sort();
-    passes.push(runTests(http, { ...s3.env, FILEHAVEN_TEST_BACKEND: 'postgres-s3' }, 'postgres-s3', 2));
-  } else {
-    console.log(`PostgreSQL + S3 pass skipped: ${problems.join('; ')}`);
-    if (CI) {
-      console.error('CI=true: the PostgreSQL + S3 pass must run');
-      status = 1;
-    }
-  }
-  const codes = await Promise.all(passes);
-  status = Math.max(status, ...codes);
-  if (passes.length > 1) console.log(`sqlite-local pass: exit ${codes[0]}; postgres-s3 pass: exit ${codes[1]}`);
-} catch (error) {
-  console.error(error.message);
-  status = 1;
-} finally {
-  stopS3();
+/** The spec reporter's closing counts of one file ("ℹ pass 12"). */
+function countsOf(output) {
+  const count = (name) => Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? 0);
+  return { passed: count('pass'), failed: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo') };
 }
-process.exit(status);
+
+/** Runs the jobs from one queue, `width` at a time; resolves to each job's result. */
+async function runQueue(jobs, width) {
+  const results = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++];
+      const started = Date.now();
+      const args = ['--import', 'tsx', '--test', '--test-reporter=spec', job.file];
+      const { code, output } = await step(process.execPath, args, job.env);
+      const seconds = (Date.now() - started) / 1000;
+      const counts = countsOf(output);
+      if (code !== 0 && counts.failed === 0) counts.failed = 1;
+      results.push({ ...job, code, seconds, ...counts });
+      const mark = code === 0 ? 'passed' : 'FAILED';
+      process.stdout.write(`\n── ${job.file} on ${job.backend}: ${mark} in ${seconds.toFixed(1)} s (${results.length}/${jobs.length})\n${output}`);
+    }
+  };
+  await Promise.all(Array.from({ length: width }, worker));
+  return results;
+}
+
+const picked = process.argv.slice(2);
+if (picked.length > 0) {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...picked], {
+    stdio: 'inherit',
+    env: { ...quietEnv, ...process.env },
+  });
+  child.on('close', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+} else {
+  const runStarted = Date.now();
+  // The gates and the build run side by side: on two cores they take the time of the slowest.
+  const buildDir = path.join(root, 'test-output', 'test-build');
+  const gates = [
+    ['biome check (npm run lint)', step(path.join(root, 'node_modules', '.bin', 'biome'), ['check', '--error-on-warnings', '.'])],
+    ['tsc --noEmit (npm run typecheck)', step(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit'])],
+    ['the build for the tests (scripts/build.js)', step(process.execPath, [path.join(root, 'scripts', 'build.js'), '--out', buildDir])],
+  ];
+  const s3 = startS3();
+  process.on('SIGINT', () => {
+    s3.stop();
+    process.exit(130);
+  });
+  let status = 0;
+  try {
+    for (const [name, running] of gates) {
+      const { code, output } = await running;
+      if (code !== 0) process.stdout.write(output);
+      console.log(`${name}: ${code === 0 ? 'passed' : `failed (exit ${code})`}`);
+      if (code !== 0) status = 1;
+    }
+    if (status !== 0) throw new Error('not running the tests: a gate above failed');
+    const entry = path.join(buildDir, 'cli', 'index.js');
+    const problems = [s3.problem, await postgresProblem()].filter(Boolean);
+    const jobs = find('test')
+      .sort()
+      .map((file) => ({ file, backend: 'sqlite-local' }));
+    if (problems.length === 0) {
+      jobs.push(
+        ...find(path.join('test', 'http'))
+          .sort()
+          .map((file) => ({ file, backend: 'postgres-s3' })),
+      );
+    } else {
+      console.log(`PostgreSQL + S3 pass skipped: ${problems.join('; ')}`);
+      if (CI) {
+        console.error('CI=true: the PostgreSQL + S3 pass must run');
+        status = 1;
+      }
+    }
+    let times = {};
+    try {
+      times = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
+    } catch {}
+    for (const job of jobs) job.env = { ...s3.env, FILEHAVEN_TEST_BACKEND: job.backend, FILEHAVEN_TEST_ENTRY: entry };
+    jobs.sort((a, b) => expectedSeconds(times, b) - expectedSeconds(times, a));
+    const width = Number(process.env.FILEHAVEN_TEST_JOBS) || 4;
+    const results = await runQueue(jobs, width);
+    writeFileSync(TIMES_FILE, `${JSON.stringify(Object.fromEntries(results.map((r) => [`${r.backend} ${r.file}`, Math.round(r.seconds)])), null, 2)}\n`);
+    const sum = (key) => results.reduce((total, result) => total + result[key], 0);
+    console.log(`\nslowest files (all in test-output/test-times.json):`);
+    for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 15)) {
+      console.log(`${result.seconds.toFixed(1).padStart(7)} s  ${result.backend.padEnd(12)} ${result.file}`);
+    }
+    const failed = results.filter((result) => result.code !== 0);
+    for (const result of failed) console.log(`failed: ${result.file} on ${result.backend}`);
+    if (failed.length > 0) status = 1;
+    console.log(`${jobs.length} files in ${((Date.now() - runStarted) / 60000).toFixed(1)} min, ${width} at a time`);
+    console.log(`${sum('passed')} passed, ${sum('failed')} failed, ${sum('skipped')} skipped`);
+  } catch (error) {
+    console.error(error.message);
+    status = 1;
+  } finally {
+    s3.stop();
+  }
+  process.exit(status);
+}
