@@ -58,7 +58,11 @@ export interface Config {
   idleTimeoutMs: number;
   /** On SIGTERM, how long requests in progress (uploads too) may run on before they are cut. */
   shutdownGraceMs: number;
-  /** Open connections per client address (IPv6 per /64); 0 = unlimited. Not applied behind a trusted proxy. */
+  /**
+   * Connections with a request in progress per client address (IPv6 per /64); open ones,
+   * idle keep-alive included, are bounded at 8 times this (connection-cap.ts says why).
+   * 0 = unlimited. Not applied behind a trusted proxy.
+   */
   maxConnectionsPerIp: number;
   /** PostgreSQL for metadata (`postgres://USER@HOST:PORT/DB`); null = SQLite in the data folder. */
   databaseUrl: string | null;
@@ -356,7 +360,7 @@ export const SETTINGS = [
     env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP',
     parse: count,
     expected: 'a whole number (0 = unlimited)',
-    description: 'open connections per client address',
+    description: 'connections with a request in progress per client address (open ones: 8 times this)',
   },
   {
     key: 'databaseUrl',

@@ -7,7 +7,7 @@ import { registerApiKeyRoutes } from './api/apikeys-routes.js';
 import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
 import { registerUploadRoutes } from './api/uploads-routes.js';
-import { capConnectionsPerAddress } from './connection-cap.js';
+import { capConnectionsPerAddress, refusedByConnectionCap } from './connection-cap.js';
 import type { HttpContext, ServerLifecycle } from './context.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { lingerOnRefusedBodies } from './lingering-close.js';
@@ -93,6 +93,14 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     capConnectionsPerAddress(app.server, config.maxConnectionsPerIp, () => {
       options.services.metrics.limitRefused('connections-per-ip');
       return rawAtomErrorResponse(context, errors.tooManyConnections());
+    });
+    // A request on a connection already open while its address is at the cap: answered
+    // before anything else runs, and the connection closes after the answer.
+    app.addHook('onRequest', (request, reply, done) => {
+      if (!refusedByConnectionCap(request.raw)) return done();
+      options.services.metrics.limitRefused('connections-per-ip');
+      reply.header('Connection', 'close');
+      done(errors.tooManyConnections());
     });
   }
 

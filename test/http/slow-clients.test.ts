@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { OPEN_PER_BUSY } from '../../src/http/connection-cap.js';
 import { exchange } from '../helpers/raw-exchange.js';
 import { eventually } from '../helpers/raw-upload.js';
 import { atomError, startTestServer, type TestServer } from '../helpers/server.js';
@@ -15,9 +16,8 @@ describe('slow clients', () => {
   let t: TestServer;
   const CAP = 4;
   before(async () => {
-    // No connection cap here: at the cap an idle keep-alive socket makes way for a new
-    // connection, and fetch may be reusing that very socket for its next POST (seen on a
-    // slow run: "other side closed"). The cap has a server of its own below.
+    // No connection cap here: fetch's pooled sockets of these tests would count toward it.
+    // The cap has a server of its own below.
     t = await startTestServer({ headersTimeoutMs: 1000, idleTimeoutMs: 1500, maxConnectionsPerIp: 0, apiRatePerIp: 0 });
   });
   after(() => t.close());
@@ -93,6 +93,30 @@ describe('slow clients', () => {
     });
     after(() => capped.close());
     const port = () => Number(new URL(capped.url).port);
+    /** Sends `request` on an open socket and reads one whole answer (Content-Length bodies). */
+    function ask(socket: net.Socket, request: string): Promise<{ status: number; headers: Record<string, string>; raw: string }> {
+      return new Promise((resolve, reject) => {
+        let raw = '';
+        const onData = (chunk: Buffer) => {
+          raw += chunk.toString('utf8');
+          const end = raw.indexOf('\r\n\r\n');
+          if (end === -1) return;
+          const headers: Record<string, string> = {};
+          for (const line of raw.slice(0, end).split('\r\n').slice(1)) {
+            const colon = line.indexOf(':');
+            headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+          }
+          if (Buffer.byteLength(raw.slice(end + 4)) < Number(headers['content-length'] ?? 0)) return;
+          socket.off('data', onData);
+          socket.off('close', onClose);
+          resolve({ status: Number(raw.slice(9, 12)), headers, raw });
+        };
+        const onClose = () => reject(new Error(`closed before a whole answer: ${raw}`));
+        socket.on('data', onData);
+        socket.once('close', onClose);
+        socket.write(request);
+      });
+    }
     async function openSocket(): Promise<net.Socket> {
       const socket = net.connect(port(), '127.0.0.1');
       socket.on('error', () => {});
@@ -127,22 +151,93 @@ describe('slow clients', () => {
       for (const socket of busy) socket.destroy();
     });
 
-    it('a new connection takes the place of an idle keep-alive one', async () => {
-      const idle: net.Socket[] = [];
-      const closed: boolean[] = [];
+    it('every slot busy: /healthz and /readyz are still answered, nothing pipelined behind a probe runs', async () => {
+      const { key } = await capped.account();
+      const busy: net.Socket[] = [];
       for (let i = 0; i < CAP; i++) {
         const socket = await openSocket();
-        const index = i;
-        closed.push(false);
-        socket.once('close', () => (closed[index] = true));
-        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-        await new Promise((resolve) => socket.once('data', resolve));
-        idle.push(socket);
+        socket.write('GET /healthz HTTP/1.1\r\n'); // a head in progress: busy
+        busy.push(socket);
       }
-      const served = await exchange(capped.url, `GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-      assert.equal(served.status, 200, served.raw);
       await sleep(100);
-      assert.equal(closed.filter(Boolean).length, 1, 'exactly one idle connection made room');
+      for (const probe of ['GET /healthz', 'HEAD /healthz', 'GET /readyz', 'GET /healthz?from=lb']) {
+        const served = await exchange(capped.url, `${probe} HTTP/1.1\r\nHost: x\r\n\r\n`);
+        assert.equal(served.status, 200, `${probe}: ${served.raw}`);
+        assert.equal(served.headers.connection, 'close', 'a probe let in above the cap carries its one request');
+      }
+      // A request pipelined behind a probe would run above the cap: refused unrun.
+      const body = '--XB\r\nContent-Disposition: form-data; name="upload"; filename="behind.txt"\r\n\r\nbehind\r\n--XB--\r\n';
+      const pipelined = await exchange(
+        capped.url,
+        `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nPOST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      assert.equal(pipelined.status, 200, pipelined.raw);
+      assert.doesNotMatch(pipelined.raw, /201 Created/);
+      assert.equal(await capped.storage.count('files'), 0, 'the upload behind the probe did not run');
+      // HEAD refused over the cap: the 429's head alone (a body would be read as the next answer).
+      const head = await exchange(capped.url, 'HEAD / HTTP/1.1\r\nHost: x\r\n\r\n');
+      assert.equal(head.status, 429, head.raw);
+      assert.ok(head.headers['retry-after']);
+      assert.equal(head.raw.slice(head.raw.indexOf('\r\n\r\n') + 4), '', head.raw);
+      for (const socket of busy) socket.destroy();
+    });
+
+    it('a request on an idle connection while every slot is busy gets 429 with Connection: close, unrun', async () => {
+      const { key } = await capped.account();
+      const idle = await openSocket();
+      assert.equal((await ask(idle, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
+      const busy: net.Socket[] = [];
+      for (let i = 0; i < CAP; i++) {
+        const socket = await openSocket();
+        socket.write('GET /healthz HTTP/1.1\r\n');
+        busy.push(socket);
+      }
+      await sleep(100);
+      const body = '--XB\r\nContent-Disposition: form-data; name="upload"; filename="over.txt"\r\n\r\nover\r\n--XB--\r\n';
+      const answer = await ask(
+        idle,
+        `POST /files HTTP/1.1\r\nHost: x\r\nAuthorization: ${key}\r\nContent-Type: multipart/form-data; boundary=XB\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      assert.equal(answer.status, 429, answer.raw);
+      assert.equal(answer.headers.connection, 'close');
+      assert.equal(answer.headers['retry-after'], '1');
+      assert.equal(atomError(answer.raw.slice(answer.raw.indexOf('<?xml')))?.code, 'errorRateLimited');
+      assert.equal(await capped.storage.count('files'), 0, 'the refused upload did not run');
+      for (const socket of [idle, ...busy]) socket.destroy();
+    });
+
+    it(`at ${CAP * OPEN_PER_BUSY} open, a new connection is refused in words and an idle one is asked to close at its next answer, none is cut`, async () => {
+      // The busy connections of the tests above are gone once a plain request is let in again.
+      const letIn = async () => (await exchange(capped.url, 'GET /favicon.svg HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status === 200;
+      assert.ok(await eventually(letIn));
+      // Idle keep-alive connections up to the bound (fetch's pooled ones of the tests above count too).
+      const idle: net.Socket[] = [];
+      const closed = new Set<net.Socket>();
+      let refused: Awaited<ReturnType<typeof exchange>> | undefined;
+      for (let i = 0; i <= CAP * OPEN_PER_BUSY && !refused; i++) {
+        const socket = await openSocket();
+        socket.once('close', () => closed.add(socket));
+        const answer = await ask(socket, 'GET /favicon.svg HTTP/1.1\r\nHost: x\r\n\r\n');
+        if (answer.status === 429) {
+          refused = { status: answer.status, headers: answer.headers, body: '', raw: answer.raw, closedByServer: true };
+          socket.destroy();
+        } else idle.push(socket);
+      }
+      assert.equal(refused?.status, 429, 'refused at the bound');
+      assert.equal(refused?.headers['retry-after'], '1');
+      await sleep(100);
+      assert.deepEqual(
+        idle.filter((socket) => closed.has(socket)),
+        [],
+        'no idle connection was closed under its client',
+      );
+      // One at a time (never CAP in progress): each is answered, one of them with Connection: close.
+      const connectionHeaders: string[] = [];
+      for (const socket of idle) connectionHeaders.push((await ask(socket, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')).headers.connection ?? '');
+      assert.equal(connectionHeaders.filter((value) => value === 'close').length, 1, connectionHeaders.join());
+      await sleep(100);
+      const served = await exchange(capped.url, 'GET /favicon.svg HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+      assert.equal(served.status, 200, `room was made: ${served.raw}`);
       for (const socket of idle) socket.destroy();
     });
   });
