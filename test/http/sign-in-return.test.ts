@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { SCRIPT_PATH, SHAREX_PATH } from '../../src/http/web/uploader-configs.js';
 import { Browser, csrfOf } from '../helpers/browser.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // Sign-in returns to the page that asked for it: a path of this site only, never an
-// open redirect (return-path.ts).
+// open redirect (return-path.ts). Every page behind a session sends a signed-out visitor
+// through it, and so does the page a signed-out form gets.
 
 const PROFILE = '/accounts/profile/misc';
 let t: TestServer;
@@ -40,6 +42,72 @@ async function signInPosting(next: string): Promise<string | null> {
   assert.equal(posted.status, 303, posted.body);
   return posted.response.headers.get('location');
 }
+
+/**
+ * Every GET page that needs a session, with a query where the page reads one: `{folder}`
+ * stands for a folder of the account that signs in. The console is not here: to a
+ * visitor it is the plain 404 (web-console.test.ts), so it shows nothing to come back to.
+ */
+const SESSION_PAGES = [
+  '/my/files',
+  '/my/files?view=grid',
+  '/my/files?folder={folder}',
+  '/my/files?folder={folder}&sort=name-asc&q=report',
+  '/accounts/profile/misc',
+  '/accounts/profile/misc?changed=password#password',
+  SHAREX_PATH,
+  SCRIPT_PATH,
+];
+
+/** The 303 a signed-out GET gets: its Location. */
+function redirected(page: { status: number; body: string; response: Response }): string {
+  assert.equal(page.status, 303, page.body);
+  return page.response.headers.get('location') ?? '';
+}
+
+describe('pages behind a session', () => {
+  for (const template of SESSION_PAGES) {
+    test(`${template}: signed out, to sign-in and back to it`, async () => {
+      const user = await t.account();
+      const folder = await t.fetch('/folders', { method: 'POST', headers: { Authorization: user.key }, body: new URLSearchParams({ name: 'Reports' }) });
+      const folderId = /<entry>\s*<id>([^<]+)<\/id>/.exec(await folder.text())?.[1] ?? '';
+      const path = template.replace('{folder}', folderId);
+      // The fragment never reaches the server: the return path is what was asked for.
+      const asked = path.replace(/#.*/, '');
+      const browser = new Browser(t.url);
+      const signIn = redirected(await browser.get(asked));
+      assert.equal(signIn, `/signin?next=${encodeURIComponent(asked)}`);
+
+      const form = await browser.get(signIn);
+      assert.equal(form.status, 200, form.body);
+      const next = /<input type="hidden" name="next" value="([^"]*)">/.exec(form.body)?.[1]?.replace(/&amp;/g, '&');
+      assert.equal(next, asked);
+      const posted = await browser.post('/signin', { csrf: csrfOf(form.body)!, login: user.login, password: user.password, next });
+      assert.equal(redirected(posted), asked);
+      const landed = await browser.get(asked);
+      assert.equal(landed.status, 200, landed.body);
+    });
+  }
+
+  test('a form sent after the session ended: its page’s Sign in returns to the page the form was on', async () => {
+    const from = `${t.url}/my/files?folder=K7Q2M9X4PA&sort=name-asc`;
+    const page = await new Browser(t.url, { Referer: from }).post('/my/files/folders', { csrf: 'stale', name: 'New' });
+    assert.equal(page.status, 403, page.body);
+    assert.match(page.body, /You are signed out/);
+    assert.ok(
+      page.body.includes(`<a class="button" href="/signin?next=${encodeURIComponent('/my/files?folder=K7Q2M9X4PA&sort=name-asc')}">Sign in</a>`),
+      page.body,
+    );
+  });
+
+  test('a signed-out form whose Referer is another site, or none: plain sign-in', async () => {
+    for (const headers of [{ Referer: 'https://evil.example/my/files' }, {}] as Record<string, string>[]) {
+      const page = await new Browser(t.url, headers).post('/my/files/folders', { csrf: 'stale', name: 'New' });
+      assert.equal(page.status, 403, page.body);
+      assert.ok(page.body.includes('<a class="button" href="/signin">Sign in</a>'), page.body);
+    }
+  });
+});
 
 describe('sign-in returns to the page that asked', () => {
   test('a path of this site, with its query, is where the browser lands', async () => {

@@ -144,7 +144,7 @@ describe('operator console over HTTP', () => {
     );
     // The audit page shows them, filtered by object.
     const log = page(await operator.get(`/console/audit?object=${encodeURIComponent(`account:${login}`)}&actor=${encodeURIComponent(`web:${adminLogin}`)}`));
-    assert.equal(log.match(/<td><code>accounts\.[a-z-]+<\/code><\/td>/g)?.length, 7, log);
+    assert.equal(log.match(/<td class="action"><code>accounts\.[a-z-]+<\/code><\/td>/g)?.length, 7, log);
   });
 
   test('bad input gets a 400 page with the reason, never a crash, and changes nothing', async () => {
@@ -263,11 +263,11 @@ describe('operator console over HTTP', () => {
 
     for (let i = 0; i < 55; i++) await t.server.services.audit.record({ actor: 'cli:pager', action: 'test.page', object: `thing:${i}` });
     const first = page(await operator.get('/console/audit?actor=cli:pager'));
-    assert.equal(first.match(/<td><code>test\.page<\/code><\/td>/g)?.length, 50);
+    assert.equal(first.match(/<td class="action"><code>test\.page<\/code><\/td>/g)?.length, 50);
     const next = /href="(\/console\/audit\?[^"]+)" rel="next"/.exec(first)?.[1]?.replaceAll('&amp;', '&');
     assert.ok(next, first);
     const second = page(await operator.get(next));
-    assert.equal(second.match(/<td><code>test\.page<\/code><\/td>/g)?.length, 5);
+    assert.equal(second.match(/<td class="action"><code>test\.page<\/code><\/td>/g)?.length, 5);
     assert.doesNotMatch(second, /rel="next"/);
   });
 

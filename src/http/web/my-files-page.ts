@@ -22,6 +22,7 @@ import {
 } from './my-files-paths.js';
 import { DEFAULT_SORT, decodeBrowseCursor, encodeBrowseCursor, isSort, type ListState, listUrl, SORTS, VIEW_COOKIE, type ViewMode } from './my-files-query.js';
 import { registerMyFilesUpload } from './my-files-upload.js';
+import { signInUrl } from './return-path.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerUploadScripts, UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
 
@@ -83,7 +84,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
 
   app.get(MY_FILES_PATH, { config: { web: true }, onSend: allowConnect }, async (request, reply) => {
     const session = request.webSession;
-    if (!session) return redirectTo(reply, '/signin');
+    if (!session) return redirectTo(reply, signInUrl(request.url));
     const account = session.account;
     const folderId = queryParam(request.query, 'folder');
     const cursor = queryParam(request.query, 'cursor');

@@ -9,6 +9,7 @@ import { PROFILE_PATH } from './account-pages.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { CHANGE_PASSWORD_PATH, changePassword, type PasswordNote, passwordCard } from './password-form.js';
+import { signInUrl } from './return-path.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 import { usageCard, usageOf } from './usage-section.js';
@@ -124,8 +125,8 @@ ${uploadersCard()}
 
   app.get(PROFILE_PATH, { config: { web: true } }, async (request, reply) => {
     const session = request.webSession;
-    // Sign-in lands on the profile anyway: no return path needed.
-    if (!session) return redirectTo(reply, '/signin');
+    // Back here after sign-in, with the query (the notice this page shows).
+    if (!session) return redirectTo(reply, signInUrl(request.url));
     const query = request.query as Record<string, unknown>;
     return profilePage(reply, session, {
       key: query.key === 'new' ? { status: 200, ok: true, message: 'This is your new API key. The old one no longer works.' } : undefined,

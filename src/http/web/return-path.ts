@@ -42,3 +42,19 @@ export function signInUrl(path: string | null | undefined): string {
   if (!safe || safe === '/' || /^\/sign(in|up)(?:[/?#]|$)/.test(safe)) return '/signin';
   return `/signin?${RETURN_FIELD}=${encodeURIComponent(safe)}`;
 }
+
+/**
+ * The page a form was sent from, as a path to return to: the Referer's path and query
+ * when it is a page of this site (`siteUrl`, {web_url}), else null. Our pages send the
+ * Referer to their own origin only (Referrer-Policy: same-origin); signInUrl() checks
+ * the path like any other.
+ */
+export function refererPath(referer: string | undefined, siteUrl: string): string | null {
+  if (referer === undefined) return null;
+  try {
+    const from = new URL(referer);
+    return from.origin === new URL(siteUrl).origin ? `${from.pathname}${from.search}` : null;
+  } catch {
+    return null;
+  }
+}

@@ -6,6 +6,7 @@ import type { HttpContext, RouteFlags } from '../context.js';
 import { html } from '../html.js';
 import type { Links } from '../links.js';
 import { sendErrorPage, sendPage } from './layout.js';
+import { refererPath, signInUrl } from './return-path.js';
 
 /** The session cookie: a random 256-bit token; the server keeps only its hash. */
 export const SESSION_COOKIE = 'fh_session';
@@ -98,11 +99,13 @@ export { bodyField };
 export function sessionFormValid(context: HttpContext, request: FastifyRequest, reply: FastifyReply): boolean {
   const session = request.webSession;
   if (!session) {
+    // Sign-in comes back to the page the form was on, to send it again.
+    const back = signInUrl(refererPath(request.headers.referer, context.links.webUrl));
     sendPage(
       reply,
       403,
       'Signed out',
-      html`<section class="card"><h1>You are signed out</h1><p>Your session has ended, so this form was not sent. Sign in and try again.</p><p><a class="button" href="/signin">Sign in</a></p></section>`,
+      html`<section class="card"><h1>You are signed out</h1><p>Your session has ended, so this form was not sent. Sign in and try again.</p><p><a class="button" href="${back}">Sign in</a></p></section>`,
     );
     return false;
   }

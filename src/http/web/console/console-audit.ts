@@ -35,7 +35,7 @@ export function registerConsoleAudit(app: FastifyInstance, context: HttpContext)
       from: queryText(request.query, 'from'),
       to: queryText(request.query, 'to'),
     };
-    let page;
+    let page: Awaited<ReturnType<typeof services.audit.search>>;
     try {
       const to = dateField(filters.to, 'to');
       page = await services.audit.search({
@@ -57,8 +57,8 @@ export function registerConsoleAudit(app: FastifyInstance, context: HttpContext)
     const rows = page.items.map(
       (e) => html`<tr>
 <td class="when">${humanDate(e.at)}</td>
-<td><bdi>${e.actor}</bdi></td>
-<td><code>${e.action}</code></td>
+<td class="actor"><bdi>${e.actor}</bdi></td>
+<td class="action"><code>${e.action}</code></td>
 <td><bdi>${e.object}</bdi></td>
 <td class="details"><bdi>${e.details || '–'}</bdi></td>
 </tr>`,
