@@ -84,11 +84,19 @@ export interface UploadProblem {
   message?: string | null;
   /** Retry-After, in seconds. */
   retryAfter?: number | null;
+  /**
+   * Whether the answer came from the site itself (its Atom error, its JSON, its tus
+   * headers) rather than from something in front of it: a proxy's own error page, such as
+   * nginx's 413 when a request is over its client_max_body_size.
+   */
+  fromSite: boolean;
+  /** The size of the refused request's body, when known (a tus PATCH: its chunk). */
+  requestBytes?: number | null;
   /** The browser believes it is offline (navigator.onLine). */
   offline?: boolean;
 }
 
-/** A failed request in words: the site's refusal, or no answer at all. */
+/** A failed request in words: the site's refusal, a proxy's, or no answer at all. */
 export function explainUploadProblem(problem: UploadProblem, limits: UploadLimits): string {
   const { status, code = null, message = null, retryAfter = null } = problem;
   const wait = retryAfter ? ` You can try again in about ${humanWait(retryAfter)}.` : '';
@@ -97,6 +105,7 @@ export function explainUploadProblem(problem: UploadProblem, limits: UploadLimit
       ? 'You are offline: the upload stopped. Connect again, then press Retry.'
       : 'The connection to the server was lost. Press Retry to try again.';
   }
+  if (!problem.fromSite) return proxyRefusal(status, problem.requestBytes ?? null);
   if (code === 'errorFileSize' || (!code && status === 413)) {
     // The API's message names the limit in bytes (API.md 3): say it in human units.
     const limit = Number(/limit of (\d+) bytes/.exec(message ?? '')?.[1] ?? limits.maxFileSize ?? Number.NaN);
@@ -115,6 +124,23 @@ export function explainUploadProblem(problem: UploadProblem, limits: UploadLimit
   if (code === 'errorUploadFaild' && status < 500) return 'The file did not arrive whole (the upload was cut off). Please try again.';
   if (status >= 500) return 'The server could not take the file (a problem on its side). Please press Retry in a moment.';
   return message || `The server refused the upload (HTTP ${status}).`;
+}
+
+/**
+ * An error page that is not the site's: the proxy in front of it answered. Its 413 is its
+ * own body-size limit (nginx's client_max_body_size), lower than the site's: only the
+ * operator can change that, and saying "larger than the limit per file" would blame the
+ * file for the wrong limit.
+ */
+function proxyRefusal(status: number, requestBytes: number | null): string {
+  if (status === 413) {
+    const request = requestBytes === null ? 'a request' : `a request of ${humanSize(requestBytes)}`;
+    return `The proxy in front of this site refused ${request} (HTTP 413): its size limit is lower than the site's own. Nothing of the file was kept. Please tell the site's operator.`;
+  }
+  if (status === 502 || status === 503 || status === 504) {
+    return `The proxy in front of this site could not reach the server (HTTP ${status}). Please press Retry in a moment.`;
+  }
+  return `The proxy in front of this site refused the request (HTTP ${status}), not the site itself. Please tell the site's operator if it happens again.`;
 }
 
 /** Whether trying the same request again may help: no answer, a busy or failing server, a conflict or a lock. */

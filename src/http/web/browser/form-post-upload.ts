@@ -70,13 +70,16 @@ export function postUpload(page: UploadPage, file: File, ui: UploadRow): Promise
           code: stored?.code ?? answer?.code ?? null,
           message: stored?.error ?? answer?.error ?? '',
           retryAfter: answer?.retryAfter ?? (Number.isFinite(header) ? header : null),
+          // The site answers this request in JSON, refusals too; anything else came from in front of it.
+          fromSite: answer !== null,
+          requestBytes: file.size,
         };
         // The server's words when it gave them, else ours for its status.
         const words = stored?.reason ?? answer?.reason ?? explainUploadProblem(problem, readLimits());
         // A body cut short (errorUploadFaild, 400) is worth sending again too.
         fail(words, problem.code === 'errorUploadFaild' || (problem.code !== 'errorUploadLimit' && mayRetry(problem.status)));
       });
-      request.addEventListener('error', () => fail(explainUploadProblem({ status: 0, offline: !navigator.onLine }, readLimits()), true));
+      request.addEventListener('error', () => fail(explainUploadProblem({ status: 0, fromSite: false, offline: !navigator.onLine }, readLimits()), true));
       request.addEventListener('abort', () => fail('Upload cancelled.', false));
       request.send(body);
     };

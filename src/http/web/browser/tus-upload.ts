@@ -17,17 +17,34 @@ declare global {
   }
 }
 
+const MiB = 1024 * 1024;
 /** Waits between tus-js-client's retries of a failed request; the count resets on progress. */
 const RETRY_DELAYS = [0, 1000, 3000, 5000, 10000, 20000];
 /** A 429 whose Retry-After is at most this long is retried by itself; longer ones wait for the user. */
 const AUTO_RETRY_AFTER_MAX_S = 60;
+/**
+ * The largest PATCH body when the site says nothing (neither the form's
+ * data-max-chunk-size nor the Filehaven-Max-Chunk-Size header of its tus answers): the
+ * server's default. A proxy in front of the site takes requests only up to its own limit
+ * (nginx: client_max_body_size), so a file of several GiB goes in pieces.
+ */
+const DEFAULT_MAX_CHUNK = 64 * MiB;
+const MAX_CHUNK_HEADER = 'Filehaven-Max-Chunk-Size';
 /** The file's id and links on the answer of the request that finished an upload (uploads-routes.ts FILE_HEADERS). */
 const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Download-Link', delete: 'Filehaven-Delete-Link' };
+
+/** A positive whole number of bytes, or null. */
+function byteCount(value: string | undefined | null): number | null {
+  const bytes = Number(value ?? '');
+  return value && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : null;
+}
 
 /** The Atom document (API.md 2) of an answer; null when its body is not Atom. */
 function atomOf(response: Tus.HttpResponse): Document | null {
   const body = response.getBody();
-  if (!body) return null;
+  // Only XML is parsed: a proxy's HTML page would make the parser build an error element
+  // whose inline style the page's CSP refuses (a console error).
+  if (!body || !/[/+]xml\b/.test(response.getHeader('Content-Type') ?? '')) return null;
   const doc = new DOMParser().parseFromString(body, 'application/xml');
   if (doc.getElementsByTagName('parsererror').length > 0 || doc.documentElement.namespaceURI !== 'http://www.w3.org/2005/Atom') return null;
   return doc;
@@ -40,10 +57,19 @@ function atomError(response: Tus.HttpResponse): { code: string | null; message: 
   return { code: part('title'), message: part('content') };
 }
 
-/** The stored file from the headers of the answer that finished the upload. */
+/**
+ * The stored file from the answer that finished the upload: its headers (the server sends
+ * them always, and a 204 carries nothing else), else the `File upload result` feed.
+ */
 function storedFileOf(response: Tus.HttpResponse): StoredFile | null {
   const download = response.getHeader(FILE_HEADERS.download);
-  return download ? { download, delete: response.getHeader(FILE_HEADERS.delete) ?? null, id: response.getHeader(FILE_HEADERS.id) ?? null } : null;
+  if (download) return { download, delete: response.getHeader(FILE_HEADERS.delete) ?? null, id: response.getHeader(FILE_HEADERS.id) ?? null };
+  const entry = atomOf(response)?.getElementsByTagNameNS('*', 'entry')[0];
+  const link = (title: string) =>
+    [...(entry?.getElementsByTagNameNS('*', 'link') ?? [])].find((node) => node.getAttribute('title') === title)?.getAttribute('href') ?? null;
+  const fromFeed = link('download_link');
+  if (!fromFeed) return null;
+  return { download: fromFeed, delete: link('delete_link'), id: entry?.getElementsByTagNameNS('*', 'id')[0]?.textContent?.trim() ?? null };
 }
 
 /** The uploader's tus client on this page, or null when there is none (no script, no browser support, no endpoint). */
@@ -68,8 +94,12 @@ export function tusContext(page: UploadPage): TusContext | null {
   return { tus, page, endpoint, fingerprintPrefix: `filehaven:${page.form.dataset.account ?? ''}:`, active: new Set() };
 }
 
-/** The header every tus request carries (CSRF_HEADER of uploads-routes.ts): the session's CSRF token, the one the forms carry. */
-const tusHeaders = (context: TusContext) => ({ 'Filehaven-Csrf': hiddenField(context.page, 'csrf') });
+/**
+ * The headers of every tus request: the session's CSRF token (CSRF_HEADER of
+ * uploads-routes.ts, the one the forms carry), and Accept: the finishing PATCH answers the
+ * Atom feed only to a client that asks for it (else a 204 with the file's headers).
+ */
+const tusHeaders = (context: TusContext) => ({ 'Filehaven-Csrf': hiddenField(context.page, 'csrf'), Accept: 'application/atom+xml' });
 
 /** A failed tus request, in words for the user, and whether trying again may help. */
 interface TusProblem {
@@ -79,8 +109,12 @@ interface TusProblem {
   retryAfter: number | null;
 }
 
-/** What went wrong with a tus request. */
-function describeTusError(error: Error | Tus.DetailedError): TusProblem {
+/**
+ * What went wrong with a tus request. The site's own answers carry Tus-Resumable (every
+ * tus answer does, errors too) and an Atom error body; one without either came from a
+ * proxy in front of it. `chunk` is the largest PATCH body, to name the size of a refused one.
+ */
+function describeTusError(error: Error | Tus.DetailedError, file: File, chunk: number): TusProblem {
   const response = 'originalResponse' in error ? error.originalResponse : null;
   const status = response ? response.getStatus() : 0;
   if (!response || status === 0) {
@@ -97,10 +131,15 @@ function describeTusError(error: Error | Tus.DetailedError): TusProblem {
   const { code, message } = atomError(response);
   const header = Number.parseInt(response.getHeader('Retry-After') ?? '', 10);
   const retryAfter = Number.isFinite(header) ? header : null;
+  const request = 'originalRequest' in error ? error.originalRequest : null;
+  const offset = Number(request?.getHeader('Upload-Offset'));
+  const requestBytes = request?.getMethod() === 'PATCH' && Number.isFinite(offset) ? Math.min(chunk, file.size - offset) : null;
+  // getHeader is XMLHttpRequest's: null (not undefined) for a header that is not there.
+  const fromSite = code !== null || Boolean(response.getHeader('Tus-Resumable'));
   return {
     status,
     retryAfter,
-    message: explainUploadProblem({ status, code, message, retryAfter }, readLimits()),
+    message: explainUploadProblem({ status, code, message, retryAfter, fromSite, requestBytes }, readLimits()),
     // Gone or refused (signed out, expired form, too large, not allowed) will not change by
     // itself; a busy or failing server, a conflict or a lock may.
     retryable: status === 429 || status === 409 || status === 423 || status >= 500,
@@ -145,11 +184,14 @@ export function tusUpload(context: TusContext, file: File, ui: UploadRow): Promi
       resolve(ok);
       listUnfinished(context);
     };
+    const chunkSize = () => upload.options.chunkSize ?? DEFAULT_MAX_CHUNK;
+    const fromForm = byteCount(page.form.dataset.maxChunkSize);
     const upload: Tus.Upload = new tus.Upload(file, {
       endpoint: context.endpoint,
       headers: tusHeaders(context),
       metadata: folder ? { filename: file.name, folder } : { filename: file.name },
       fingerprint: (file, options) => tus.defaultOptions.fingerprint(file, options).then((print) => `${context.fingerprintPrefix}${print}`),
+      chunkSize: fromForm ?? DEFAULT_MAX_CHUNK,
       retryDelays: RETRY_DELAYS,
       removeFingerprintOnSuccess: true,
       // tus-js-client retries network failures, 5xx, 409 and 423. A 429 is ours to retry,
@@ -157,7 +199,7 @@ export function tusUpload(context: TusContext, file: File, ui: UploadRow): Promi
       // a wrong belief would otherwise end the upload at once.
       onShouldRetry(error, attempt) {
         if (offSite) return false;
-        const { status } = describeTusError(error);
+        const { status } = describeTusError(error, file, chunkSize());
         const retry = status === 0 || status >= 500 || status === 409 || status === 423;
         if (retry && status !== 409)
           ui.say(
@@ -172,6 +214,11 @@ export function tusUpload(context: TusContext, file: File, ui: UploadRow): Promi
         listUnfinished(context);
       },
       onAfterResponse(request, response) {
+        // The site names the largest PATCH it takes on its tus answers (the creation's, the
+        // HEAD of a resume), before any PATCH; tus-js-client reads the option per chunk.
+        // Never above what the form said either: both are the site's word.
+        const advertised = byteCount(response.getHeader(MAX_CHUNK_HEADER));
+        if (advertised !== null) upload.options.chunkSize = Math.min(advertised, fromForm ?? advertised);
         if (request.getMethod() === 'POST' && response.getStatus() === 201) {
           const at = response.getHeader('Location');
           offSite = Boolean(at) && new URL(at!, location.href).origin !== location.origin;
@@ -203,7 +250,7 @@ export function tusUpload(context: TusContext, file: File, ui: UploadRow): Promi
           });
           return;
         }
-        const problem = describeTusError(error);
+        const problem = describeTusError(error, file, chunkSize());
         if (problem.status === 404 || problem.status === 410) {
           // The partial upload is gone from the server (expired, cancelled elsewhere).
           forgetUpload(context, upload).finally(() => {
@@ -295,7 +342,7 @@ export async function listUnfinished(context: TusContext): Promise<void> {
       try {
         await tus.Upload.terminate(entry.uploadUrl!, { headers: tusHeaders(context), retryDelays: [0, 1000] });
       } catch (error) {
-        const { status, message } = describeTusError(error as Error);
+        const { status, message } = describeTusError(error as Error, new File([], name), DEFAULT_MAX_CHUNK);
         // Already gone on the server: forgetting it here is all that is left to do.
         if (status !== 404 && status !== 410) {
           discard.disabled = false;
