@@ -25,4 +25,6 @@ const staticOut = path.join(out, 'http', 'web', 'static');
 cpSync(path.join(root, 'src', 'http', 'web', 'static'), staticOut, { recursive: true });
 const { BROWSER_ENTRIES, browserEntrySource, bundleBrowserScript } = await import(pathToFileURL(path.join(out, 'http', 'web', 'browser-bundle.js')).href);
 const sources = path.join(root, 'src', 'http', 'web', 'browser');
-for (const name of BROWSER_ENTRIES) writeFileSync(path.join(staticOut, `${name}.js`), bundleBrowserScript(browserEntrySource(name, sources)));
+// This checkout's esbuild: `--out` may be a folder with no node_modules above it.
+const esbuild = await import('esbuild');
+for (const name of BROWSER_ENTRIES) writeFileSync(path.join(staticOut, `${name}.js`), bundleBrowserScript(browserEntrySource(name, sources), esbuild));

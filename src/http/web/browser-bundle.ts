@@ -23,11 +23,12 @@ export function browserEntrySource(name: BrowserEntry, sourceDir = fileURLToPath
  * Bundles one entry into a minified script (an IIFE: the pages load it with `<script
  * defer>`; no module loader, no source map, as the map would not be served). Synchronous:
  * the server bundles at most once per script and process, when it first needs the URL.
+ * `esbuild` is the caller's copy (scripts/build.js passes its own, for a build written
+ * outside the checkout, where this module could not resolve the package); by default it
+ * is loaded here, not at the top: a built server reads the prebuilt bundles and never
+ * loads esbuild.
  */
-export function bundleBrowserScript(entryFile: string): string {
-  // Loaded here, not at the top: a built server reads the prebuilt bundles and never
-  // loads esbuild.
-  const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+export function bundleBrowserScript(entryFile: string, esbuild: Pick<typeof import('esbuild'), 'buildSync'> = loadEsbuild()): string {
   const result = esbuild.buildSync({
     entryPoints: [entryFile],
     bundle: true,
@@ -44,4 +45,8 @@ export function bundleBrowserScript(entryFile: string): string {
   const [output] = result.outputFiles;
   if (!output) throw new Error(`esbuild wrote nothing for ${entryFile}`);
   return output.text;
+}
+
+function loadEsbuild(): typeof import('esbuild') {
+  return createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
 }
