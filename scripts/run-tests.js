@@ -150,6 +150,11 @@ if (picked.length > 0) {
   const gates = [
     ['biome check (npm run lint)', step(path.join(root, 'node_modules', '.bin', 'biome'), ['check', '--error-on-warnings', '.'])],
     ['tsc --noEmit (npm run typecheck)', step(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit'])],
+    // The browser scripts again, as browsers run them: DOM types and no Node ones.
+    [
+      'tsc --noEmit -p src/http/web/browser (npm run typecheck)',
+      step(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'src/http/web/browser']),
+    ],
     ['the build for the tests (scripts/build.js)', step(process.execPath, [path.join(root, 'scripts', 'build.js'), '--out', buildDir])],
   ];
   const s3 = startS3();

@@ -27,8 +27,8 @@ const BINARY_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
 /**
  * Bytes as people read them, in binary units: `512 B`, `1.5 MiB`, `3.2 GiB`. `fine` gives
  * two decimals below 10 (the CLI's progress, where `1.25 MiB` moves visibly). The one
- * formatter of the pages and the CLI; static/my-files.js, which has no build step, keeps
- * a copy.
+ * formatter of the pages, the CLI and the browser's uploader (src/http/web/browser/, which
+ * bundles this module).
  */
 export function humanBytes(bytes: number, fine = false): string {
   if (Math.abs(bytes) < 1024) return `${bytes} B`;

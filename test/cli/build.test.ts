@@ -5,6 +5,8 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { BROWSER_ENTRIES, browserEntrySource, bundleBrowserScript } from '../../src/http/web/browser-bundle.js';
+import { staticScript } from '../../src/http/web/browser-scripts.js';
 import { cleanEnv } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -100,6 +102,14 @@ test('the build compiles a server that serves pages, static files and the API', 
       const css = await fetch(`${url}/static/site.css`);
       assert.equal(css.status, 200);
       assert.match(await css.text(), /--accent/);
+      // The browser scripts: bundled by the build into static/, read by the built server
+      // (which never loads esbuild), the same bytes and so the same URL as from sources.
+      for (const name of BROWSER_ENTRIES) {
+        const fromSources = staticScript(name, bundleBrowserScript(browserEntrySource(name)));
+        const served = await fetch(`${url}${fromSources.path}`);
+        assert.equal(served.status, 200, name);
+        assert.equal(await served.text(), fromSources.source);
+      }
       const account = await fetch(`${url}/account`);
       assert.equal(account.status, 401);
       assert.match(await account.text(), /<title>errorPermissionDenied<\/title>\s*<content type="text">Wrong apikey<\/content>/);

@@ -1,5 +1,6 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { API_PATH_WORDS, errorCases } from '../../src/http/api/api-catalogue.js';
+import { browserScript } from '../../src/http/web/browser-scripts.js';
 import type { FuzzCase } from './fuzz-case.js';
 import type { RawExchange, RawHttpResponse } from './raw-http.js';
 
@@ -47,8 +48,8 @@ const WEB_EXACT = new Set([
   '/signup',
   '/signout',
   '/static/site.css',
-  '/static/my-files.js',
-  '/static/profile.js',
+  browserScript('my-files').path,
+  browserScript('profile').path,
   '/accounts/profile/misc',
   '/accounts/profile/misc/regenerate-key',
   '/my/files',

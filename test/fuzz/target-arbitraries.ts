@@ -1,6 +1,7 @@
 import { METHODS } from 'node:http';
 import fc from 'fast-check';
 import { ENDPOINTS } from '../../src/http/api/api-catalogue.js';
+import { browserScript } from '../../src/http/web/browser-scripts.js';
 import { w } from './body-arbitraries.js';
 import type { Fixtures } from './fixtures.js';
 import { HOST } from './fuzz-case.js';
@@ -231,8 +232,8 @@ const WEB_PAGES = [
   '/signup',
   '/signout',
   '/static/site.css',
-  '/static/my-files.js',
-  '/static/profile.js',
+  browserScript('my-files').path,
+  browserScript('profile').path,
   '/accounts/profile/misc',
   '/accounts/profile/misc/regenerate-key',
   '/my/files',

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { MY_FILES_SCRIPT } from '../../src/http/web/upload-form.js';
 import { Browser, csrfOf } from '../helpers/browser.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
@@ -54,7 +55,7 @@ describe('home page', () => {
     const { user, browser } = await signedIn();
     const home = await browser.get('/');
     assert.match(home.body, /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data"/);
-    assert.ok(home.body.includes('<script src="/static/my-files.js" defer></script>'), home.body);
+    assert.ok(home.body.includes(`<script src="${MY_FILES_SCRIPT.path}" defer></script>`), home.body);
     assert.match(home.body, /id="upload-limits" data-max-file-size="20971520"/);
     // The script sends its uploads to the site: the page lets it.
     assert.match(home.response.headers.get('content-security-policy') ?? '', /connect-src 'self'/);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { browserScript } from '../../src/http/web/browser-scripts.js';
 import { Browser, csrfOf, type Page, setCookieFor } from '../helpers/browser.js';
 import { atomError, startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 
@@ -273,8 +274,8 @@ describe('web accounts', () => {
       assert.ok(body.includes('<strong>7.0 GiB</strong>'), body);
       // The copy button is JavaScript's to show; the script comes from /static/.
       assert.ok(body.includes('data-copy="api-key-value" hidden>Copy</button>'), body);
-      assert.ok(body.includes('<script src="/static/profile.js" defer></script>'), body);
-      const script = await t.fetch('/static/profile.js');
+      assert.ok(body.includes(`<script src="${browserScript('profile').path}" defer></script>`), body);
+      const script = await t.fetch(browserScript('profile').path);
       assert.equal(script.status, 200);
       assert.match(script.headers.get('content-type') ?? '', /^text\/javascript/);
       assert.ok((await script.text()).includes('navigator.clipboard'));

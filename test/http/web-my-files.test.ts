@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { MY_FILES_SCRIPT } from '../../src/http/web/upload-form.js';
 import { Browser, csrfOf, type Page } from '../helpers/browser.js';
 import {
   connect,
@@ -126,13 +127,14 @@ describe('my files (no JavaScript)', () => {
     );
     assert.ok(body.indexOf(`name="csrf" value="${csrf}"`) < body.indexOf('<input id="upload-files" type="file" name="upload" multiple required>'), body);
     // tus-js-client first (the script uses it for files over 4 MiB), both from the site itself.
-    const tusScript = /<script src="(\/static\/tus-js-client-[^"]+\.min\.js)" defer><\/script>\n<script src="\/static\/my-files.js" defer><\/script>/.exec(
-      body,
-    )?.[1];
+    const tusScript =
+      /<script src="(\/static\/tus-js-client-[^"]+\.min\.js)" defer><\/script>\n<script src="\/static\/my-files\.[0-9a-f]{16}\.js" defer><\/script>/.exec(
+        body,
+      )?.[1];
     assert.ok(tusScript, body);
     assert.match(body, /No files yet/);
     assert.match(page(await b.get('/accounts/profile/misc'), 200), /<a href="\/my\/files">My files<\/a>/);
-    const script = await t.fetch('/static/my-files.js');
+    const script = await t.fetch(MY_FILES_SCRIPT.path);
     assert.equal(script.status, 200);
     assert.equal(script.headers.get('content-type'), 'text/javascript; charset=utf-8');
     const tus = await t.fetch(tusScript);

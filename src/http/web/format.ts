@@ -14,11 +14,11 @@ export function humanDate(epochMs: number): string {
 /**
  * A link as people read it: the path's percent-escapes decoded ("/AB12CD34EF/holiday
  * photo.jpg"), for the text of a link whose href stays encoded. A malformed escape is
- * left as it is.
+ * left as it is. `base` resolves a relative link (the browser's uploader passes the page's).
  */
-export function readableUrl(link: string): string {
+export function readableUrl(link: string, base?: string): string {
   try {
-    const url = new URL(link);
+    const url = new URL(link, base);
     const path = url.pathname
       .split('/')
       .map((segment) => {

@@ -45,7 +45,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * the folders (each with its ZIP; a folder's page renames, leaves and deletes it), the files
  * page by page, searched by name (`q`), in an order (`sort`), as a list or a grid of
  * thumbnails (`view`, remembered), with a move, rename and delete form each. Every form
- * works without JavaScript; /static/my-files.js adds drag
+ * works without JavaScript; the my-files script (browser/my-files.ts) adds drag
  * and drop, one upload per file with a progress bar (files over 4 MiB resumable, through
  * tus-js-client and /uploads), and copy buttons.
  */

@@ -12,6 +12,7 @@ import { humanSize, readableUrl } from './format.js';
 import { sendPage } from './layout.js';
 import { MY_UPLOAD_PATH, myFilesUrl } from './my-files-paths.js';
 import { CSRF_FIELD, sendCsrfRefusal, sessionFormValid } from './session-plugin.js';
+import { MY_FILES_SCRIPT } from './upload-form.js';
 import { uploadErrorText } from './upload-messages.js';
 
 /** What became of one file of the form. */
@@ -50,7 +51,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * are kept; a failure of the stream itself (too large, upload volume, malformed body)
  * ends the form there. Without JavaScript the answer is a page listing each file with its
  * download and delete links (the delete link is shown only this once, like the API's
- * delete_link); my-files.js sends one file per request with `Accept: application/json`.
+ * delete_link); the my-files script sends one file per request with `Accept: application/json`.
  */
 export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
@@ -169,7 +170,7 @@ ${outcomes.length > 0 ? html`<ul class="uploads">${outcomes.map(resultItem)}</ul
 ${stored > 0 ? html`<p class="hint">Keep a file’s delete link to delete it without signing in: it is shown only now.</p>` : ''}
 <p><a class="button" href="${myFilesUrl(folderId !== undefined && ID_PATTERN.test(folderId) ? folderId : null)}">Back to My files</a></p>
 </section>
-<script src="/static/my-files.js" defer></script>`,
+<script src="${MY_FILES_SCRIPT.path}" defer></script>`,
     );
   };
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { money } from '../../domain/money.js';
 import { type Account, premiumState } from '../../domain/types.js';
@@ -6,6 +5,7 @@ import type { ActiveSession } from '../../services/session-service.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { PROFILE_PATH } from './account-pages.js';
+import { browserScript, registerStaticScript } from './browser-scripts.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { CHANGE_PASSWORD_PATH, changePassword, type PasswordNote, passwordCard } from './password-form.js';
@@ -14,7 +14,8 @@ import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session
 import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 import { usageCard, usageOf } from './usage-section.js';
 
-const script = readFileSync(new URL('./static/profile.js', import.meta.url), 'utf8');
+/** The copy button's script, bundled from browser/profile.ts. */
+const script = browserScript('profile');
 
 const DAY_MS = 86_400_000;
 const GiB = 1024 ** 3;
@@ -73,11 +74,7 @@ export function registerProfilePage(app: FastifyInstance, context: HttpContext):
   const { services } = context;
   registerUploaderConfigs(app, context);
 
-  app.get('/static/profile.js', async (_request, reply) =>
-    reply
-      .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
-      .send(script),
-  );
+  registerStaticScript(app, script);
 
   const profilePage = async (reply: FastifyReply, session: ActiveSession, notes: { key?: KeyNote; password?: PasswordNote }) => {
     const { account } = session;
@@ -119,7 +116,7 @@ ${note ? html`<p class="notice ${note.ok ? 'ok' : 'error'}" role="${note.ok ? 's
 </details>
 </section>
 ${uploadersCard()}
-<script src="/static/profile.js" defer></script>`,
+<script src="${script.path}" defer></script>`,
     );
   };
 

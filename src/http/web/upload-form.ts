@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Folder } from '../../domain/types.js';
 import type { UploadAllowanceView } from '../../uploads/uploads-service.js';
 import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import { type Html, html } from '../html.js';
+import { browserScript, registerStaticScript } from './browser-scripts.js';
 import { humanSize } from './format.js';
 import { PAGE_CSP } from './layout.js';
 import { MY_UPLOAD_PATH } from './my-files-paths.js';
@@ -12,36 +12,25 @@ import { registerTusClientScript, TUS_CLIENT_PATH } from './tus-client-script.js
 
 /*
  * The site's upload box: My files and the signed-in home page show the same one. Without
- * JavaScript it is a plain form (POST /my/files/upload answers a results page);
- * static/my-files.js turns it into drag and drop with a row per file (files over 4 MiB
- * resumable through tus), and refreshes whichever of the page's lists are there.
+ * JavaScript it is a plain form (POST /my/files/upload answers a results page); the
+ * my-files script (browser/my-files.ts) turns it into drag and drop with a row per file
+ * (files over 4 MiB resumable through tus, in PATCHes no larger than the site takes), and
+ * refreshes whichever of the page's lists are there.
  */
 
-const script = readFileSync(new URL('./static/my-files.js', import.meta.url), 'utf8');
-/** Sizes, durations and upload errors in words, for my-files.js (loaded before it). */
-const textScript = readFileSync(new URL('./static/upload-text.js', import.meta.url), 'utf8');
-export const UPLOAD_TEXT_PATH = '/static/upload-text.js';
+/** The upload box's script, bundled from browser/my-files.ts (browser-scripts.ts). */
+export const MY_FILES_SCRIPT = browserScript('my-files');
 
 /** A page with the upload box: every page's policy, plus requests to the site itself (the uploads, tus's too, and refreshes). */
 export const UPLOAD_PAGE_CSP = `${PAGE_CSP}; connect-src 'self'`;
 
-/** The scripts of the upload box, for the end of the page. */
-export const UPLOAD_SCRIPTS = html`<script src="${UPLOAD_TEXT_PATH}" defer></script>
-<script src="${TUS_CLIENT_PATH}" defer></script>
-<script src="/static/my-files.js" defer></script>`;
+/** The scripts of the upload box, for the end of the page: tus-js-client first (the global the bundle uses), both from the site itself. */
+export const UPLOAD_SCRIPTS = html`<script src="${TUS_CLIENT_PATH}" defer></script>
+<script src="${MY_FILES_SCRIPT.path}" defer></script>`;
 
 /** Serves the upload box's scripts. */
 export function registerUploadScripts(app: FastifyInstance): void {
-  for (const [at, source] of [
-    ['/static/my-files.js', script],
-    [UPLOAD_TEXT_PATH, textScript],
-  ] as const) {
-    app.get(at, async (_request, reply) =>
-      reply
-        .headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
-        .send(source),
-    );
-  }
+  registerStaticScript(app, MY_FILES_SCRIPT);
   registerTusClientScript(app);
 }
 
