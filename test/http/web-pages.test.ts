@@ -439,10 +439,10 @@ describe('developers page', () => {
     }
   });
 
-  test('the README endpoint table is the one generated from the catalogue', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    const match = /<!-- endpoints:start[^>]*-->\n([\s\S]*?)\n<!-- endpoints:end -->/.exec(readme);
-    assert.ok(match, 'README has the endpoints markers');
+  test('the docs/api.md endpoint table is the one generated from the catalogue', async () => {
+    const doc = await readFile(new URL('../../docs/api.md', import.meta.url), 'utf8');
+    const match = /<!-- endpoints:start[^>]*-->\n([\s\S]*?)\n<!-- endpoints:end -->/.exec(doc);
+    assert.ok(match, 'docs/api.md has the endpoints markers');
     assert.equal(match[1], endpointsMarkdown(), 'run: node --import tsx scripts/readme-endpoints.ts');
   });
 });

@@ -114,9 +114,9 @@ describe('loadConfig', () => {
     for (const no of ['0', 'false', 'No', 'OFF']) assert.equal(loadConfig({ 'direct-link-requires-key': no }, {}).directLinkRequiresKey, false);
   });
 
-  test('the README configuration table has a row for every setting', async () => {
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-    for (const s of SETTINGS) assert.ok(readme.includes(`| \`--${s.flag}\` | \`${s.env}\` |`), `README row for --${s.flag}`);
+  test('the docs/configuration.md table has a row for every setting', async () => {
+    const doc = await readFile(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    for (const s of SETTINGS) assert.ok(doc.includes(`| \`--${s.flag}\` | \`${s.env}\` |`), `docs/configuration.md row for --${s.flag}`);
   });
 
   test('every setting has a distinct flag and FILEHAVEN_ variable', () => {

@@ -2,7 +2,7 @@ import { type ApiError, type ErrorCode, errors } from '../../domain/errors.js';
 
 /**
  * The one list of API endpoints: the developers page ({ed_namespace}) renders it, the
- * README's endpoint table is generated from it (scripts/readme-endpoints.ts, checked by
+ * endpoint table of docs/api.md is generated from it (scripts/readme-endpoints.ts, checked by
  * a test), the API rate limit takes its path words from it, and a test sends a request
  * to every entry to prove the server routes it.
  */
@@ -295,7 +295,7 @@ export function errorCases(limits: { maxFileSize: number }): ErrorCase[] {
   ];
 }
 
-/** The README's endpoint table (between the `endpoints` markers), generated from ENDPOINTS. */
+/** The endpoint table of docs/api.md (between the `endpoints` markers), generated from ENDPOINTS. */
 export function endpointsMarkdown(): string {
   const lines = ['| method | path | auth | success | what it does |', '|---|---|---|---|---|'];
   for (const endpoint of ENDPOINTS) {
