@@ -39,7 +39,7 @@ function find(dir) {
   });
 }
 
-// The AWS SDK's Node 22 notice (README: S3) would repeat in every test file that loads it.
+// The AWS SDK's Node 22 notice (docs/configuration.md: S3) would repeat in every test file that loads it.
 const quietEnv = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 
 /** Runs a command to its end; resolves to its exit code and its output. */

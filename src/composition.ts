@@ -55,7 +55,7 @@ export async function openConfiguredBlobStore(config: Config): Promise<BlobStore
 async function configuredBlobStore(config: Config): Promise<BlobStore> {
   if (config.s3Bucket === null) return new LocalBlobStore(config.dataDir);
   // The SDK warns on every start under Node < 22 that its releases after January 2027 will
-  // need Node 22; the lockfile pins a release that supports Node 20 (README: S3), so the
+  // need Node 22; the lockfile pins a release that supports Node 20 (docs/configuration.md: S3), so the
   // warning is said once there rather than in every operator's log.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   // Loaded only when used: the AWS SDK is large, and a site on its data folder never needs it.
@@ -64,7 +64,7 @@ async function configuredBlobStore(config: Config): Promise<BlobStore> {
   return new S3BlobStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client, partSize: config.s3PartSize, queueSize: config.s3QueueSize });
 }
 
-/** The S3 client settings the configuration names, the checksum choice made here only (README: S3). */
+/** The S3 client settings the configuration names, the checksum choice made here only (docs/configuration.md: S3). */
 function s3ClientOptions(config: Config): S3ClientOptions {
   const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
   return { endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums };
@@ -96,7 +96,7 @@ export async function openResumableStorage(config: Config, blobs: BlobStore): Pr
 
 /**
  * Where thumbnails are kept, beside the blobs they are made from: `<data>/thumbs` for the
- * data folder, `<prefix>thumbs/` in the bucket for S3 (README "Thumbnails").
+ * data folder, `<prefix>thumbs/` in the bucket for S3 (docs/web.md "Thumbnails").
  */
 export async function openThumbnailStore(config: Config, blobs: BlobStore): Promise<ThumbnailStore> {
   if (blobs instanceof LocalBlobStore) return new LocalThumbnailStore(config.dataDir);

@@ -17,7 +17,7 @@ import { alternate, MiB, mbps, median, timed } from '../lib/measure.js';
 const PARALLEL_UPLOADS = 4;
 
 /**
- * One server against two behind nginx, nginx running the README's recommended site
+ * One server against two behind nginx, nginx running the recommended site of docs/scaling.md
  * (deploy/nginx/filehaven.conf, as the cluster test runs it), both servers on this
  * backend and, when it answers, one Redis for the shared limits, as a fleet runs: what a
  * second server buys on this machine. `GET /account` (wrk) and parallel uploads (curl),

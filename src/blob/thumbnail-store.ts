@@ -1,5 +1,5 @@
 /**
- * Where thumbnails live (README "Thumbnails"): beside the blobs, keyed by the digest of
+ * Where thumbnails live (docs/web.md "Thumbnails"): beside the blobs, keyed by the digest of
  * the bytes they were made from, never named by any blob row. They are derived bytes: a
  * lost one is made again, and none keeps a blob alive. gc removes those whose digest no
  * longer has a blob row (gc-service.ts). A thumbnail is small (a bounded WebP, or an

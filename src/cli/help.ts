@@ -58,7 +58,7 @@ export const USER_FLAGS: FlagHelp[] = [
   { ...json, text: 'print one JSON document instead of text; a failure is {"error": {...}}' },
 ];
 
-/** The settings flags every operator command takes (the README's configuration table). */
+/** The settings flags every operator command takes (the table in docs/configuration.md). */
 const OPERATOR_NOTE = '--data DIR (or FILEHAVEN_DATA), --database-url, --s3-* and the other settings (filehaven help settings)';
 
 /** The --to-* flags of migrate: each storage setting's twin naming the target. */

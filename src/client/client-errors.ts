@@ -6,7 +6,7 @@ import type { StoredFile } from './api-types.js';
  * catalogue (src/domain/errors.ts).
  */
 
-/** The SPEC.md codes and the server's documented extensions (README "Errors"). */
+/** The SPEC.md codes and the server's documented extensions (docs/api.md "Errors"). */
 export const API_ERROR_CODES = [
   'errorAccountNotFound',
   'errorApiKeyAlreadyCreated',

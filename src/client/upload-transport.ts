@@ -36,7 +36,7 @@ export type MoveFiles = (ids: string[], folder: string, options: CallOptions) =>
 /**
  * POST /files with one `upload` part, streamed: the body is read from the source as
  * the socket takes it, with Content-Length when the size is known. An abort cuts the
- * request; the server then keeps nothing of it (README "Uploads stream"). POST /files
+ * request; the server then keeps nothing of it (docs/architecture.md "Uploads stream"). POST /files
  * takes no folder (SPEC.md), so a file for a folder is moved there once stored.
  */
 export class MultipartUploadTransport implements UploadTransport {

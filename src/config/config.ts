@@ -153,7 +153,7 @@ const duration = (min: number) => (raw: string) => {
   return n !== null && n >= min ? n : undefined;
 };
 
-/** The settings table; the README's configuration table is written from it. */
+/** The settings table; the table in docs/configuration.md is written from it. */
 export const SETTINGS = [
   { key: 'port', flag: 'port', env: 'FILEHAVEN_PORT', parse: port, expected: 'a port number 0-65535', description: 'TCP port to listen on' },
   { key: 'host', flag: 'host', env: 'FILEHAVEN_HOST', parse: text, expected: 'a host name or address', description: 'interface to bind' },

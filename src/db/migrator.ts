@@ -16,7 +16,7 @@ import * as dailyServed from './migrations/0011-daily-served.js';
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
  * additive (new tables, columns with defaults, indexes): a server of the version before
  * keeps working on the schema after it, which is what lets a fleet upgrade one server at
- * a time (README: Upgrading).
+ * a time (docs/scaling.md: Upgrading).
  */
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,

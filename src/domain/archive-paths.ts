@@ -1,7 +1,7 @@
 import { truncateUtf8 } from './names.js';
 
 /*
- * Entry names of a folder's ZIP (README "A folder as one ZIP"). A ZIP path is what an
+ * Entry names of a folder's ZIP (docs/web.md "A folder as one ZIP"). A ZIP path is what an
  * unzip program writes to disk, so every segment is made safe here, whatever the stored
  * name holds (folder names may contain "/" and "..", rows migrated from elsewhere may hold
  * anything): no empty, "." or ".." segment, no separator inside a segment, no absolute

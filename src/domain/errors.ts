@@ -16,7 +16,7 @@ export type ErrorCode =
   | 'errorUploadLimit'
   | 'errorUploadFaild'
   | 'errorWrongCredentials'
-  // Extensions (API.md section 3 and our own, documented in the README).
+  // Extensions (API.md section 3 and our own, documented in docs/api.md).
   | 'errorNotFound'
   | 'errorMethodNotAllowed'
   | 'errorFolderNotEmpty'

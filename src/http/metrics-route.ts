@@ -16,7 +16,7 @@ function bearerToken(header: string | undefined): string | null {
  * `GET /metrics` for Prometheus (issue 10 item 5), in its text format. With
  * `--metrics-token` it needs `Authorization: Bearer <token>` (401 without, 403 with
  * another); without one it is served to whoever reaches the port, as exporters usually
- * are: the README tells a proxy in front to keep it to itself. Not an API path, so the
+ * are: docs/operating.md tells a proxy in front to keep it to itself. Not an API path, so the
  * API rate limits never count it; its requests log at warn only, so scrapes are no noise.
  */
 export function registerMetricsRoute(app: FastifyInstance, context: HttpContext): void {

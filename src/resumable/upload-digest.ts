@@ -5,7 +5,7 @@ import { createSHA256, type IHasher } from 'hash-wasm';
  * servers and restarts as the upload takes: the hash's state is saved with the offset it
  * has reached (hash-wasm can save and load a state; node:crypto cannot), so the digest of
  * a finished upload needs no second read of its bytes. Measured on this machine:
- * README "Resumable uploads" has the figures.
+ * docs/resumable-uploads.md has the figures.
  */
 
 /** A saved hash state: the SHA-256 of bytes [0, at) can be continued from `state`. */

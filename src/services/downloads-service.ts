@@ -69,8 +69,8 @@ export class DownloadsService {
   /**
    * As authorizeDirect for the owner's signed-in browser: `signedIn` is the account of a
    * live site session (read on this request, never disabled) instead of an API key. The
-   * HTTP layer decides when a session may stand in for the key (README "Direct links in
-   * a browser").
+   * HTTP layer decides when a session may stand in for the key (docs/api.md "Direct
+   * links in a browser").
    */
   async authorizeDirectForSession(fileId: string, token: string, signedIn: Account): Promise<{ file: FileRecord; account: Account }> {
     const { accountId } = this.checkDirectToken(fileId, token);

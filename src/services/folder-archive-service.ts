@@ -14,7 +14,7 @@ export interface FolderArchiveServiceDeps {
   limits?: Partial<FolderArchiveLimits>;
 }
 
-/** What planning one archive may cost (README "A folder as one ZIP"); past any of them, a 400. */
+/** What planning one archive may cost (docs/web.md "A folder as one ZIP"); past any of them, a 400. */
 export interface FolderArchiveLimits {
   /** Most files: the plan (one row each) and the central directory are held until the end. */
   maxFiles: number;
@@ -56,7 +56,7 @@ export interface ArchiveEvents {
 }
 
 /**
- * A folder downloaded as one ZIP (README "A folder as one ZIP"): the folder and every
+ * A folder downloaded as one ZIP (docs/web.md "A folder as one ZIP"): the folder and every
  * folder below it, their active files only (blocked and deleted files are never
  * included), streamed through yazl with STORE entries (no compression: most shared files
  * are already compressed, and known sizes make the length exact, so the response has a

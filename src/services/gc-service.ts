@@ -60,7 +60,7 @@ export interface GcReport {
   trafficRefunded: number;
   /** Resumable uploads past --upload-expiry, removed with their bytes (0 in a dry run). */
   resumableUploadsExpired: number;
-  /** Thumbnails of digests no blob row names any more (README "Thumbnails"). */
+  /** Thumbnails of digests no blob row names any more (docs/web.md "Thumbnails"). */
   thumbnailsRemoved: number;
 }
 

@@ -2,7 +2,7 @@ import type { NameScope, Repositories } from '../db/repositories/repositories.js
 import { numberedNames } from '../domain/names.js';
 
 /**
- * A name already used by a sibling where names are kept unique (README "My files": folder
+ * A name already used by a sibling where names are kept unique (docs/web.md "Managing My files": folder
  * names among sibling folders, file names on a rename). Not an ApiError: the API never
  * refuses a name as taken (SPEC.md lets uploads, copies and moves repeat names), so only
  * the web shows it, with a free name to take instead.

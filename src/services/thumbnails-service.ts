@@ -105,7 +105,7 @@ class NoThumbnail extends Error {
 }
 
 /**
- * Thumbnails of image files (README "Thumbnails"): made once per content digest with
+ * Thumbnails of image files (docs/web.md "Thumbnails"): made once per content digest with
  * sharp (a bounded WebP of at most THUMBNAIL_SIZE pixels a side, EXIF orientation
  * applied, metadata dropped), stored in the ThumbnailStore and served from there after.
  * Content that can have none (not an image by its first bytes, larger than the limit, an

@@ -147,7 +147,7 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
         .insertInto('run_leases')
         .values({ name: 'gc', holder: 'old-host instance-0', lease_until: Date.now() - 1000 })
         .execute();
-      // Resumable uploads in progress and a lock a crash left: rows only (their bytes stay behind, README).
+      // Resumable uploads in progress and a lock a crash left: rows only (their bytes stay behind, docs/scaling.md).
       for (let i = 0; i < 2; i++) {
         await trx
           .insertInto('resumable_uploads')

@@ -11,7 +11,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 // account, gives it premium, disables it, finds a file and blocks it, blacklists a name,
 // reads the audit entries of all of that, and views the stats. Every page is checked at
 // phone width (nothing wider than the screen) and photographed at both widths:
-// FILEHAVEN_DOCS_SCREENSHOTS=1 writes the README's copies into docs/screenshots/.
+// FILEHAVEN_DOCS_SCREENSHOTS=1 writes the copies README.md and docs/console.md show into docs/screenshots/.
 
 const TIMEOUT = { timeout: 180_000 };
 const DOCS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 // remembered), search and order, a file renamed (and a taken name's offer), a folder
 // renamed, left and deleted, and nothing wider than a phone at 375 px. The list and grid
 // are photographed at desktop and phone width (test-output/screenshots/my-files-*; the
-// README shows copies from docs/screenshots/).
+// README.md and docs/web.md show copies from docs/screenshots/).
 
 const TIMEOUT = { timeout: 120_000 };
 

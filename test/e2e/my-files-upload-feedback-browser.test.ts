@@ -15,7 +15,7 @@ import { startTestServer, type TestAccount, type TestServer } from '../helpers/s
 // Retry after a failure (a form POST sent again, a tus upload resumed where it stopped);
 // finished rows that can be dismissed while the files show in the list, with readable
 // links. The screenshots of an upload in progress and of a failed one (test-output/
-// screenshots/upload-*.png) are the README's, copied to docs/screenshots/.
+// screenshots/upload-*.png) are the ones README.md and docs/web.md show, copied to docs/screenshots/.
 
 const TIMEOUT = { timeout: 150_000 };
 const MiB = 1024 * 1024;

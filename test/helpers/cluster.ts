@@ -11,7 +11,7 @@ import { type FreshBackend, freshBackend, settingsEnv, TEST_BACKEND } from './ba
 import { ServerProcess } from './server-process.js';
 
 /**
- * A fleet on this machine (issue 10): Debian's nginx, run with the configuration the README
+ * A fleet on this machine (issue 10): Debian's nginx, run with the configuration docs/scaling.md
  * recommends (deploy/nginx/filehaven.conf, only its addresses swapped), in front of N
  * `filehaven serve` processes on one backend. On postgres-s3 every server has its own data
  * folder and they share a schema, a bucket and FILEHAVEN_SECRET, as a real fleet does; on
@@ -46,7 +46,7 @@ export interface ClusterOptions {
   env?: (index: number) => Record<string, string>;
 }
 
-/** After a reload takes a server out, the wait before it is signalled (README: rolling restart). */
+/** After a reload takes a server out, the wait before it is signalled (docs/scaling.md: rolling restart). */
 const SETTLE_MS = 1000;
 
 /** A rolling restart's step for one server. */
@@ -123,7 +123,7 @@ export class Cluster {
           const args = [
             '--port',
             String(port),
-            // Links in answers name nginx, and each server its own name (README: --server-name).
+            // Links in answers name nginx, and each server its own name (docs/configuration.md: --server-name).
             '--public-url',
             url,
             '--server-name',
@@ -169,7 +169,7 @@ export class Cluster {
   }
 
   /**
-   * A rolling restart's step, as the README's "Running several servers" does it. With
+   * A rolling restart's step, as "Running several servers" in docs/scaling.md does it. With
    * `outOfNginx` (the default): server `index` is marked `down` and nginx reloaded, so no new
    * connection goes to it; then SIGTERM (what it was already sent finishes: it drains); once
    * it has exited, a new start on the same port with the same flags, data folder and

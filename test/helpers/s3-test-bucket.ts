@@ -34,8 +34,8 @@ export function s3TestEnvironment(): S3TestEnvironment | null {
 export function s3SkipReason(): string | false {
   if (s3TestEnvironment()) return false;
   const missing = VARIABLES.filter((name) => !process.env[name]).join(', ');
-  if (process.env.CI === 'true') throw new Error(`CI=true but ${missing} not set: the S3 tests must run on CI (see README: Tests)`);
-  return `S3 tests skipped: set FILEHAVEN_TEST_S3_ENDPOINT (see README: Tests); missing ${missing}`;
+  if (process.env.CI === 'true') throw new Error(`CI=true but ${missing} not set: the S3 tests must run on CI (see docs/testing.md)`);
+  return `S3 tests skipped: set FILEHAVEN_TEST_S3_ENDPOINT (see docs/testing.md); missing ${missing}`;
 }
 
 /**

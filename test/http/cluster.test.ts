@@ -11,11 +11,11 @@ import { freshRedisPrefix, REDIS_TEST_URL, redisSkipReason } from '../helpers/re
 
 /**
  * Several servers behind a load balancer (issue 10, items 4 and 6): Debian's nginx with
- * the README's configuration (deploy/nginx/filehaven.conf) in front of filehaven servers
- * on one backend, used only through nginx. On postgres-s3 this is the fleet the README
+ * the recommended configuration (deploy/nginx/filehaven.conf) in front of filehaven servers
+ * on one backend, used only through nginx. On postgres-s3 this is the fleet docs/scaling.md
  * recommends: one schema, one bucket, a data folder and a --server-name each. The rolling
  * restart is the point: every server in turn is taken out of nginx, gets SIGTERM under load
- * (its uploads in flight drain) and starts again, as the README's procedure does it, and
+ * (its uploads in flight drain) and starts again, as the procedure in docs/scaling.md does it, and
  * no request may fail and no acknowledged upload may be lost.
  */
 const SERVERS = TEST_BACKEND === 'postgres-s3' ? 3 : 2;
@@ -104,7 +104,7 @@ function expect(outcome: Outcome, status: number): string {
 
 describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() || (await redisSkipReason()) }, () => {
   before(async () => {
-    // One Redis for the fleet's shared limits, as the README's environment has it.
+    // One Redis for the fleet's shared limits, as the environment in docs/scaling.md has it.
     const redisPrefix = freshRedisPrefix();
     cluster = await Cluster.start({
       servers: SERVERS,

@@ -5,7 +5,7 @@ import { Browser } from '../helpers/browser.js';
 import { directLink, trafficLeft } from '../helpers/downloads.js';
 import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
-// A premium direct link opened in a browser (README "Direct links in a browser"): the
+// A premium direct link opened in a browser (docs/api.md "Direct links in a browser"): the
 // owner's site session stands in for the API key on navigations that started on the site
 // or were typed; everything else gets a page; API clients get SPEC.md's answers unchanged.
 

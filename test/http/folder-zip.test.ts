@@ -11,7 +11,7 @@ import type { MetadataStore } from '../../src/db/repositories/repositories.js';
 import { type FolderArchiveLimits, FolderArchiveService } from '../../src/services/folder-archive-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
-// A folder downloaded as one ZIP (GET /folder/<id>/zip, README "A folder as one ZIP"):
+// A folder downloaded as one ZIP (GET /folder/<id>/zip, docs/web.md "A folder as one ZIP"):
 // the archive is checked with Info-ZIP's own `unzip` (CRCs, structure), extracted, and
 // every entry compared byte for byte; hostile and unicode names; the free-download rules
 // (slots, blocked files); a client that leaves mid-ZIP.

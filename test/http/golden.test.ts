@@ -438,7 +438,7 @@ test('a name with <&">\' is XML-escaped (quotes stay literal in text) in the tit
 });
 
 // ---------------------------------------------------------------------------------------
-// Resumable uploads (tus, README "Resumable uploads"): the request that stores the last
+// Resumable uploads (tus, docs/resumable-uploads.md): the request that stores the last
 // byte answers the upload feed of POST /files, with the upload's own URL as id and self.
 
 const TUS = { 'Tus-Resumable': '1.0.0' };

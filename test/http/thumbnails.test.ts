@@ -14,7 +14,7 @@ import { GcService } from '../../src/services/gc-service.js';
 import { type ThumbnailLimits, ThumbnailsService } from '../../src/services/thumbnails-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
-// Thumbnails (GET /thumb/<id>/<key>, README "Thumbnails"): made once with sharp and
+// Thumbnails (GET /thumb/<id>/<key>, docs/web.md "Thumbnails"): made once with sharp and
 // stored beside the blobs, served with immutable caching and an ETag; an icon for content
 // without one (not an image, corrupt, a decompression bomb), remembered so it is never
 // tried again; only for active files; removed by gc with the blob they were made from.

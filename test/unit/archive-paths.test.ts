@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ArchivePaths, safeSegment } from '../../src/domain/archive-paths.js';
 
-// ZIP entry names (README "A folder as one ZIP"): safe to extract, unique in the archive.
+// ZIP entry names (docs/web.md "A folder as one ZIP"): safe to extract, unique in the archive.
 
 describe('safeSegment', () => {
   test('separators, dot segments, drive letters, controls and bidi marks', () => {

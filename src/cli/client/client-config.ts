@@ -48,7 +48,7 @@ export async function writeStoredLogin(login: StoredLogin, file = clientConfigPa
 }
 
 /**
- * Where tus uploads keep their upload URLs between runs (README "Uploads resume"):
+ * Where tus uploads keep their upload URLs between runs (docs/client.md "Uploads resume"):
  * `uploads.json` beside the login, so `kill -9` and a rerun continue where they were.
  */
 export function uploadStatePath(env: NodeJS.ProcessEnv = process.env): string {

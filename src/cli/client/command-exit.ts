@@ -1,5 +1,5 @@
 /**
- * Exit codes of the user commands (README "Client"): 0 done, 1 failed, 2 usage,
+ * Exit codes of the user commands (docs/client.md): 0 done, 1 failed, 2 usage,
  * 3 not signed in or the key, login or password refused, 130 interrupted (Ctrl-C).
  */
 export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, interrupted: 130 } as const;

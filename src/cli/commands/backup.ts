@@ -94,7 +94,7 @@ function embeddedDefaultOnly(config: Config, command: string): void {
   const elsewhere = [config.databaseUrl !== null && 'PostgreSQL (--database-url)', config.s3Bucket !== null && 'S3 (--s3-bucket)'].filter(Boolean);
   if (elsewhere.length > 0) {
     throw new InputError(
-      `${command} works on the data folder's SQLite and blobs, and this site uses ${elsewhere.join(' and ')}: use pg_dump and bucket versioning instead (README: Backups)`,
+      `${command} works on the data folder's SQLite and blobs, and this site uses ${elsewhere.join(' and ')}: use pg_dump and bucket versioning instead (docs/backups.md)`,
     );
   }
 }

@@ -32,7 +32,7 @@ export interface Endpoint {
   aliases: string[];
   /** public, API key, or API key of an active premium account. */
   access: Access;
-  /** False for our extensions (API.md 7, README). */
+  /** False for our extensions (API.md 7, docs/api.md). */
   inSpec: boolean;
   /** What it does. */
   summary: string;

@@ -55,7 +55,7 @@ const code = (text: string) => html`<code>${text}</code>`;
  */
 const pathCode = (path: string): Html => html`<code>${path.split(/(?<=\/)|(?=;)/).map((part, i) => html`${i > 0 ? html`<wbr>` : ''}${part}`)}</code>`;
 
-/** Catalogue text (written for the README's markdown too): `backticked` parts become <code>. */
+/** Catalogue text (written for the markdown of docs/api.md too): `backticked` parts become <code>. */
 const prose = (text: string): Html => html`${text.split('`').map((part, i) => (i % 2 === 1 ? code(part) : part))}`;
 
 function endpointSection(endpoint: Endpoint, baseUrl: string): Html {

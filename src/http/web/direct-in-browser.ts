@@ -48,7 +48,7 @@ function startedHere(context: HttpContext, request: FastifyRequest): boolean {
 }
 
 /**
- * A direct link opened in a browser (README "Direct links in a browser"): the owner's
+ * A direct link opened in a browser (docs/api.md "Direct links in a browser"): the owner's
  * live site session stands in for the API key when the navigation started on this site
  * (or was typed); the download is then served and charged exactly as for the API. Any
  * other case gets a page saying what to do: sign in (and come back here), open it from

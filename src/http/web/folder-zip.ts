@@ -11,7 +11,7 @@ import { enterFreeDownload } from './free-download.js';
 export const folderZipPath = (folder: { id: string }) => `/folder/${folder.id}/zip`;
 
 /**
- * `GET /folder/<id>/zip`: the folder and everything below it as one streamed ZIP (README
+ * `GET /folder/<id>/zip`: the folder and everything below it as one streamed ZIP (docs/web.md
  * "A folder as one ZIP"). Whoever may see the folder page (anyone with its link, its
  * owner among them) may download it, under the rules of free downloads (free-download.ts):
  * the ZIP, and a HEAD of it, holds one of the address's download slots from before its

@@ -31,7 +31,7 @@ export function registerMyFilesActions(app: FastifyInstance, context: HttpContex
     if (name === '') throw errors.badRequest('Give the new folder a name.');
     const parent = folderField(bodyField(request, 'parent'));
     try {
-      // The web keeps sibling folder names apart (README "My files"); the API does not.
+      // The web keeps sibling folder names apart (docs/web.md "Managing My files"); the API does not.
       await services.folders.create(session.account, name, parent ?? undefined, { uniqueName: true });
     } catch (error) {
       if (!(error instanceof NameTakenError)) throw error;

@@ -28,7 +28,7 @@ const FALLBACK_ICON = Buffer.from(
 );
 
 /**
- * `GET /thumb/<id>/<key>` (README "Thumbnails"): the thumbnail of an active file, for
+ * `GET /thumb/<id>/<key>` (docs/web.md "Thumbnails"): the thumbnail of an active file, for
  * whoever may see the file's page (anyone with its id, its owner among them); blocked and
  * deleted files have none (404). Made on first request and stored; answered with a strong
  * ETag and immutable caching, private so a shared cache never keeps a file the operator
