@@ -1,5 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BlobNotFoundError } from '../blob/blob-store.js';
 import { LocalBlobStore } from '../blob/local-blob-store.js';
@@ -205,7 +206,7 @@ async function copyLiveBlobs(
     const bucket = path.dirname(destination);
     await fs.mkdir(bucket, { recursive: true });
     dirs.add(bucket).add(path.dirname(bucket));
-    let stream;
+    let stream: Readable;
     try {
       stream = await source.read(sha256);
     } catch (error) {

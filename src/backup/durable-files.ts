@@ -108,7 +108,7 @@ export async function fsyncDir(dir: string): Promise<void> {
  * InputError otherwise, with `purpose` saying what it was for.
  */
 export async function emptyOrMissing(dir: string, purpose: string): Promise<'empty' | 'missing'> {
-  let names;
+  let names: string[];
   try {
     names = await fs.readdir(dir);
   } catch (error) {

@@ -112,7 +112,7 @@ async function placeWorkFolder(dataDir: string, found: 'empty' | 'missing'): Pro
 
 async function readManifest(from: string): Promise<BackupManifest> {
   const file = path.join(from, MANIFEST_FILE);
-  let text;
+  let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
   } catch (error) {
@@ -194,7 +194,7 @@ async function copyDatabase(from: string, work: string, manifest: BackupManifest
 
 async function copySecret(from: string, work: string): Promise<string> {
   const source = path.join(from, SECRET_FILE);
-  let text;
+  let text: string;
   try {
     text = await fs.readFile(source, 'utf8');
   } catch (error) {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type Dirent, promises as fs, type Stats } from 'node:fs';
+import { type Dir, type Dirent, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform, Writable } from 'node:stream';
@@ -145,7 +145,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
-    let file;
+    let file: FileHandle;
     try {
       file = await fs.open(this.blobPath(key), 'r');
     } catch (error) {
@@ -218,7 +218,7 @@ const BUCKET = /^[0-9a-f]{2}$/;
 
 /** The entries of a folder, streamed; a folder that does not exist has none. */
 async function* entries(dir: string): AsyncIterable<Dirent> {
-  let handle;
+  let handle: Dir;
   try {
     handle = await fs.opendir(dir);
   } catch (error) {
@@ -296,7 +296,10 @@ class TempFileSink extends Writable {
   override _destroy(error: Error | null, done: (error?: Error | null) => void): void {
     const file = this.file;
     this.file = undefined;
-    if (!file) return done(error);
+    if (!file) {
+      done(error);
+      return;
+    }
     file.close().then(
       () => done(error),
       (closeError: unknown) => done(error ?? new BlobStorageError('close', closeError)),

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { type Dirent, promises as fs } from 'node:fs';
+import { type Dir, type Dirent, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { BlobStorageError, SHA256_PATTERN } from './blob-store.js';
 import type { StoredThumbnail, ThumbnailStore } from './thumbnail-store.js';
@@ -71,7 +71,7 @@ export class LocalThumbnailStore implements ThumbnailStore {
 
 /** The entries of a folder, streamed; a folder that does not exist has none. */
 async function* entries(dir: string): AsyncIterable<Dirent> {
-  let handle;
+  let handle: Dir;
   try {
     handle = await fs.opendir(dir);
   } catch (error) {

@@ -5,11 +5,15 @@ import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  type GetObjectCommandOutput,
   HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  type ListMultipartUploadsCommandOutput,
   ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
   ListPartsCommand,
+  type ListPartsCommandOutput,
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
@@ -224,7 +228,7 @@ export class S3BlobStore implements BlobStore {
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
     const name = this.objectName(key);
-    let response;
+    let response: GetObjectCommandOutput;
     try {
       // RFC 9110 §14.1.2: inclusive first-last positions, as ByteRange is.
       response = await this.client.send(
@@ -276,7 +280,7 @@ export class S3BlobStore implements BlobStore {
     // (ListParts loops forever on it).
     let token: string | undefined;
     for (let more = true; more; ) {
-      let page;
+      let page: ListObjectsV2CommandOutput;
       try {
         page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.base, ContinuationToken: token, MaxKeys: this.pageSize }));
       } catch (error) {
@@ -295,7 +299,7 @@ export class S3BlobStore implements BlobStore {
     const folder = `${this.prefix}${RESUMABLE_FOLDER}`;
     token = undefined;
     for (let more = true; more; ) {
-      let page;
+      let page: ListObjectsV2CommandOutput;
       try {
         page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: folder, ContinuationToken: token, MaxKeys: this.pageSize }));
       } catch (error) {
@@ -315,7 +319,7 @@ export class S3BlobStore implements BlobStore {
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     for (let more = true; more; ) {
-      let page;
+      let page: ListMultipartUploadsCommandOutput;
       try {
         page = await this.client.send(
           new ListMultipartUploadsCommand({
@@ -360,7 +364,7 @@ export class S3BlobStore implements BlobStore {
     let latest = initiated;
     let marker: string | undefined;
     for (let more = true; more; ) {
-      let page;
+      let page: ListPartsCommandOutput;
       try {
         page = await this.client.send(
           new ListPartsCommand({ Bucket: this.bucket, Key: name, UploadId: uploadId, PartNumberMarker: marker, MaxParts: this.pageSize }),

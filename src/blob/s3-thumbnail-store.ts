@@ -1,4 +1,11 @@
-import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { BlobStorageError, SHA256_PATTERN } from './blob-store.js';
 import type { StoredThumbnail, ThumbnailStore } from './thumbnail-store.js';
 
@@ -42,7 +49,7 @@ export class S3ThumbnailStore implements ThumbnailStore {
   async *list(): AsyncIterable<StoredThumbnail> {
     let token: string | undefined;
     for (let more = true; more; ) {
-      let page;
+      let page: ListObjectsV2CommandOutput;
       try {
         page = await this.options.client.send(new ListObjectsV2Command({ Bucket: this.options.bucket, Prefix: this.base, ContinuationToken: token }));
       } catch (error) {

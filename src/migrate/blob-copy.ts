@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import { BlobNotFoundError, type BlobStore, BlobTooLargeError, type StagedBlob } from '../blob/blob-store.js';
 
 /** A blob row as the copy needs it. */
@@ -22,7 +23,7 @@ export class MigrateError extends Error {
  * source fails at its first extra byte instead of streaming on.
  */
 export async function copyBlob(source: BlobStore, target: BlobStore, row: BlobRow, signal?: AbortSignal): Promise<string> {
-  let stream;
+  let stream: Readable;
   try {
     stream = await source.read(row.key);
   } catch (error) {

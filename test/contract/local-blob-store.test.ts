@@ -4,7 +4,7 @@ import { type FileHandle, mkdir, mkdtemp, open, readdir, readlink, rm, stat, wri
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { BlobStorageError, canRecycle } from '../../src/blob/blob-store.js';
+import { BlobStorageError, canRecycle, type StagedBlob } from '../../src/blob/blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
 import { blobStoreContract, chunked, sha256Of } from './blob-store.contract.js';
 
@@ -131,7 +131,7 @@ describe('LocalBlobStore on disk', () => {
           synced += 1;
         },
     );
-    let staged;
+    let staged: StagedBlob;
     try {
       staged = await store.stage(chunked(randomBytes(5000)), { maxBytes: 5000 });
     } finally {
@@ -166,7 +166,7 @@ describe('LocalBlobStore on disk', () => {
         } as unknown as FileHandle['writev'],
     );
     const bytes = randomBytes(300_000);
-    let staged;
+    let staged: StagedBlob;
     try {
       staged = await store.stage(chunked(bytes), { maxBytes: bytes.length });
     } finally {

@@ -1,5 +1,6 @@
 import { type Config, SETTINGS } from '../../src/config/config.js';
 import { createTestSchema, POSTGRES_TEST_URL } from './postgres-test-schema.js';
+import type { TestBucket } from './s3-test-bucket.js';
 
 /*
  * The storage setup the tests run on, picked by FILEHAVEN_TEST_BACKEND the way Kysely's
@@ -44,7 +45,7 @@ export async function freshBackend(): Promise<FreshBackend> {
   process.env.AWS_SECRET_ACCESS_KEY ??= s3.secretAccessKey;
   process.env.AWS_REGION ??= 'us-east-1';
   const schema = await createTestSchema();
-  let bucket;
+  let bucket: TestBucket;
   try {
     bucket = await createTestBucket();
   } catch (error) {

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULTS } from '../../src/config/config.js';
 import { openServices } from '../../src/services/services.js';
 import { runCli } from './cli.js';
-import { ageStorage, BlobScanner, mustBePresent, tempFiles, verifyEndState } from './crash-checks.js';
+import { ageStorage, BlobScanner, type LiveState, mustBePresent, tempFiles, verifyEndState } from './crash-checks.js';
 import { checkTraffic, contentFor, pickSize, prng, type RoundState, sha256Hex, TrafficClient, type TrafficLedger, WorkloadClient } from './crash-clients.js';
 import { request } from './crash-http.js';
 import { type ClientAccount, type Counts, CrashModel, type Tally } from './crash-model.js';
@@ -188,7 +188,7 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
   else gc = JSON.parse(gcRun.stdout) as NonNullable<CrashReport['gc']>;
 
   const server = await start(true);
-  let live;
+  let live: LiveState;
   let left: number | null = null;
   try {
     left = await checkTraffic(model, ledger, server.url, trafficKey, 'at the end', true);

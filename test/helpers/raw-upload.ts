@@ -1,3 +1,4 @@
+import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
@@ -190,7 +191,7 @@ export async function eventually(check: () => Promise<boolean>, tries = 100, int
 
 /** Every file under a folder, as paths relative to it, sorted; [] when the folder is missing. */
 export async function listFiles(dir: string): Promise<string[]> {
-  let entries;
+  let entries: Dirent[];
   try {
     entries = await readdir(dir, { recursive: true, withFileTypes: true });
   } catch (error) {

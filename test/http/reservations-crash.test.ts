@@ -8,6 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Config, DEFAULTS } from '../../src/config/config.js';
+import type { Account } from '../../src/domain/types.js';
 import { CHECKPOINT_BYTES } from '../../src/services/reservations-service.js';
 import type { Services } from '../../src/services/services.js';
 import { openServices } from '../../src/services/services.js';
@@ -260,7 +261,7 @@ describe(`reservations survive a crash (${TEST_BACKEND})`, { timeout: 240_000 },
     const ROWS = 1500;
     const services = await openServices(config(), { log: () => {} });
     let checkpoints = 0;
-    let account;
+    let account: Account;
     let startLeft: number;
     try {
       account = (await services.store.accounts.byLogin('bob'))!;

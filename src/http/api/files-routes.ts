@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { entryEl, linkEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
-import { receiveSingleFile } from '../multipart-upload.js';
+import { type ReceivedFile, receiveSingleFile } from '../multipart-upload.js';
 import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, type MethodTable, refRoute } from '../plugins/method-dispatch.js';
@@ -34,7 +34,7 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
       reply.header('Connection', 'close');
       throw error;
     });
-    let received;
+    let received: ReceivedFile;
     try {
       received = await receiveSingleFile(
         request.raw,

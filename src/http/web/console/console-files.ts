@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type FileStatus, isFileStatus } from '../../../domain/types.js';
 import { InputError } from '../../../services/accounts-service.js';
-import type { OperatorFileView } from '../../../services/moderation-service.js';
-import type { SearchPage } from '../../../services/operator-search-service.js';
+import type { OperatorFileInfo, OperatorFileView } from '../../../services/moderation-service.js';
+import type { DigestUsage, SearchPage } from '../../../services/operator-search-service.js';
 import type { HttpContext } from '../../context.js';
 import { type Html, html } from '../../html.js';
 import { humanDate, humanSize } from '../format.js';
@@ -107,7 +107,7 @@ ${nextPageLink(FILES_PATH, filters, cursorText(page.next))}
   app.post(`${FILES_PATH}/:id/delete`, fileRoute, async (request: FileRequest, reply) => {
     if (bodyField(request, 'confirm') === 'yes') return fileAction(request, reply, 'delete');
     const back = backTo(bodyField(request, 'back'));
-    let file;
+    let file: OperatorFileInfo;
     try {
       file = await services.moderation.fileInfo(request.params.id);
     } catch (error) {
@@ -149,7 +149,7 @@ ${csrfField(request)}
     `${CONSOLE_PATH}/digests/:sha256`,
     { config: { web: true }, schema: { params: { type: 'object', properties: { sha256: { type: 'string', maxLength: 128 } }, required: ['sha256'] } } },
     async (request: FastifyRequest<{ Params: { sha256: string } }>, reply) => {
-      let usage;
+      let usage: DigestUsage;
       try {
         usage = await services.operator.search.digest(request.params.sha256, { before: cursorOf(queryText(request.query, 'before')), limit: PAGE_SIZE });
       } catch (error) {
