@@ -62,7 +62,7 @@ async function main(): Promise<void> {
     const folder = (name: string, parent?: string) => api('/folders', { method: 'POST', body: new URLSearchParams({ name, ...(parent ? { parent } : {}) }) });
     const move = (folderId: string, ids: string[]) => {
       const body = new URLSearchParams({ _method: 'PUT' });
-      ids.forEach((id, i) => body.append(`files[${i}]`, id));
+      for (const [i, id] of ids.entries()) body.append(`files[${i}]`, id);
       return api(`/folders/${folderId};files`, { method: 'POST', body });
     };
 

@@ -54,7 +54,12 @@ export function rssOf(pid: number): number {
 export function rssPeak(pid: number): { stop(): number } {
   let peak = rssOf(pid);
   const timer = setInterval(() => (peak = Math.max(peak, rssOf(pid))), 20);
-  return { stop: () => (clearInterval(timer), Math.max(peak, rssOf(pid))) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, rssOf(pid));
+    },
+  };
 }
 
 /** `size` bytes from one reused 1 MiB buffer: the generator holds no file in memory. */

@@ -35,7 +35,9 @@ export async function smallUploads(context: BenchContext): Promise<SectionResult
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   try {
     let times: number[] = [];
-    const seconds = await timed(async () => void (times = await pool((i) => uploadFile(server.url, key, { content: bodies[i]! }, `small-${i}.bin`, agent))));
+    const seconds = await timed(async () => {
+      times = await pool((i) => uploadFile(server.url, key, { content: bodies[i]! }, `small-${i}.bin`, agent));
+    });
     const perSecond = COUNT / seconds;
     let reference = '';
     let ratio = '';

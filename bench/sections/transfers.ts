@@ -21,7 +21,10 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
   const body = path.join(context.work, `body-${size}.bin`);
   await writeBody(body, size);
   let lastUpload = '';
-  contestants.upload = () => timed(async () => void (lastUpload = await curlUpload(server.url, key, body)));
+  contestants.upload = () =>
+    timed(async () => {
+      lastUpload = await curlUpload(server.url, key, body);
+    });
   // One stored file for the downloads, uploaded before any is timed.
   const stored = (await uploadFile(server.url, key, { size }, 'download-me.bin')).body;
   const publicLink = atomLink(stored, 'download_link');

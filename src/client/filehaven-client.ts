@@ -204,7 +204,8 @@ export class FilehavenClient {
    * asked once per client; a failure to ask is not remembered.
    */
   offersTus(signal?: AbortSignal): Promise<boolean> {
-    const asked = (this.tusOffered ??= serverOffersTus(this.connection, { signal }));
+    this.tusOffered ??= serverOffersTus(this.connection, { signal });
+    const asked = this.tusOffered;
     asked.catch(() => {
       if (this.tusOffered === asked) this.tusOffered = undefined;
     });
@@ -228,7 +229,7 @@ export class FilehavenClient {
   async move(ids: string[], folder: string, options: CallOptions = {}): Promise<MoveResult> {
     if (ids.length === 0) throw new TypeError('move(): no file ids');
     const form = new URLSearchParams();
-    ids.forEach((id, index) => form.set(`files[${index}]`, ref(id)));
+    for (const [index, id] of ids.entries()) form.set(`files[${index}]`, ref(id));
     const feed = await this.connection.call({
       method: 'PUT',
       path: `/folders/${ref(folder, 'folder id')};files`,

@@ -265,8 +265,12 @@ function assertMigrated(result: CliResult): string {
 async function cliInProcess(args: string[]): Promise<CliResult> {
   const output = { stdout: '', stderr: '' };
   const saved = { log: console.log, error: console.error };
-  console.log = (...parts: unknown[]) => void (output.stdout += `${parts.join(' ')}\n`);
-  console.error = (...parts: unknown[]) => void (output.stderr += `${parts.join(' ')}\n`);
+  console.log = (...parts: unknown[]) => {
+    output.stdout += `${parts.join(' ')}\n`;
+  };
+  console.error = (...parts: unknown[]) => {
+    output.stderr += `${parts.join(' ')}\n`;
+  };
   try {
     const code = await main(args);
     return { code, ...output };

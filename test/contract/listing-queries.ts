@@ -42,7 +42,12 @@ function compileOnly(engine: Engine): Dialect {
  */
 export async function listingQueries(engine: Engine): Promise<ListingQuery[]> {
   let last: CompiledQuery | undefined;
-  const db = new Kysely<Database>({ dialect: compileOnly(engine), log: (event) => void (last = event.query) });
+  const db = new Kysely<Database>({
+    dialect: compileOnly(engine),
+    log: (event) => {
+      last = event.query;
+    },
+  });
   const files = filesRepository(db, engine);
   const folders = foldersRepository(db);
   const before = { createdAt: 1_800_000_000_000, id: 'CURSOR0001' };

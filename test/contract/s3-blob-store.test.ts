@@ -173,7 +173,9 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
     const source = new Readable({
       read() {
         sample();
-        this.push(offset < bytes.length ? bytes.subarray(offset, (offset += chunkSize)) : null);
+        const chunk = offset < bytes.length ? bytes.subarray(offset, offset + chunkSize) : null;
+        if (chunk) offset += chunkSize;
+        this.push(chunk);
       },
     });
     // Garbage of earlier tests collected during the upload would hide its growth: start

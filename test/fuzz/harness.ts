@@ -83,7 +83,8 @@ export class FuzzSession {
       await target.restart();
     }
     this.exitReported = false;
-    const rowsBefore = (this.rows ??= await target.storage.fileRows());
+    this.rows ??= await target.storage.fileRows();
+    const rowsBefore = this.rows;
     const stagedBefore = new Set(await target.storage.stagedUploads());
     const host = `${target.host}:${target.port}`;
 

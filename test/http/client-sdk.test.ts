@@ -142,7 +142,12 @@ describe('uploads', () => {
       const file = path.join(dir, 'report 2026 & <x>.bin');
       await writeFile(file, content);
       const progress: number[] = [];
-      const fromPath = await client.upload(file, { onProgress: (sent, total) => (assert.equal(total, content.length), progress.push(sent)) });
+      const fromPath = await client.upload(file, {
+        onProgress: (sent, total) => {
+          assert.equal(total, content.length);
+          progress.push(sent);
+        },
+      });
       assert.equal(fromPath.name, 'report 2026 & <x>.bin');
       assert.equal(fromPath.size, content.length);
       assert.equal(progress.at(-1), content.length);
@@ -388,7 +393,12 @@ describe('tus uploads', () => {
     const { client, seen } = recording(free);
     assert.equal(await client.offersTus(), true);
     const progress: number[] = [];
-    const viaTus = await client.upload(file, { onProgress: (sent, total) => (assert.equal(total, content.length), progress.push(sent)) });
+    const viaTus = await client.upload(file, {
+      onProgress: (sent, total) => {
+        assert.equal(total, content.length);
+        progress.push(sent);
+      },
+    });
     assert.ok(seen.includes('POST /uploads'), seen.join(', '));
     assert.ok(
       seen.some((request) => /^PATCH \/uploads\/\S+$/.test(request)),

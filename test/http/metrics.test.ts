@@ -50,7 +50,10 @@ async function scrape(t: TestServer, token?: string): Promise<Samples> {
 /** Waits until a scrape satisfies `holds` (a response's counters are taken when it closes, just after the client has it). */
 async function scrapeUntil(t: TestServer, holds: (samples: Samples) => boolean, what: string): Promise<Samples> {
   let samples: Samples = new Map();
-  await eventually(async () => holds((samples = await scrape(t))), what);
+  await eventually(async () => {
+    samples = await scrape(t);
+    return holds(samples);
+  }, what);
   return samples;
 }
 

@@ -280,8 +280,8 @@ describe('folder page', () => {
 
   async function move(key: string, folderId: string, ids: string[]): Promise<void> {
     const form = new URLSearchParams({ _method: 'PUT' });
-    ids.forEach((id, i) => form.append(`files[${i}]`, id));
-    const response = await t.fetch(`/folders/${folderId};files`, { method: 'POST', headers: { Authorization: owner.key }, body: form });
+    for (const [i, id] of ids.entries()) form.append(`files[${i}]`, id);
+    const response = await t.fetch(`/folders/${folderId};files`, { method: 'POST', headers: { Authorization: key }, body: form });
     assert.equal(response.status, 200, await response.text());
   }
 
