@@ -168,6 +168,6 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
 }
 
 /** Whether a Kysely instance talks to PostgreSQL (migrations need serial ids there). */
-export function isPostgres(db: Kysely<any>): boolean {
+export function isPostgres<DB>(db: Kysely<DB>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
 }

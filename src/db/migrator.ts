@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
 import * as initial from './migrations/0001-initial.js';
 import * as operatorControls from './migrations/0002-operator-controls.js';
 import * as sessions from './migrations/0003-sessions.js';
@@ -48,8 +48,8 @@ export interface MigrationOutcome {
  * upgrade, an old server restarted) is used as it is: its extra migrations are additive,
  * so this version's queries still hold. `migrations` is for tests that play that newer version.
  */
-export async function migrateToLatest(
-  db: Kysely<any>,
+export async function migrateToLatest<DB>(
+  db: Kysely<DB>,
   schema: string | null = null,
   migrations: Readonly<Record<string, Migration>> = MIGRATIONS,
 ): Promise<MigrationOutcome> {
@@ -90,7 +90,7 @@ export async function migrateToLatest(
  * none (or no migration table yet). Any of `known` still pending beside them means the
  * database is not a newer version of this schema but another branch of it: refused.
  */
-async function newerMigrations(db: Kysely<any>, schema: string | null, known: Readonly<Record<string, Migration>>): Promise<string[]> {
+async function newerMigrations<DB>(db: Kysely<DB>, schema: string | null, known: Readonly<Record<string, Migration>>): Promise<string[]> {
   let executed: string[];
   try {
     const table = schema === null ? sql.table(MIGRATION_TABLE) : sql.table(`${schema}.${MIGRATION_TABLE}`);
@@ -122,7 +122,7 @@ const CATALOG_RACE_ATTEMPTS = 20;
  * schema at the same moment (a unique violation in pg_namespace, issue 10): the schema is
  * then there, which is all this wanted.
  */
-async function createSchemaOnce(db: Kysely<any>, schema: string): Promise<void> {
+async function createSchemaOnce<DB>(db: Kysely<DB>, schema: string): Promise<void> {
   try {
     await db.schema.createSchema(schema).ifNotExists().execute();
   } catch (error) {

@@ -60,9 +60,9 @@ export type Row = Record<string, unknown>;
 /** Rows per batch: small enough for any parameter limit, large enough to be quick. */
 export const BATCH_ROWS = 500;
 
-/** Untyped access for the generic copy: the table is a value here, not a type. */
-function raw(db: Kysely<Database>): Kysely<any> {
-  return db as unknown as Kysely<any>;
+/** Loosely typed access for the generic copy: the table is a value here, not a type, so any table of any columns. */
+function raw(db: Kysely<Database>): Kysely<Record<string, Row>> {
+  return db as unknown as Kysely<Record<string, Row>>;
 }
 
 /** Rows of a table. */

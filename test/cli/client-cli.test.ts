@@ -13,6 +13,7 @@ import { type CliResult, cleanEnv, filehavenEntry, outcomeOf } from '../helpers/
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 import { pacedRelay } from '../helpers/tcp-cut.js';
+import type { ParsedDocument } from '../helpers/xml.js';
 
 let t: TestServer;
 let ada: TestAccount;
@@ -55,7 +56,7 @@ function run(args: string[], options: RunOptions = {}): Promise<CliResult> {
 }
 
 /** Runs with a key in the environment (as scripts do); asserts success with nothing on stderr; returns the JSON. */
-async function json(args: string[], account: TestAccount = ada, options: RunOptions = {}): Promise<any> {
+async function json(args: string[], account: TestAccount = ada, options: RunOptions = {}): Promise<ParsedDocument> {
   const result = await run([...args, '--json'], { ...options, env: { FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: account.key, ...options.env } });
   assert.equal(result.code, 0, `exit code; stderr: ${result.stderr}`);
   assert.equal(result.stderr, '', 'nothing on stderr (no progress output without a terminal)');
@@ -63,7 +64,12 @@ async function json(args: string[], account: TestAccount = ada, options: RunOpti
 }
 
 /** Runs a command expected to fail with --json: the exit code, one stderr line, one JSON error document. */
-async function jsonFailure(args: string[], code: number, account: TestAccount | null = ada, options: RunOptions = {}): Promise<{ error: any; stderr: string }> {
+async function jsonFailure(
+  args: string[],
+  code: number,
+  account: TestAccount | null = ada,
+  options: RunOptions = {},
+): Promise<{ error: { code: string; status?: number; message: string }; stderr: string }> {
   const env: Record<string, string> = account ? { FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: account.key } : {};
   const result = await run([...args, '--json'], { ...options, env: { ...env, ...options.env } });
   assert.equal(result.code, code, `exit code; stdout: ${result.stdout} stderr: ${result.stderr}`);
@@ -136,7 +142,7 @@ describe('files', () => {
     const uploaded = await json(['upload', a, b, '--folder', folder.id, '--parallel', '2'], rich);
     assert.equal(uploaded.folder, folder.id);
     assert.deepEqual(
-      uploaded.files.map((f: any) => [f.file, f.name, f.size]),
+      uploaded.files.map((f: { file: string; name: string; size: number }) => [f.file, f.name, f.size]),
       [
         [a, 'a & b.txt', 5],
         [b, 'b.bin', 100 * 1024],
@@ -146,11 +152,11 @@ describe('files', () => {
     assert.equal((await t.server.services.store.files.byId(second.id))?.sha256, await fileHash(b));
 
     const listed = await json(['ls', '--folder', folder.id], rich);
-    assert.deepEqual(listed.files.map((f: any) => f.id).sort(), [first.id, second.id].sort());
+    assert.deepEqual(listed.files.map((f: { id: string }) => f.id).sort(), [first.id, second.id].sort());
     assert.equal(listed.more, false);
     assert.equal((await json(['ls', '--limit', '1'], rich)).more, true);
     assert.deepEqual(
-      (await json(['ls', '--folders'], rich)).folders.map((f: any) => [f.id, f.files]),
+      (await json(['ls', '--folders'], rich)).folders.map((f: { id: string; files: number }) => [f.id, f.files]),
       [[folder.id, 2]],
     );
 
@@ -396,6 +402,7 @@ describe('resumable uploads (tus)', () => {
     const hook = path.join(work, 'record-fetch.mjs');
     await writeFile(
       hook,
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the string is the hook module's source; the placeholder belongs to that module's own template literal
       "import { appendFileSync } from 'node:fs';\nconst original = globalThis.fetch;\nglobalThis.fetch = (input, init) => {\n  appendFileSync(process.env.REQUESTS_FILE, `${init?.method ?? 'GET'} ${new URL(String(input)).pathname}\\n`);\n  return original(input, init);\n};\n",
     );
     const file = path.join(work, 'either way.bin');

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { chromiumSkip, launchChromium, screenshots, signIn, watchErrors } from '../helpers/chromium.js';
-import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
 // End to end in Debian's Chromium against a real server: sign in, the key on the profile,
 // My files (upload with progress bars, download, folders, move, delete), sign out; and the

@@ -36,7 +36,7 @@ async function apiFileNames(t: TestServer, key: string): Promise<string[]> {
 }
 
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
-const barColour = (page: Page, row: ReturnType<Page['locator']>) => row.locator('progress').evaluate((bar) => getComputedStyle(bar).accentColor);
+const barColour = (row: ReturnType<Page['locator']>) => row.locator('progress').evaluate((bar) => getComputedStyle(bar).accentColor);
 
 describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, () => {
   let browser: Browser;
@@ -150,7 +150,7 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
       // Cancel the form POST: nothing of it is kept.
       await notesRow.getByRole('button', { name: 'Cancel upload of notes and sketches.pdf' }).click();
       await notesRow.locator('.upload-status', { hasText: 'Upload cancelled.' }).waitFor();
-      assert.equal(await barColour(page, notesRow), DANGER, 'the bar turns red, not the success colour');
+      assert.equal(await barColour(notesRow), DANGER, 'the bar turns red, not the success colour');
       assert.ok((await notesRow.locator('progress').evaluate((bar) => (bar as HTMLProgressElement).value)) > 0, 'it shows how far the file went');
       assert.equal(await notesRow.getByRole('button', { name: 'Dismiss notes and sketches.pdf' }).isVisible(), true);
 
@@ -196,7 +196,7 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
       await page.locator('#upload-files').setInputFiles({ name: 'report.txt', mimeType: 'text/plain', buffer: Buffer.from('quarterly report\n') });
       const row = page.locator('#upload-list li.upload').first();
       await row.locator('.upload-status', { hasText: 'The connection to the server was lost. Press Retry to try again.' }).waitFor();
-      assert.equal(await barColour(page, row), DANGER);
+      assert.equal(await barColour(row), DANGER);
       assert.deepEqual(await apiFileNames(t, user.key), []);
       await row.getByRole('button', { name: 'Retry upload of report.txt' }).click();
       await row.locator('.upload-status', { hasText: 'Uploaded' }).waitFor();

@@ -101,7 +101,7 @@ export function describeCase(c: FuzzCase, host = 'HOST:PORT'): string {
  */
 export function reproducer(c: FuzzCase, host = '127.0.0.1:8080'): string {
   const bytes = Buffer.concat([renderHead(c, host), c.body]);
-  const escape = (byte: number) =>
+  const escapeByte = (byte: number) =>
     byte === 0x27
       ? "'\\''"
       : byte === 0x25
@@ -115,7 +115,7 @@ export function reproducer(c: FuzzCase, host = '127.0.0.1:8080'): string {
   for (let i = 0; i < bytes.length; ) {
     let run = 1;
     while (i + run < bytes.length && bytes[i + run] === bytes[i]) run++;
-    escaped += run >= 64 ? `⟪${escape(bytes[i]!)} × ${run}⟫` : escape(bytes[i]!).repeat(run);
+    escaped += run >= 64 ? `⟪${escapeByte(bytes[i]!)} × ${run}⟫` : escapeByte(bytes[i]!).repeat(run);
     i += run;
   }
   const [hostname, port] = host.split(':');

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { atomError } from './server.js';
-import { parseAtom } from './xml.js';
+import { type ParsedDocument, parseAtom } from './xml.js';
 
 /** A response read to the end. */
 export interface ReadResponse {
@@ -66,7 +66,7 @@ export function assertAtomError(response: ReadResponse, status: number, code: st
 }
 
 /** Asserts a successful Atom response and returns its feed element, parsed. */
-export function assertAtomOk(response: ReadResponse, status: number, title: string): any {
+export function assertAtomOk(response: ReadResponse, status: number, title: string): ParsedDocument {
   const context = `${response.status} ${response.body}`;
   assert.equal(response.status, status, context);
   assert.equal(response.headers.get('content-type'), 'application/atom+xml; charset=utf-8', context);
@@ -76,15 +76,18 @@ export function assertAtomOk(response: ReadResponse, status: number, title: stri
   return feed;
 }
 
+/** An element with `<link>` children, as the parser gives them: one map of attributes, or an array of them. */
+type AtomLinks = { link?: Record<string, string> | Array<Record<string, string>> };
+
 /** The `<link>` children of an entry as attribute maps (`@href`, `@rel`, ...). */
-export function linksOf(entry: any): Array<Record<string, string>> {
+export function linksOf(entry: AtomLinks): Array<Record<string, string>> {
   const links = entry.link;
   if (links === undefined) return [];
   return Array.isArray(links) ? links : [links];
 }
 
 /** The entry link with this title, failing when there is none. */
-export function linkTitled(entry: any, title: string): Record<string, string> {
+export function linkTitled(entry: AtomLinks, title: string): Record<string, string> {
   const link = linksOf(entry).find((l) => l['@title'] === title);
   assert.ok(link, `no link titled ${title} in ${JSON.stringify(entry)}`);
   return link;
@@ -98,7 +101,7 @@ export function form(fields: Record<string, string>): URLSearchParams {
 /** A form with `files[0]`, `files[1]`, ... (SPEC.md "PUT /folders/<id>;files") and extra fields. */
 export function filesForm(ids: string[], extra: Record<string, string> = {}): URLSearchParams {
   const body = new URLSearchParams(extra);
-  ids.forEach((id, index) => body.append(`files[${index}]`, id));
+  for (const [index, id] of ids.entries()) body.append(`files[${index}]`, id);
   return body;
 }
 

@@ -92,7 +92,7 @@ export function entryId(body: string): string | null {
   return /<entry>\s*<id>([^<]+)<\/id>/.exec(body)?.[1] ?? null;
 }
 
-const unescape = (text: string) =>
+const unescapeXml = (text: string) =>
   text
     .replace(/&lt;/g, '<')
     .replace(/&gt;/g, '>')
@@ -118,21 +118,21 @@ export function parseFileList(body: string): { files: ListedFile[]; next: string
     const field = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(entry!)?.[1] ?? '';
     files.push({
       id: field('id'),
-      name: unescape(field('title')),
+      name: unescapeXml(field('title')),
       size: Number(field('ed:size')),
       status: field('ed:status'),
       folder: field('ed:folder') || null,
-      downloadLink: unescape(/title="download_link" href="([^"]+)"/.exec(entry!)?.[1] ?? ''),
+      downloadLink: unescapeXml(/title="download_link" href="([^"]+)"/.exec(entry!)?.[1] ?? ''),
     });
   }
   const next = /<link rel="next" href="([^"]+)"/.exec(body)?.[1];
-  return { files, next: next ? unescape(next) : null };
+  return { files, next: next ? unescapeXml(next) : null };
 }
 
 /** The href of a `;DirectLink` answer's enclosure. */
 export function enclosureHref(body: string): string | null {
   const href = /<link href="([^"]+)" rel="enclosure"/.exec(body)?.[1];
-  return href ? unescape(href) : null;
+  return href ? unescapeXml(href) : null;
 }
 
 /** `premium_trafficLeft` of an `Account Info` answer. */

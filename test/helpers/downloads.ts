@@ -45,7 +45,7 @@ export async function uploadNamed(t: TestServer, key: string, name: string, cont
   const boundary = `----filehaven${randomBytes(8).toString('hex')}`;
   const body = Buffer.concat([
     Buffer.from(
-      `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename=${quoted(name)}\r\n` + 'Content-Type: application/octet-stream\r\n\r\n',
+      `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename=${quoted(name)}\r\nContent-Type: application/octet-stream\r\n\r\n`,
       'utf8',
     ),
     Buffer.isBuffer(content) ? content : Buffer.from(content, 'utf8'),

@@ -1,5 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cleanEnv, filehavenEntry } from './cli.js';
 

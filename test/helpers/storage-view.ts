@@ -113,7 +113,7 @@ export interface StorageView {
 export async function openStorageView(services: Services): Promise<StorageView> {
   const { config, store, blobs } = services;
   // Typed loosely inside: the members above give their callers the table types.
-  const db = openDatabase(config).db as unknown as Kysely<any>;
+  const db = openDatabase(config).db as unknown as Kysely<Record<string, Record<string, unknown>>>;
   const bucketPolicy = config.s3Bucket === null ? null : await BucketPolicy.open(services);
   const local = blobs instanceof LocalBlobStore ? blobs : null;
   const undo: (() => Promise<void>)[] = [];

@@ -166,7 +166,8 @@ describe(`${SERVERS} servers behind nginx`, { skip: nginxSkip() || (await redisS
     // The direct link names nginx (--public-url), and nginx streams it byte for byte.
     const direct = expect(await api('GET', `/files/${copyId};DirectLink`), 200);
     const href = /<link href="([^"]+)" rel="enclosure"/.exec(direct)?.[1]?.replace(/&amp;/g, '&');
-    assert.ok(href !== undefined && href.startsWith(`${cluster.url}/direct/`), direct);
+    assert.ok(href, direct);
+    assert.ok(href.startsWith(`${cluster.url}/direct/`), direct);
     const bytes = await request(href, { headers: { Authorization: key } });
     assert.ok(!('error' in bytes) && bytes.status === 200, text(bytes));
     assert.equal(sha256(bytes.body), sha256(content));

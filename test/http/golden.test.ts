@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertGoldenLines, type Bindings, replaceLine, type Slot, substitute, xmlBlocks } from '../helpers/golden-lines.js';
 import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
-import { parseAtom } from '../helpers/xml.js';
+import { type ParsedDocument, parseAtom } from '../helpers/xml.js';
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURE = path.join(REPO_ROOT, 'test', 'fixtures', 'API.md');
@@ -122,7 +122,7 @@ const fixed = () => ({ '{ed_namespace}': `${WEB_URL}/developers`, '{base_url}': 
 interface Checked {
   body: string;
   bindings: Bindings;
-  atom: any;
+  atom: ParsedDocument;
 }
 
 /**
@@ -429,7 +429,7 @@ test('a name with <&">\' is XML-escaped (quotes stay literal in text) in the tit
   const expected = feed('File upload result', '/files', entry);
   const { atom, bindings } = await golden(await rawUpload(ada, name.replace(/["\\]/g, '\\$&'), REPORT), 201, expected);
   assert.equal(atom.feed.entry.title, name, 'an XML parser reads the name back');
-  const href = atom.feed.entry.link.find((link: any) => link['@title'] === 'download_link')['@href'] as string;
+  const href = atom.feed.entry.link.find((link: Record<string, string>) => link['@title'] === 'download_link')['@href'] as string;
   assert.equal(decodeURIComponent(href.split('/').at(-1)!), name, 'the link decodes to the name');
 
   // The same name in the File Full info title and link.

@@ -102,7 +102,7 @@ describe('free-download slots over two servers', { skip }, () => {
     const { key } = await servers[0].account();
     const up = await servers[0].upload(key, 'big.bin', randomPayload(1024 * KiB));
     assert.equal(up.response.status, 201, up.body);
-    url = new URL(up.downloadLink).pathname + '?download=1';
+    url = `${new URL(up.downloadLink).pathname}?download=1`;
   });
   after(() => closeAll(servers));
 

@@ -13,7 +13,7 @@ import type { FileRecord, Folder } from '../../src/domain/types.js';
 import { assertAtomError, type ReadResponse, read } from '../helpers/api-checks.js';
 import { assertGoldenLines, type Slot } from '../helpers/golden-lines.js';
 import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
-import { parseAtom } from '../helpers/xml.js';
+import { type ParsedDocument, parseAtom } from '../helpers/xml.js';
 
 const ATOM_TYPE = 'application/atom+xml; charset=utf-8';
 /** A {web_url} different from {base_url}, so every line must pick the right one. */
@@ -22,13 +22,11 @@ const CURSOR_SLOT: Slot = { token: '{cursor}', name: 'cursor', pattern: '[A-Za-z
 
 let srv: TestServer;
 let clock: TestClock;
-let ada: TestAccount;
 let bob: TestAccount;
 
 before(async () => {
   clock = new TestClock();
   srv = await startTestServer({ webUrl: WEB_URL }, clock);
-  ada = await srv.account({ login: 'ada-listing' });
   bob = await srv.account({ login: 'bob-listing' });
 });
 after(() => srv.close());
@@ -102,7 +100,7 @@ function feedLines(title: string, selfPath: string, entries: string[][], next?: 
 }
 
 /** Checks status, type, well-formedness and every line; returns the bound cursor, if any. */
-function assertFeed(response: ReadResponse, expected: string[]): { cursor: string | undefined; atom: any } {
+function assertFeed(response: ReadResponse, expected: string[]): { cursor: string | undefined; atom: ParsedDocument } {
   assert.equal(response.status, 200, response.body);
   assert.equal(response.headers.get('content-type'), ATOM_TYPE);
   const atom = parseAtom(response.body);
@@ -135,7 +133,7 @@ async function newFolder(account: TestAccount, name: string, parent?: string): P
 
 async function move(account: TestAccount, folder: string, ids: string[]): Promise<void> {
   const body = new URLSearchParams();
-  ids.forEach((id, i) => body.append(`files[${i}]`, id));
+  for (const [i, id] of ids.entries()) body.append(`files[${i}]`, id);
   const response = await read(await srv.fetch(`/folders/${folder};files`, { method: 'PUT', headers: { Authorization: account.key }, body }));
   assert.equal(response.status, 200, response.body);
 }
@@ -372,7 +370,7 @@ describe('GET /files pagination', () => {
       );
       const entries = atom.feed.entry === undefined ? [] : [atom.feed.entry].flat();
       sizes.push(entries.length);
-      seen.push(...entries.map((e: any) => e.id));
+      seen.push(...entries.map((e: { id: string }) => e.id));
       if (last) {
         assert.equal(cursor, undefined, 'no next link on the last page');
         break;

@@ -4,7 +4,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { redactUrl } from '../../src/http/log-redaction.js';
 import { type FreshBackend, freshBackend, settingsEnv } from '../helpers/backend.js';
 import { assertOk, cleanEnv, filehavenEntry, runCli } from '../helpers/cli.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { type Kysely, type Migration, sql } from 'kysely';
+import { type Migration, sql } from 'kysely';
 import { openDatabase } from '../../src/composition.js';
 import { DEFAULTS } from '../../src/config/config.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
@@ -18,7 +18,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const FUTURE: Record<string, Migration> = {
   '0100-future-table': {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .createTable('future_notes')
         .addColumn('id', 'integer', (c) => c.primaryKey())
@@ -27,7 +27,7 @@ const FUTURE: Record<string, Migration> = {
     },
   },
   '0101-future-column': {
-    async up(db: Kysely<any>) {
+    async up(db) {
       await db.schema
         .alterTable('files')
         .addColumn('future_flag', 'integer', (c) => c.notNull().defaultTo(0))

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { FilehavenApiError, type StoredFile } from '../../client/index.js';
 import { UsageError } from '../args.js';
 import { EXIT } from '../client/command-exit.js';
-import { shown } from '../client/display.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
 import { limitFlag } from '../flags.js';

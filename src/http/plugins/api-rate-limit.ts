@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../domain/errors.js';
 import type { HttpContext } from '../context.js';
 import { isApiRequest } from '../request-kind.js';
