@@ -332,7 +332,13 @@ describe('GET /folder/<id>/zip', () => {
       // Counts the plans made: a refused request makes none.
       const counting = {
         ...store,
-        folders: { ...store.folders, children: (id: string, limit?: number) => ((planned += 1), store.folders.children(id, limit)) },
+        folders: {
+          ...store.folders,
+          children: (id: string, limit?: number) => {
+            planned += 1;
+            return store.folders.children(id, limit);
+          },
+        },
       };
       await withArchives(limited, { store: counting as MetadataStore }, async () => {
         const result = await downloadWith(`${limited.url}/folder/${busy}/zip`, async () => {
