@@ -146,6 +146,12 @@ const CATALOGUE: Record<string, Entry> = {
     summary: 'runs the server until SIGINT/SIGTERM; the first start creates the operator admin',
     flags: [],
   },
+  init: {
+    audience: 'operator',
+    usage: '[--data ./data] [--database-url URL] [--s3-bucket NAME] [...]',
+    summary: "sets a site up without serving it (storage, secret, the operator admin, its password printed once); a site's second init changes nothing",
+    flags: [],
+  },
   accounts: {
     audience: 'operator',
     summary: 'creates and changes accounts',
@@ -343,7 +349,7 @@ export function helpText(command: string, sub?: string): string {
   const flags = entry.audience === 'user' ? [...help.flags, ...USER_FLAGS] : help.flags;
   const lines = [`usage: ${usageLine(command, sub, help)}`, '', help.summary];
   if (flags.length > 0) lines.push('', ...flagLines(flags));
-  if (command === 'serve') lines.push('', 'serve takes the settings: filehaven help settings.');
+  if (command === 'serve' || command === 'init') lines.push('', `${command} takes the settings: filehaven help settings.`);
   else lines.push('', settings);
   return lines.join('\n');
 }

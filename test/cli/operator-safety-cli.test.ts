@@ -167,7 +167,7 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
         await runCli([...args, '--data', missing]),
         1,
         new RegExp(
-          `^filehaven ${args[0]}: no data folder at .*typo \\(--data, FILEHAVEN_DATA\\): give the folder 'filehaven serve' uses; only serve creates one$`,
+          `^filehaven ${args[0]}: no data folder at .*typo \\(--data, FILEHAVEN_DATA\\): give the folder 'filehaven serve' uses; only serve and init create one$`,
         ),
       );
     }
