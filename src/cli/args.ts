@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { CONFIG_FILE_FLAG, SETTINGS } from '../config/config.js';
+import { CONFIG_FILE_FLAG, refusedSettingFlag, SETTINGS } from '../config/config.js';
 
 /** A mistake in how a command was called; printed with the usage hint. */
 export class UsageError extends Error {
@@ -60,7 +60,10 @@ function parseArgsMessage(error: Error): string {
   return message.split('\n')[0]!;
 }
 
-/** Parses a command's arguments strictly; unknown flags are a UsageError. */
+/**
+ * Parses a command's arguments strictly; unknown flags, and settings flags with a value
+ * their setting does not take (`--port 70000`), are a UsageError.
+ */
 export function parseCommandArgs(args: string[], options: Options = {}): ParsedArgs {
   const parsed = parseStrict(args, { ...SETTING_OPTIONS, ...options });
   const values = parsed.values as Record<string, string | boolean | undefined>;
@@ -69,6 +72,8 @@ export function parseCommandArgs(args: string[], options: Options = {}): ParsedA
     const value = values[flag];
     if (typeof value === 'string') settings[flag] = value;
   }
+  const refused = refusedSettingFlag(settings);
+  if (refused !== null) throw new UsageError(refused);
   return { positionals: parsed.positionals, values, settings };
 }
 

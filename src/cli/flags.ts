@@ -1,24 +1,95 @@
 import { parseBytes } from '../config/units.js';
-import { parseMoney } from '../domain/money.js';
+import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../domain/account-bounds.js';
+import { MAX_AMOUNT_CENTS, money, parseMoney } from '../domain/money.js';
 import { type ParsedArgs, UsageError } from './args.js';
 
-/** A number of days (`30`, `1.5`, and with `negative` also `-10`), or undefined when absent. */
-export function daysFlag(values: ParsedArgs['values'], name: string, negative = false): number | undefined {
+/**
+ * The values a numeric flag takes. The help (help.ts) and the parser below read the same
+ * one, and a refused value is answered with it (issue 23: "--premium-days takes 0 to
+ * 36500 days, got "-5""), never only with an example.
+ */
+export interface NumberRange {
+  /** The smallest value: days, bytes, cents or a count, as the flag's parser reads it. */
+  min: number;
+  /** The largest value. */
+  max: number;
+  /** The range as people read it: `0 to 36500 days`, `a size from 0 to 1 PiB`. */
+  text: string;
+  /** What an absent flag means, for flags that have a default. */
+  fallback?: number;
+}
+
+const wholeNumbers = (min: number, max: number, fallback: number): NumberRange & { fallback: number } => ({
+  min,
+  max,
+  text: `a whole number from ${min} to ${max}`,
+  fallback,
+});
+
+/**
+ * Every numeric flag's range. Those of what an operator grants an account come from the
+ * service layer's bounds (domain/account-bounds.ts), which the services enforce again.
+ */
+export const RANGES = {
+  /** `accounts create --premium-days`. */
+  premiumDays: { min: 0, max: MAX_PREMIUM_DAYS, text: `0 to ${MAX_PREMIUM_DAYS} days` },
+  /** `accounts premium --days`: negative shortens. */
+  premiumChange: { min: -MAX_PREMIUM_DAYS, max: MAX_PREMIUM_DAYS, text: `-${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS} days` },
+  /** `accounts create --traffic`, `accounts premium --traffic`. */
+  traffic: { min: 0, max: MAX_TRAFFIC_BYTES, text: `a size from 0 to ${MAX_TRAFFIC_TEXT}` },
+  /** `accounts balance --set`: a balance is never below 0.00. */
+  balance: { min: 0, max: MAX_AMOUNT_CENTS, text: `an amount from 0.00 to ${money(MAX_AMOUNT_CENTS)}` },
+  /** `accounts balance --add`: negative takes. */
+  balanceChange: { min: -MAX_AMOUNT_CENTS, max: MAX_AMOUNT_CENTS, text: `an amount from ${money(-MAX_AMOUNT_CENTS)} to ${money(MAX_AMOUNT_CENTS)}` },
+  /** `files list --limit`, `audit --limit`. */
+  operatorLimit: wholeNumbers(1, 10_000, 50),
+  /** `ls --limit`. */
+  lsLimit: wholeNumbers(1, 100_000, 1000),
+  /** `upload --parallel`. */
+  parallel: wholeNumbers(1, 8, 2),
+} satisfies Record<string, NumberRange>;
+
+/** The refusal of `raw` as a value of `--name`: the range it takes and what it got. */
+function outOfRange(name: string, range: NumberRange, raw: unknown, example: string): UsageError {
+  return new UsageError(`--${name} takes ${range.text} (such as ${example}), got "${String(raw)}"`);
+}
+
+const within = (value: number, range: NumberRange) => value >= range.min && value <= range.max;
+
+/** A number of days (`30`, `1.5`, and where the range allows, `-10`) within `range`, or undefined when absent. */
+export function daysFlag(values: ParsedArgs['values'], name: string, range: NumberRange): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !(negative ? /^-?\d+(\.\d+)?$/ : /^\d+(\.\d+)?$/).test(raw)) {
-    throw new UsageError(`--${name} expects a number of days such as 30${negative ? ' or -10' : ''}, got "${String(raw)}"`);
+  if (typeof raw !== 'string' || !/^-?\d+(\.\d+)?$/.test(raw) || !within(Number(raw), range)) {
+    throw outOfRange(name, range, raw, range.min < 0 ? '30 or -10' : '30 or 0.5');
   }
   return Number(raw);
 }
 
-/** A size flag (`500MB`, `2GiB`, `1048576`) in bytes, or undefined when absent. */
-export function sizeFlag(values: ParsedArgs['values'], name: string): number | undefined {
+/** A size flag (`500MB`, `2GiB`, `1048576`) in bytes within `range`, or undefined when absent. */
+export function sizeFlag(values: ParsedArgs['values'], name: string, range: NumberRange): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const bytes = typeof raw === 'string' ? parseBytes(raw) : null;
-  if (bytes === null) throw new UsageError(`--${name} expects a size such as 500MB or 2GiB, got "${String(raw)}"`);
+  if (bytes === null || !within(bytes, range)) throw outOfRange(name, range, raw, '500MB or 2GiB');
   return bytes;
+}
+
+/** A whole-number flag (`--limit`, `--parallel`) within `range`, or its fallback when absent. */
+export function countFlag(values: ParsedArgs['values'], name: string, range: NumberRange & { fallback: number }): number {
+  const raw = values[name];
+  if (raw === undefined) return range.fallback;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || !within(Number(raw), range)) throw outOfRange(name, range, raw, String(range.fallback));
+  return Number(raw);
+}
+
+/** An amount flag (`12.50`, `-3.00`: at most two decimals) in cents within `range`, or undefined when absent. */
+export function moneyFlag(values: ParsedArgs['values'], name: string, range: NumberRange): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const cents = typeof raw === 'string' ? parseMoney(raw) : null;
+  if (cents === null || !within(cents, range)) throw outOfRange(name, range, raw, range.min < 0 ? '12.50 or -3.00' : '12.50');
+  return cents;
 }
 
 /**
@@ -47,25 +118,6 @@ export async function firstLineOfStdin(): Promise<string> {
   // Stop reading: the rest of stdin is not ours, and a paused stream lets the process end.
   process.stdin.pause();
   return text.split('\n')[0]!.replace(/\r$/, '');
-}
-
-/** A `--limit`-style flag: a whole number from 1 to `max`, or `fallback` when absent. */
-export function limitFlag(values: ParsedArgs['values'], name: string, fallback: number, max = 10_000): number {
-  const raw = values[name];
-  if (raw === undefined) return fallback;
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-    throw new UsageError(`--${name} expects a whole number from 1 to ${max}, got "${String(raw)}"`);
-  }
-  return Number(raw);
-}
-
-/** An amount flag (`12.50`, `-3.00`) in cents, or undefined when absent. */
-export function moneyFlag(values: ParsedArgs['values'], name: string): number | undefined {
-  const raw = values[name];
-  if (raw === undefined) return undefined;
-  const cents = typeof raw === 'string' ? parseMoney(raw) : null;
-  if (cents === null) throw new UsageError(`--${name} expects an amount with at most two decimals such as 12.50 or -3.00, got "${String(raw)}"`);
-  return cents;
 }
 
 /** `--reason`: one line of at most 255 characters (it is printed in tab-separated lists). */

@@ -1,6 +1,6 @@
 import type { ParseArgsConfig } from 'node:util';
 import { SETTINGS } from '../config/config.js';
-import { MAX_PREMIUM_DAYS } from '../domain/account-bounds.js';
+import { type NumberRange, RANGES } from './flags.js';
 
 /*
  * The one catalogue of commands and flags (issue 12): `filehaven help`, `help CMD`,
@@ -19,6 +19,8 @@ export interface FlagHelp {
   short?: string;
   /** One line: what it does. */
   text: string;
+  /** For a flag that takes a number: the values it takes (flags.ts parses them against it). */
+  range?: NumberRange;
 }
 
 /** A command (or a subcommand of a group). */
@@ -49,7 +51,12 @@ const passwordStdin: FlagHelp = {
   text: 'read the password from the first line of standard input (keeps it out of ps and the shell history)',
 };
 const reason: FlagHelp = { name: 'reason', value: 'TEXT', text: 'why, kept with the entry (one line, at most 255 characters)' };
-const limit = (fallback: number, max: number): FlagHelp => ({ name: 'limit', value: 'N', text: `list at most N (default ${fallback}, at most ${max})` });
+const limit = (range: NumberRange & { fallback: number }): FlagHelp => ({
+  name: 'limit',
+  value: 'N',
+  text: `list at most N (default ${range.fallback}; ${range.min} to ${range.max})`,
+  range,
+});
 const SIZE = 'a size such as 500MB or 2GiB';
 
 /** Flags every user command takes. */
@@ -86,7 +93,12 @@ const CATALOGUE: Record<string, Entry> = {
     summary: 'uploads files (resumable when the server offers tus); prints each download link',
     flags: [
       { name: 'folder', value: 'ID', text: 'move the uploaded files into this folder (checked before the first byte)' },
-      { name: 'parallel', value: 'N', text: 'files sent at once (default 2, at most 8)' },
+      {
+        name: 'parallel',
+        value: 'N',
+        text: `files sent at once (default ${RANGES.parallel.fallback}; ${RANGES.parallel.min} to ${RANGES.parallel.max})`,
+        range: RANGES.parallel,
+      },
       { name: 'no-resume', text: 'always send POST /files, never a resumable tus upload' },
     ],
   },
@@ -106,7 +118,7 @@ const CATALOGUE: Record<string, Entry> = {
     flags: [
       { name: 'folder', value: 'ID|root', text: "only this folder's files (root: those in no folder)" },
       { name: 'status', value: 'A|B', text: 'only active (A) or blocked (B) files, or A,B' },
-      limit(1000, 100_000),
+      limit(RANGES.lsLimit),
       { name: 'folders', text: 'list folders instead of files' },
     ],
   },
@@ -134,6 +146,12 @@ const CATALOGUE: Record<string, Entry> = {
     summary: 'runs the server until SIGINT/SIGTERM; the first start creates the operator admin',
     flags: [],
   },
+  init: {
+    audience: 'operator',
+    usage: '[--data ./data] [--database-url URL] [--s3-bucket NAME] [...]',
+    summary: "sets a site up without serving it (storage, secret, the operator admin, its password printed once); a site's second init changes nothing",
+    flags: [],
+  },
   accounts: {
     audience: 'operator',
     summary: 'creates and changes accounts',
@@ -147,8 +165,8 @@ const CATALOGUE: Record<string, Entry> = {
           passwordStdin,
           { name: 'name', value: 'N', text: 'display name' },
           { name: 'email', value: 'E', text: 'e-mail address' },
-          { name: 'premium-days', value: 'D', text: `premium for D days from now (0 to ${MAX_PREMIUM_DAYS})` },
-          { name: 'traffic', value: 'SIZE', text: `premium traffic, ${SIZE} (at most 1PiB)` },
+          { name: 'premium-days', value: 'D', text: `premium for D days from now (${RANGES.premiumDays.text})`, range: RANGES.premiumDays },
+          { name: 'traffic', value: 'SIZE', text: `premium traffic, ${SIZE} (${RANGES.traffic.text})`, range: RANGES.traffic },
           json,
         ],
       },
@@ -161,10 +179,11 @@ const CATALOGUE: Record<string, Entry> = {
           {
             name: 'days',
             value: 'D',
-            text: `extend by D days (from the end of an active period, else from now); negative shortens (-${MAX_PREMIUM_DAYS} to ${MAX_PREMIUM_DAYS})`,
+            text: `extend by D days (from the end of an active period, else from now); negative shortens (${RANGES.premiumChange.text})`,
+            range: RANGES.premiumChange,
           },
           { name: 'end', text: 'end the active premium period now' },
-          { name: 'traffic', value: 'SIZE', text: `add this much traffic, ${SIZE}` },
+          { name: 'traffic', value: 'SIZE', text: `add this much traffic, ${SIZE} (${RANGES.traffic.text})`, range: RANGES.traffic },
           json,
         ],
       },
@@ -182,8 +201,8 @@ const CATALOGUE: Record<string, Entry> = {
         summary: 'sets or changes the balance (never below 0.00)',
         flags: [
           login,
-          { name: 'set', value: 'AMOUNT', text: 'the new balance, such as 12.50' },
-          { name: 'add', value: 'AMOUNT', text: 'add this amount; negative takes, such as -3.00' },
+          { name: 'set', value: 'AMOUNT', text: `the new balance, such as 12.50 (${RANGES.balance.text})`, range: RANGES.balance },
+          { name: 'add', value: 'AMOUNT', text: `add this amount; negative takes, such as -3.00 (${RANGES.balanceChange.text})`, range: RANGES.balanceChange },
         ],
       },
     },
@@ -201,7 +220,7 @@ const CATALOGUE: Record<string, Entry> = {
         flags: [
           { ...login, text: "only this account's files" },
           { name: 'status', value: 'A|B|D', text: 'only active, blocked or deleted files (letters or names, comma-separated)' },
-          limit(50, 10_000),
+          limit(RANGES.operatorLimit),
           json,
         ],
       },
@@ -227,7 +246,7 @@ const CATALOGUE: Record<string, Entry> = {
     audience: 'operator',
     usage: '[--limit N] [--action PREFIX] [--json]',
     summary: 'the audit log of operator actions, newest first',
-    flags: [limit(50, 10_000), { name: 'action', value: 'PREFIX', text: 'only actions starting with PREFIX, such as accounts.' }, json],
+    flags: [limit(RANGES.operatorLimit), { name: 'action', value: 'PREFIX', text: 'only actions starting with PREFIX, such as accounts.' }, json],
   },
   gc: {
     audience: 'operator',
@@ -262,6 +281,15 @@ const CATALOGUE: Record<string, Entry> = {
 };
 
 const isGroup = (entry: Entry): entry is { audience: Audience } & GroupHelp => 'subcommands' in entry;
+
+/** Every flag of every command, with the command and subcommand it belongs to (for tests over all of them). */
+export function everyFlag(): Array<{ command: string; sub?: string; flag: FlagHelp }> {
+  return Object.entries(CATALOGUE).flatMap(([command, entry]) =>
+    isGroup(entry)
+      ? Object.entries(entry.subcommands).flatMap(([sub, help]) => help.flags.map((flag) => ({ command, sub, flag })))
+      : entry.flags.map((flag) => ({ command, flag })),
+  );
+}
 
 /** Whether `name` is a command. */
 export function isCommand(name: string): boolean {
@@ -321,7 +349,7 @@ export function helpText(command: string, sub?: string): string {
   const flags = entry.audience === 'user' ? [...help.flags, ...USER_FLAGS] : help.flags;
   const lines = [`usage: ${usageLine(command, sub, help)}`, '', help.summary];
   if (flags.length > 0) lines.push('', ...flagLines(flags));
-  if (command === 'serve') lines.push('', 'serve takes the settings: filehaven help settings.');
+  if (command === 'serve' || command === 'init') lines.push('', `${command} takes the settings: filehaven help settings.`);
   else lines.push('', settings);
   return lines.join('\n');
 }

@@ -30,6 +30,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   account: async () => (await import('./commands/my-account.js')).accountCommand,
   // For operators of this server: they work on its data folder and storage directly.
   serve: async () => (await import('./commands/serve.js')).serveCommand,
+  init: async () => (await import('./commands/init.js')).initCommand,
   accounts: async () => (await import('./commands/accounts.js')).accountsCommand,
   files: async () => (await import('./commands/moderation.js')).filesCommand,
   blacklist: async () => (await import('./commands/moderation.js')).blacklistCommand,

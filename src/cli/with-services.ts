@@ -4,7 +4,7 @@ import { openServices, type Services } from '../services/services.js';
 
 /**
  * Opens the services of an existing site for one CLI command, and closes them after; a
- * data folder that is not a site's is refused, never created (only `serve` creates one).
+ * data folder that is not a site's is refused, never created (only `serve` and `init` create one).
  */
 export async function withServices<T>(settings: Record<string, string | undefined>, work: (services: Services) => Promise<T>): Promise<T> {
   const config = loadConfig(settings, process.env);

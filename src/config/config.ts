@@ -187,7 +187,7 @@ export const SETTINGS = [
     flag: 'max-file-size',
     env: 'FILEHAVEN_MAX_FILE_SIZE',
     parse: positiveBytes,
-    expected: 'a size such as 10GiB or 1048576',
+    expected: 'a size of at least 1 byte, such as 10GiB or 1048576',
     description: 'largest accepted file',
   },
   {
@@ -195,7 +195,7 @@ export const SETTINGS = [
     flag: 'direct-link-ttl',
     env: 'FILEHAVEN_DIRECT_LINK_TTL',
     parse: duration(1),
-    expected: 'a duration such as 24h or 30m',
+    expected: 'a duration of at least 1ms, such as 24h or 30m',
     description: 'lifetime of a signed direct link',
   },
   {
@@ -228,7 +228,7 @@ export const SETTINGS = [
     flag: 'upload-volume-free',
     env: 'FILEHAVEN_UPLOAD_VOLUME_FREE',
     parse: bytesOrUnlimited,
-    expected: 'a size such as 50GiB, or unlimited',
+    expected: 'a size of at least 1 byte, such as 50GiB, or unlimited',
     description: 'upload volume of a free account per rolling 24 h',
   },
   {
@@ -236,7 +236,7 @@ export const SETTINGS = [
     flag: 'upload-volume-premium',
     env: 'FILEHAVEN_UPLOAD_VOLUME_PREMIUM',
     parse: bytesOrUnlimited,
-    expected: 'a size such as 500GiB, or unlimited',
+    expected: 'a size of at least 1 byte, such as 500GiB, or unlimited',
     description: 'upload volume of a premium account per rolling 24 h',
   },
   {
@@ -247,7 +247,7 @@ export const SETTINGS = [
       const n = count(raw);
       return n !== undefined && n > 0 ? n : undefined;
     },
-    expected: 'a whole number > 0',
+    expected: 'a whole number, 1 or more',
     description: 'failed sign-ins per minute per IP and per login',
   },
   {
@@ -255,7 +255,7 @@ export const SETTINGS = [
     flag: 'api-rate-per-key',
     env: 'FILEHAVEN_API_RATE_PER_KEY',
     parse: count,
-    expected: 'a whole number (0 = unlimited)',
+    expected: 'a whole number, 0 (unlimited) or more',
     description: 'API requests per minute per API key',
   },
   {
@@ -263,7 +263,7 @@ export const SETTINGS = [
     flag: 'api-rate-per-ip',
     env: 'FILEHAVEN_API_RATE_PER_IP',
     parse: count,
-    expected: 'a whole number (0 = unlimited)',
+    expected: 'a whole number, 0 (unlimited) or more',
     description: 'API requests per minute per client IP',
   },
   {
@@ -271,7 +271,7 @@ export const SETTINGS = [
     flag: 'free-download-speed',
     env: 'FILEHAVEN_FREE_DOWNLOAD_SPEED',
     parse: bytesOrUnlimited,
-    expected: 'bytes per second such as 2MiB, or unlimited',
+    expected: 'bytes per second, at least 1, such as 2MiB, or unlimited',
     description: 'speed cap of one free download',
   },
   {
@@ -279,7 +279,7 @@ export const SETTINGS = [
     flag: 'free-downloads-per-ip',
     env: 'FILEHAVEN_FREE_DOWNLOADS_PER_IP',
     parse: count,
-    expected: 'a whole number (0 = unlimited)',
+    expected: 'a whole number, 0 (unlimited) or more',
     description: 'concurrent free downloads per client IP',
   },
   {
@@ -295,7 +295,7 @@ export const SETTINGS = [
     flag: 'gc-interval',
     env: 'FILEHAVEN_GC_INTERVAL',
     parse: duration(0),
-    expected: 'a duration such as 1h (0 = never)',
+    expected: 'a duration, 0 (never) or more, such as 1h',
     description: 'how often the server collects garbage',
   },
   {
@@ -319,7 +319,7 @@ export const SETTINGS = [
     flag: 'expire-after-days',
     env: 'FILEHAVEN_EXPIRE_AFTER_DAYS',
     parse: count,
-    expected: 'a whole number of days (0 = never)',
+    expected: 'a whole number of days, 0 (never) or more',
     description: 'delete files not downloaded for this many days',
   },
   {
@@ -343,7 +343,7 @@ export const SETTINGS = [
     flag: 'shutdown-grace',
     env: 'FILEHAVEN_SHUTDOWN_GRACE',
     parse: duration(0),
-    expected: 'a duration, such as 30s (0: cut requests at once)',
+    expected: 'a duration, 0 (cut requests at once) or more, such as 30s',
     description: 'on SIGTERM, how long requests in progress may finish before they are cut',
   },
   {
@@ -359,7 +359,7 @@ export const SETTINGS = [
     flag: 'max-connections-per-ip',
     env: 'FILEHAVEN_MAX_CONNECTIONS_PER_IP',
     parse: count,
-    expected: 'a whole number (0 = unlimited)',
+    expected: 'a whole number, 0 (unlimited) or more',
     description: 'connections with a request in progress per client address (open ones: 8 times this)',
   },
   {
@@ -595,19 +595,36 @@ export function loadConfig(flags: Record<string, string | undefined>, env: NodeJ
     if (!found) continue;
     const [raw, source] = found as [string, string];
     const value = (setting.parse as (raw: string) => unknown)(raw);
-    if (value === undefined) {
-      // Secrets are never repeated, and URLs only without their passwords: the message lands in logs.
-      const shown =
-        URL_SETTINGS.has(setting.key) && redactUrl(raw) !== '(unparsable URL)'
-          ? `"${redactUrl(raw)}"`
-          : SECRET_SETTINGS.has(setting.key) || URL_SETTINGS.has(setting.key)
-            ? '(value not shown: it may hold a secret)'
-            : `"${raw}"`;
-      throw new ConfigError(`invalid ${source} ${shown}: expected ${setting.expected}`);
-    }
+    if (value === undefined) throw new ConfigError(refusal(setting, raw, source));
     config[setting.key] = value;
   }
   return config as unknown as Config;
+}
+
+/** Why `raw`, given at `source` (`--port`, FILEHAVEN_PORT, a file), is no value of `setting`. */
+function refusal(setting: (typeof SETTINGS)[number], raw: string, source: string): string {
+  // Secrets are never repeated, and URLs only without their passwords: the message lands in logs.
+  const shown =
+    URL_SETTINGS.has(setting.key) && redactUrl(raw) !== '(unparsable URL)'
+      ? `"${redactUrl(raw)}"`
+      : SECRET_SETTINGS.has(setting.key) || URL_SETTINGS.has(setting.key)
+        ? '(value not shown: it may hold a secret)'
+        : `"${raw}"`;
+  return `invalid ${source} ${shown}: expected ${setting.expected}`;
+}
+
+/**
+ * The refusal of the first settings flag whose value its setting does not take (the
+ * message loadConfig's ConfigError would carry), or null. A command calls it while it
+ * parses its arguments: a wrong value typed on the command line is a usage error (exit
+ * code 2), one in the environment or the config file a configuration error (1).
+ */
+export function refusedSettingFlag(flags: Record<string, string | undefined>): string | null {
+  for (const setting of SETTINGS) {
+    const raw = flags[setting.flag];
+    if (raw !== undefined && (setting.parse as (raw: string) => unknown)(raw) === undefined) return refusal(setting, raw, `--${setting.flag}`);
+  }
+  return null;
 }
 
 /** The public URLs once the listening address is known. */

@@ -5,10 +5,10 @@ import { type Config, ConfigError } from './config.js';
 import { SECRET_FILE } from './secret-file.js';
 
 const WHERE = '(--data, FILEHAVEN_DATA)';
-const ONLY_SERVE = "give the folder 'filehaven serve' uses; only serve creates one";
+const ONLY_SERVE_AND_INIT = "give the folder 'filehaven serve' uses; only serve and init create one";
 
 /**
- * Refuses a data folder that is not a site's, before a command other than `serve` opens
+ * Refuses a data folder that is not a site's, before a command other than `serve` or `init` opens
  * anything there: a wrong or missing `--data` used to become a new, empty site, reported
  * as such (issue 12). What the folder must hold depends on the setup:
  *   - SQLite (no --database-url): the database file, and the secret unless --secret is given;
@@ -22,18 +22,18 @@ export async function checkSiteFolder(config: Config): Promise<void> {
   const kind = await kindOf(dir);
   const needed = config.databaseUrl === null || config.secret === null || config.s3Bucket === null;
   if (kind === 'missing') {
-    if (needed) throw new ConfigError(`no data folder at ${dir} ${WHERE}: ${ONLY_SERVE}`);
+    if (needed) throw new ConfigError(`no data folder at ${dir} ${WHERE}: ${ONLY_SERVE_AND_INIT}`);
     return;
   }
   if (kind !== 'folder') throw new ConfigError(`${dir} ${WHERE} is not a folder`);
   if (config.databaseUrl === null && (await kindOf(path.join(dir, SQLITE_FILE))) !== 'file') {
-    throw new ConfigError(`${dir} ${WHERE} is not a filehaven data folder: it holds no ${SQLITE_FILE}; ${ONLY_SERVE}`);
+    throw new ConfigError(`${dir} ${WHERE} is not a filehaven data folder: it holds no ${SQLITE_FILE}; ${ONLY_SERVE_AND_INIT}`);
   }
   // On either engine: without it, opening the site would write a new secret beside a
   // database whose keys were sealed with another (a server run with --secret, say).
   if (config.secret === null && (await kindOf(path.join(dir, SECRET_FILE))) !== 'file') {
     throw new ConfigError(
-      `${dir} ${WHERE} is not this site's data folder: it holds no ${SECRET_FILE}, and no --secret (FILEHAVEN_SECRET) is given; ${ONLY_SERVE}`,
+      `${dir} ${WHERE} is not this site's data folder: it holds no ${SECRET_FILE}, and no --secret (FILEHAVEN_SECRET) is given; ${ONLY_SERVE_AND_INIT}`,
     );
   }
 }

@@ -1,10 +1,10 @@
-/** Parses sizes like `10GiB`, `500MB`, `64k`, `1048576` into bytes; null when unreadable. */
+/** Parses sizes like `10GiB`, `500MB`, `64k`, `1PiB`, `1048576` into bytes; null when unreadable. */
 export function parseBytes(text: string): number | null {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$/i.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?i?b?)?\s*$/i.exec(text);
   if (!match) return null;
   const written = (match[2] ?? '').toLowerCase();
   const unit = written.replace(/b$/, '');
-  const powers: Record<string, number> = { '': 0, k: 1, ki: 1, m: 2, mi: 2, g: 3, gi: 3, t: 4, ti: 4 };
+  const powers: Record<string, number> = { '': 0, k: 1, ki: 1, m: 2, mi: 2, g: 3, gi: 3, t: 4, ti: 4, p: 5, pi: 5 };
   const power = powers[unit];
   if (power === undefined) return null;
   // KiB/MiB/GiB and bare k/m/g (as nginx reads them) are binary; KB/MB/GB are decimal.

@@ -1,7 +1,11 @@
 /** Balances are whole cents (API.md 5: "a decimal with two places"). */
 
 // 13 digits of units keep every amount, and every sum of two, a safe integer of cents.
-const AMOUNT = /^([+-]?)(\d{1,13})(?:\.(\d{1,2}))?$/;
+const UNIT_DIGITS = 13;
+const AMOUNT = new RegExp(`^([+-]?)(\\d{1,${UNIT_DIGITS}})(?:\\.(\\d{1,2}))?$`);
+
+/** The largest amount parseMoney reads, in cents (9999999999999.99). */
+export const MAX_AMOUNT_CENTS = 10 ** (UNIT_DIGITS + 2) - 1;
 
 /** `12.50`, `-3`, `0.5` → cents; null for anything else (`1e3`, `12.505`, `1,50`, ``). */
 export function parseMoney(raw: string): number | null {

@@ -176,10 +176,16 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
     res.destroy();
     return reply;
   }
-  pump(source, first, res, length, (bytes) => {
-    sent += bytes;
-    options.progress?.(sent);
-  });
+  pump(
+    source,
+    res,
+    length,
+    (bytes) => {
+      sent += bytes;
+      options.progress?.(sent);
+    },
+    first,
+  );
   return reply;
 }
 
@@ -229,9 +235,13 @@ function firstChunk(stream: Readable, res: ServerResponse): Promise<Buffer | nul
  * measure of bytes sent (the write reached the kernel) and the moment the chunk's memory
  * is free, so a recycling source reads into it again (issue 9: no Buffer per chunk, no
  * collection per 64 MB). The source pauses while the socket is full; the response's end
- * or failure destroys it (sendFile's report), its failure cuts the response (sendFile).
+ * or failure destroys it (the caller's whenResponseGone), its failure cuts the response
+ * (the caller's 'error' listener on the source). It adds no 'close' listener to the
+ * response: a pipeline into it adds seven, and with the caller's own they passed Node's
+ * ten (a MaxListenersExceededWarning per folder ZIP, issue 23). `first` is a chunk read
+ * ahead (sendFile's), null when the source ended before it.
  */
-function pump(source: Readable, first: Buffer | null, res: ServerResponse, length: number, written: (bytes: number) => void): void {
+export function pump(source: Readable, res: ServerResponse, length: number, written: (bytes: number) => void, first?: Buffer | null): void {
   const recycle = canRecycle(source) ? (chunk: Buffer) => source.recycle(chunk) : undefined;
   let passed = 0;
   const write = (chunk: Buffer) => {
@@ -245,7 +255,7 @@ function pump(source: Readable, first: Buffer | null, res: ServerResponse, lengt
   // A source that ends short of the length (a blob cut on disk) must not leave the client
   // waiting for the rest on a connection it would reuse: the connection is cut instead.
   const finish = () => (passed === length ? res.end() : res.destroy());
-  if (first !== null) write(first);
+  if (first) write(first);
   // The source may have ended while its first chunk was on its way here.
   if (first === null || source.readableEnded) {
     finish();

@@ -80,7 +80,7 @@ export interface ServiceOptions {
   /** A warning for the operator (a `<data>/secret` others may read); stderr when not given. */
   warn?: (message: string) => void;
   /**
-   * Whether a missing data folder is created (default true): `serve` sets a site up, the
+   * Whether a missing data folder is created (default true): `serve` and `init` set a site up, the
    * other commands run on an existing one (config/site-folder.ts) and create nothing.
    */
   createDataFolder?: boolean;
@@ -94,7 +94,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const warn = options.warn ?? ((message) => console.error(message));
   // Owner only when filehaven makes it (it holds the secret and the database); a folder the
   // operator made keeps the mode they gave it (issue 14).
-  if (options.createDataFolder !== false) await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  if (options.createDataFolder !== false) await createDataFolder(config.dataDir);
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
   const store = await openConfiguredMetadataStore(config);
   let blobs: BlobStore;
@@ -225,6 +225,24 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       await store.close();
     },
   };
+}
+
+/** Creates the data folder (and its parents), or says in one line why it cannot. */
+async function createDataFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? 'a file is in the way'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code === 'EROFS'
+            ? 'read-only file system'
+            : (error as Error).message;
+    throw new ConfigError(`cannot create the data folder ${dir} (--data, FILEHAVEN_DATA): ${why}`);
+  }
 }
 
 /**

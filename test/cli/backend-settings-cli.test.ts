@@ -23,7 +23,7 @@ const serve = (args: string[], env: Record<string, string> = {}) => runCli(['ser
 test('a database URL that is not PostgreSQL is refused as a setting', async () => {
   assertFails(
     await serve(['--database-url', 'mysql://root@127.0.0.1/test']),
-    1,
+    2,
     /invalid --database-url "mysql:\/\/root@127\.0\.0\.1\/test": expected a URL such as postgres:\/\//,
   );
 });

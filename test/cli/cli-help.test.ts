@@ -64,9 +64,9 @@ describe('CLI help', { concurrency: 2, timeout: 120_000 }, () => {
 
   test('negative numbers reach the flag: its own message, never parseArgs\' "ambiguous"', async () => {
     const limit = await runCli(['audit', '--limit', '-5']);
-    assertFails(limit, 2, /^filehaven audit: --limit expects a whole number from 1 to 10000, got "-5"$/);
+    assertFails(limit, 2, /^filehaven audit: --limit takes a whole number from 1 to 10000 \(such as 50\), got "-5"$/);
     const days = await runCli(['accounts', 'create', '--login', 'x', '--password', 'long enough', '--premium-days', '-3']);
-    assertFails(days, 2, /--premium-days expects a number of days such as 30, got "-3"/);
+    assertFails(days, 2, /--premium-days takes 0 to 36500 days \(such as 30 or 0\.5\), got "-3"/);
     const value = await runCli(['accounts', 'premium', '--login', '--days']);
     assertFails(value, 2, /^filehaven accounts: --login needs a value/);
     for (const r of [limit, days, value]) assert.doesNotMatch(r.stderr, /ambiguous/);

@@ -134,7 +134,8 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
     });
 
     test('a bad --port is refused naming the flag and the range', async () => {
-      assertFails(await runCli(['serve', '--port', '99999', '--data', data]), 1, /--port.*99999.*port number 0-65535/);
+      // Typed on the command line: a usage error (2); in the environment, a configuration error (1).
+      assertFails(await runCli(['serve', '--port', '99999', '--data', data]), 2, /--port.*99999.*port number 0-65535/, false);
     });
 
     test('a bad FILEHAVEN_PORT is refused naming the variable', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -145,6 +145,28 @@ async function withArchives(
   } finally {
     services.archives = original;
   }
+}
+
+/**
+ * The most 'close' listeners each response had at once while `body` ran, by request path:
+ * seen through each response's own 'newListener' event, nothing patched.
+ */
+async function peakCloseListeners(server: TestServer, body: () => Promise<void>): Promise<Map<string, number>> {
+  const peaks = new Map<string, number>();
+  const watch = (request: IncomingMessage, response: ServerResponse) => {
+    const where = new URL(request.url ?? '/', 'http://x').pathname;
+    response.on('newListener', (event) => {
+      if (event === 'close') peaks.set(where, Math.max(peaks.get(where) ?? 0, response.listenerCount('close') + 1));
+    });
+  };
+  const http = server.server.app.server;
+  http.prependListener('request', watch);
+  try {
+    await body();
+  } finally {
+    http.removeListener('request', watch);
+  }
+  return peaks;
 }
 
 describe('GET /folder/<id>/zip', () => {
@@ -308,6 +330,37 @@ describe('GET /folder/<id>/zip', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  test('one close listener per ZIP response, however many files: no MaxListenersExceededWarning', async () => {
+    const top = await newFolder('fifty');
+    for (let i = 0; i < 50; i++) await uploadInto(top, `file-${i}.txt`, `file number ${i}\n`);
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    let zip: { response: Response; file: string; bytes: Buffer } | undefined;
+    try {
+      const peaks = await peakCloseListeners(t, async () => {
+        // The folder page: the listeners every response has (request metrics, the connection cap).
+        const page = await t.fetch(`/folder/${top}`);
+        assert.equal(page.status, 200);
+        await page.arrayBuffer();
+        zip = await fetchZip(`/folder/${top}/zip`);
+      });
+      assert.equal(zip!.response.status, 200);
+      assert.equal((await unzipped(zip!.file)).files.size, 50);
+      // The ZIP adds one of its own (the end of the free download: slot, meter, archive),
+      // not one per entry nor the seven of a stream pipeline into the response.
+      const everyResponse = peaks.get(`/folder/${top}`)!;
+      assert.ok(everyResponse > 0);
+      assert.equal(peaks.get(`/folder/${top}/zip`), everyResponse + 1);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(
+      warnings.filter((w) => w.startsWith('MaxListenersExceededWarning')),
+      [],
+    );
   });
 
   test('the response keeps the headers set before it (X-Request-Id)', async () => {

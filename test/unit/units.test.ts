@@ -23,6 +23,8 @@ describe('parseBytes', () => {
     assert.equal(parseBytes('1KiB'), KiB);
     assert.equal(parseBytes('3MiB'), 3 * MiB);
     assert.equal(parseBytes('2TiB'), 2 * TiB);
+    // The most traffic an account holds (account-bounds.ts) is written as its help says it.
+    assert.equal(parseBytes('1PiB'), 1024 * TiB);
     assert.equal(parseBytes('5Gi'), 5 * GiB);
     assert.equal(parseBytes('  7k  '), 7 * KiB);
   });

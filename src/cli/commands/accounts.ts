@@ -4,7 +4,7 @@ import { type Account, premiumState } from '../../domain/types.js';
 import { parseCommandArgs, required, UsageError } from '../args.js';
 import { cliActor } from '../audit-trail.js';
 import { columns, humanBytes } from '../client/display.js';
-import { daysFlag, moneyFlag, noPositionals, passwordFlag, sizeFlag } from '../flags.js';
+import { daysFlag, moneyFlag, noPositionals, passwordFlag, RANGES, sizeFlag } from '../flags.js';
 import { optionsFor, subcommandsOf } from '../help.js';
 import { withServices } from '../with-services.js';
 
@@ -36,8 +36,8 @@ export async function accountsCommand(args: string[]): Promise<void> {
   switch (sub) {
     case 'create': {
       const login = required(values, 'login');
-      const premiumDays = daysFlag(values, 'premium-days');
-      const trafficBytes = sizeFlag(values, 'traffic');
+      const premiumDays = daysFlag(values, 'premium-days', RANGES.premiumDays);
+      const trafficBytes = sizeFlag(values, 'traffic', RANGES.traffic);
       // Read last: every mistake in the flags is reported before stdin is waited on.
       const input = {
         login,
@@ -69,8 +69,8 @@ export async function accountsCommand(args: string[]): Promise<void> {
       return;
     case 'premium': {
       const login = required(values, 'login');
-      const days = daysFlag(values, 'days', true);
-      const traffic = sizeFlag(values, 'traffic') ?? 0;
+      const days = daysFlag(values, 'days', RANGES.premiumChange);
+      const traffic = sizeFlag(values, 'traffic', RANGES.traffic) ?? 0;
       const end = values.end === true;
       if (end && days !== undefined) throw new UsageError('give --days D or --end, not both');
       if (!end && !days && traffic === 0) throw new UsageError('give --days D, --end and/or --traffic SIZE');
@@ -132,8 +132,8 @@ export async function accountsCommand(args: string[]): Promise<void> {
     }
     case 'balance': {
       const login = required(values, 'login');
-      const set = moneyFlag(values, 'set');
-      const add = moneyFlag(values, 'add');
+      const set = moneyFlag(values, 'set', RANGES.balance);
+      const add = moneyFlag(values, 'add', RANGES.balanceChange);
       if ((set === undefined) === (add === undefined)) throw new UsageError('give exactly one of --set AMOUNT and --add AMOUNT');
       await withServices(settings, async (services) => {
         const { before, after } = await services.operator.actions.changeBalance(cliActor(), login, set !== undefined ? { set } : { add: add! });

@@ -1,7 +1,7 @@
 import { sqlDateTime } from '../../domain/dates.js';
 import { parseCommandArgs } from '../args.js';
 import { columns } from '../client/display.js';
-import { limitFlag, noPositionals } from '../flags.js';
+import { countFlag, noPositionals, RANGES } from '../flags.js';
 import { humanDateOrDash } from '../format.js';
 import { optionsFor } from '../help.js';
 import { withServices } from '../with-services.js';
@@ -10,7 +10,7 @@ import { withServices } from '../with-services.js';
 export async function auditCommand(args: string[]): Promise<void> {
   const { positionals, values, settings } = parseCommandArgs(args, optionsFor('audit'));
   noPositionals(positionals, 'audit');
-  const limit = limitFlag(values, 'limit', 50);
+  const limit = countFlag(values, 'limit', RANGES.operatorLimit);
   const action = typeof values.action === 'string' ? values.action : undefined;
   await withServices(settings, async (services) => {
     const entries = await services.audit.list({ limit, action });

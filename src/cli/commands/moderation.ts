@@ -4,7 +4,7 @@ import type { OperatorFileInfo, OperatorFileView } from '../../services/moderati
 import { type ParsedArgs, parseCommandArgs, UsageError } from '../args.js';
 import { cliActor } from '../audit-trail.js';
 import { columns, humanBytes, shown } from '../client/display.js';
-import { limitFlag, noPositionals, onePositional, reasonFlag } from '../flags.js';
+import { countFlag, noPositionals, onePositional, RANGES, reasonFlag } from '../flags.js';
 import { humanDateOrDash } from '../format.js';
 import { optionsFor, subcommandsOf } from '../help.js';
 import { withServices } from '../with-services.js';
@@ -82,7 +82,7 @@ export async function filesCommand(args: string[]): Promise<void> {
       const query = {
         login: typeof values.login === 'string' ? values.login : undefined,
         states: statusFlag(values),
-        limit: limitFlag(values, 'limit', 50),
+        limit: countFlag(values, 'limit', RANGES.operatorLimit),
       };
       await withServices(settings, async (services) => {
         const files = await services.moderation.listFiles(query);

@@ -3,7 +3,7 @@ import { UsageError } from '../args.js';
 import { EXIT } from '../client/command-exit.js';
 import { columns, fields, humanBytes, shown } from '../client/display.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
-import { limitFlag, noPositionals, onePositional } from '../flags.js';
+import { countFlag, noPositionals, onePositional, RANGES } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** Ids go into URL paths: letters and digits only, refused as usage mistakes otherwise. */
@@ -34,7 +34,7 @@ function statusFlag(value: string | boolean | undefined): FileStatus[] | undefin
 export async function lsCommand(args: string[]): Promise<void> {
   await runUserCommand('ls', args, optionsFor('ls'), async (command) => {
     noPositionals(command.positionals, 'ls');
-    const limit = limitFlag(command.values, 'limit', 1000, 100_000);
+    const limit = countFlag(command.values, 'limit', RANGES.lsLimit);
     const client = await command.client();
     if (command.values.folders === true) {
       if (command.values.status !== undefined) throw new UsageError('--status lists files, not folders');

@@ -1,6 +1,7 @@
 import { loadConfig } from '../../config/config.js';
 import { startServer } from '../../server.js';
 import { parseCommandArgs, UsageError } from '../args.js';
+import { printFirstOperator } from '../first-operator.js';
 
 /** Runs the server until SIGINT/SIGTERM. */
 export async function serveCommand(args: string[]): Promise<void> {
@@ -8,11 +9,7 @@ export async function serveCommand(args: string[]): Promise<void> {
   if (positionals.length > 0) throw new UsageError(`serve takes no arguments, got "${positionals[0]}"`);
   const config = loadConfig(settings, process.env);
   const server = await startServer(config);
-  if (server.bootstrap) {
-    console.log('First start: created the operator account. This password is shown only once:');
-    console.log(`  login: ${server.bootstrap.login}`);
-    console.log(`  password: ${server.bootstrap.password}`);
-  }
+  if (server.bootstrap) printFirstOperator(server.bootstrap);
   console.log(`filehaven listening on ${server.baseUrl} (web ${server.webUrl}, data ${config.dataDir})`);
   let stopping = false;
   const stop = (signal: string) => {

@@ -5,7 +5,7 @@ import { UsageError } from '../args.js';
 import { EXIT } from '../client/command-exit.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
-import { limitFlag } from '../flags.js';
+import { countFlag, RANGES } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** One stored file, for --json: `deleteLink` null when an earlier, interrupted run had completed the upload. */
@@ -27,7 +27,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
   await runUserCommand('upload', args, optionsFor('upload'), async (command) => {
     const paths = command.positionals;
     if (paths.length === 0) throw new UsageError('upload takes at least one FILE');
-    const parallel = limitFlag(command.values, 'parallel', 2, 8);
+    const parallel = countFlag(command.values, 'parallel', RANGES.parallel);
     const folder = command.values.folder as string | undefined;
     const transport = command.values['no-resume'] === true ? 'post' : 'auto';
     if (folder !== undefined && !/^[A-Za-z0-9]+$/.test(folder)) throw new UsageError(`--folder expects a folder id, got "${folder}"`);

@@ -1,10 +1,9 @@
 import type { OutgoingHttpHeaders } from 'node:http';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance } from 'fastify';
 import type { HttpContext } from '../context.js';
-import { whenResponseGone } from '../send-blob.js';
+import { pump } from '../send-blob.js';
 import { enterFreeDownload } from './free-download.js';
 
 /** The ZIP of a folder, beside its public page. */
@@ -41,13 +40,6 @@ export function registerFolderZip(app: FastifyInstance, context: HttpContext): v
     const abort = new AbortController();
     let sent = 0;
     download.begin();
-    whenResponseGone(request, reply, () => {
-      abort.abort();
-      download.end(
-        sent,
-        services.archives.sentPerFile(plan, sent).map(({ file, bytes }) => ({ fileId: file.id, bytes })),
-      );
-    });
     const zip = services.archives.stream(plan, {
       signal: abort.signal,
       events: {
@@ -56,25 +48,32 @@ export function registerFolderZip(app: FastifyInstance, context: HttpContext): v
         },
       },
     });
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        sent += chunk.length;
-        callback(null, chunk);
-      },
+    const body = download.throttle(zip);
+    const res = reply.raw;
+    // After the status line a failure can only cut the connection: the client sees a
+    // short body against Content-Length. A client that left is no failure.
+    body.on('error', (error) => {
+      if (!abort.signal.aborted) request.log.warn({ err: error }, 'folder ZIP cut short');
+      res.destroy();
+    });
+    // The response's one listener of this download (issue 23): the end stops the archive
+    // (closing the file being read) and counts what was sent of each file.
+    download.whenGone(() => {
+      abort.abort();
+      body.destroy();
+      download.end(
+        sent,
+        services.archives.sentPerFile(plan, sent).map(({ file, bytes }) => ({ fileId: file.id, bytes })),
+      );
     });
     reply.hijack();
-    const res = reply.raw;
     // Every header set so far goes out, not only the ZIP's: the request id, a session's
     // Set-Cookie, Connection: close while the server drains (as send-blob.ts does).
     res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
-    try {
-      await pipeline(download.throttle(zip), counted, res);
-    } catch (error) {
-      // After the status line a failure can only cut the connection: the client sees a
-      // short body against Content-Length. A client that left is no failure.
-      if (!abort.signal.aborted) request.log.warn({ err: error }, 'folder ZIP cut short');
-      res.destroy();
-    }
+    // Bytes count as sent once their write reached the kernel, as for a single file.
+    pump(body, res, plan.size, (bytes) => {
+      sent += bytes;
+    });
     return reply;
   });
 }

@@ -23,6 +23,12 @@ export interface FreeDownload {
    * client, `perFile` of them were each file's own bytes.
    */
   end(sent: number, perFile: Array<{ fileId: string; bytes: number }>): void;
+  /**
+   * Runs `then` once when the response is over however it ends (at once when it is
+   * already), after the slot is given back: through the one 'close' listener the free
+   * download keeps on the response, so a route adds none of its own.
+   */
+  whenGone(then: () => void): void;
 }
 
 /**
@@ -32,7 +38,14 @@ export interface FreeDownload {
  */
 export async function enterFreeDownload(context: HttpContext, request: FastifyRequest, reply: FastifyReply): Promise<FreeDownload> {
   const { services } = context;
-  whenResponseGone(request, reply, await services.limits.freeDownloads.enter(request.ip));
+  const leave = await services.limits.freeDownloads.enter(request.ip);
+  let gone = false;
+  const onGone: Array<() => void> = [];
+  whenResponseGone(request, reply, () => {
+    gone = true;
+    leave();
+    for (const then of onGone.splice(0)) then();
+  });
   let metered: ((sent: number) => void) | undefined;
   let ended = false;
   return {
@@ -48,6 +61,10 @@ export async function enterFreeDownload(context: HttpContext, request: FastifyRe
       for (const { fileId, bytes } of perFile) {
         services.files.recordBytesServed(fileId, bytes).catch((error) => request.log.error(error, 'counting bytes served failed'));
       }
+    },
+    whenGone: (then) => {
+      if (gone) then();
+      else onGone.push(then);
     },
   };
 }
