@@ -10,6 +10,8 @@ import { atomError, startTestServer, TestClock, type TestServer } from '../helpe
 // sign-up, the profile page SPEC.md names ({web_url}/accounts/profile/misc).
 
 const PROFILE = '/accounts/profile/misc';
+/** Where the profile sends a visitor without a session: sign-in, which returns to it. */
+const SIGN_IN_TO_PROFILE = `/signin?next=${encodeURIComponent(PROFILE)}`;
 const REGENERATE = '/accounts/profile/misc/regenerate-key';
 const DAY = 86_400_000;
 const HOSTILE_NAME = `<script>alert("x")</script> 'single' "double" \u202Eevil\u200F & more`;
@@ -149,7 +151,7 @@ describe('web accounts', () => {
       const second = form.cookies.get('fh_session')!;
       assert.notEqual(second, first);
       // The old session is gone, the new one works.
-      redirect(await b.get(PROFILE), '/signin');
+      redirect(await b.get(PROFILE), SIGN_IN_TO_PROFILE);
       assert.ok(signedInAs(html(await form.get(PROFILE), 200), login));
     });
 
@@ -191,12 +193,12 @@ describe('web accounts', () => {
       html(await b.get(PROFILE), 200);
       await t.server.services.store.accounts.setDisabled(account.id, true);
       const after = await b.get(PROFILE);
-      redirect(after, '/signin');
+      redirect(after, SIGN_IN_TO_PROFILE);
       assert.equal(setCookieFor(after, 'fh_session')?.attributes.get('max-age'), '0');
       assert.equal(await t.server.services.store.sessions.byId(sha256(token)), null);
       await t.server.services.store.accounts.setDisabled(account.id, false);
       b.cookies.set('fh_session', token);
-      redirect(await b.get(PROFILE), '/signin');
+      redirect(await b.get(PROFILE), SIGN_IN_TO_PROFILE);
     });
 
     test("an operator's password reset signs the account out everywhere", async () => {
@@ -205,8 +207,8 @@ describe('web accounts', () => {
       redirect(await one.signIn(login, password), PROFILE);
       redirect(await two.signIn(login, password), PROFILE);
       await t.server.services.accounts.setPassword(login, 'a brand new password');
-      redirect(await one.get(PROFILE), '/signin');
-      redirect(await two.get(PROFILE), '/signin');
+      redirect(await one.get(PROFILE), SIGN_IN_TO_PROFILE);
+      redirect(await two.get(PROFILE), SIGN_IN_TO_PROFILE);
       html(await one.signIn(login, password), 401);
       redirect(await one.signIn(login, 'a brand new password'), PROFILE);
     });
@@ -242,19 +244,19 @@ describe('web accounts', () => {
       }
       // 91 days after sign-in, 11 days after the last use: over.
       clock.advance(11 * DAY);
-      redirect(await b.get(PROFILE), '/signin');
+      redirect(await b.get(PROFILE), SIGN_IN_TO_PROFILE);
 
       // Unused for more than 30 days: over.
       const c = browser();
       redirect(await c.signIn(login, password), PROFILE);
       clock.advance(30 * DAY + 1000);
-      redirect(await c.get(PROFILE), '/signin');
+      redirect(await c.get(PROFILE), SIGN_IN_TO_PROFILE);
     });
   });
 
   describe('profile', () => {
     test('needs a session', async () => {
-      redirect(await browser().get(PROFILE), '/signin');
+      redirect(await browser().get(PROFILE), SIGN_IN_TO_PROFILE);
     });
 
     test('shows the key POST /apikeys returns, the account details, premium and traffic', async () => {
@@ -345,7 +347,7 @@ describe('web accounts', () => {
       assert.ok(signedOut(html(await b.get('/'), 200)));
       // Replaying the old cookie does not sign anyone in.
       b.cookies.set('fh_session', token);
-      redirect(await b.get(PROFILE), '/signin');
+      redirect(await b.get(PROFILE), SIGN_IN_TO_PROFILE);
     });
 
     test("another session's token does not sign this one out", async () => {

@@ -107,8 +107,9 @@ describe('my files (no JavaScript)', () => {
 
   test('signed out: the page sends to sign-in; the upload and forms change nothing', async () => {
     const b = new Browser(t.url);
-    redirect(await b.get(MY), '/signin');
-    redirect(await b.get(`${MY}?folder=AAAAAAAAAA`), '/signin');
+    // Through sign-in, which returns to the page asked for (issue 23, defect 4).
+    redirect(await b.get(MY), `/signin?next=${encodeURIComponent(MY)}`);
+    redirect(await b.get(`${MY}?folder=AAAAAAAAAA`), `/signin?next=${encodeURIComponent(`${MY}?folder=AAAAAAAAAA`)}`);
     const refused = await postUpload(t, b, [fieldPart('csrf', 'x'), filePart('upload', 'a.txt', 'hello')]);
     assert.match(page(refused, 403), /You are signed out/);
     const json = await postUpload(t, b, [filePart('upload', 'a.txt', 'hello')], 'application/json');
