@@ -10,16 +10,18 @@ import { createUpload, OFFSET_STREAM, patchUpload, TUS, uploadMetadata } from '.
 // strict clients (go-tus) take any other status for a failure, the last PATCH's too. The
 // finishing PATCH names the file in headers; the `File upload result` feed comes only to
 // a client that asks (Accept: application/atom+xml, or Prefer: return=representation).
+// Issue 23, defect 3: every answer says the largest PATCH to send (Filehaven-Max-Chunk-Size).
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
+const CHUNK_SIZE = 3 * MiB;
 /** A hang guard, not a speed check. */
 const GUARD = { timeout: 120_000 };
 
 let t: TestServer;
 let ada: TestAccount;
 before(async () => {
-  t = await startTestServer();
+  t = await startTestServer({ uploadChunkSize: CHUNK_SIZE });
   ada = await t.account({ premiumDays: 30, trafficBytes: 1024 * MiB });
 });
 after(() => t.close());
@@ -172,5 +174,22 @@ describe('the feed, for a client that asks', () => {
     const done = await createUpload(t, ada.key, { length: content.length, metadata: { filename: 'one go.bin' }, body: content });
     assert.equal(done.response.status, 201, done.body);
     assert.match(done.body, /<title>File upload result<\/title>/);
+  });
+});
+
+describe('Filehaven-Max-Chunk-Size', () => {
+  test('OPTIONS, the creation and HEAD say the largest PATCH to send (--upload-chunk-size), and browsers may read it', GUARD, async () => {
+    const origin = { Origin: 'https://elsewhere.example' };
+    const options = await t.fetch('/uploads', { method: 'OPTIONS', headers: origin });
+    assert.equal(options.status, 204);
+    assert.equal(options.headers.get('filehaven-max-chunk-size'), String(CHUNK_SIZE));
+    const created = await createUpload(t, ada.key, { length: 10, metadata: { filename: 'ten.bin' }, headers: origin });
+    assert.equal(created.response.status, 201, created.body);
+    assert.equal(created.response.headers.get('filehaven-max-chunk-size'), String(CHUNK_SIZE));
+    const exposed = (created.response.headers.get('access-control-expose-headers') ?? '').split(',').map((name) => name.trim().toLowerCase());
+    assert.ok(exposed.includes('filehaven-max-chunk-size'), `exposed to a page's script: ${exposed.join(', ')}`);
+    const head = await t.fetch(`/uploads/${created.id}`, { method: 'HEAD', headers: { ...TUS, Authorization: ada.key } });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('filehaven-max-chunk-size'), String(CHUNK_SIZE));
   });
 });

@@ -25,6 +25,13 @@ export const CSRF_HEADER = 'Filehaven-Csrf';
 /** Headers that tell a client which file its finished upload became. */
 export const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Download-Link', delete: 'Filehaven-Delete-Link' } as const;
 
+/**
+ * The largest PATCH body a client should send (--upload-chunk-size), on every answer of
+ * the endpoint (OPTIONS, creation, HEAD...): a proxy's body limit below the largest file
+ * would refuse a file sent in one PATCH. The name is agreed with the site's uploader.
+ */
+export const MAX_CHUNK_SIZE_HEADER = 'Filehaven-Max-Chunk-Size';
+
 /** What one request's hooks share: the caller, and what became of the upload. */
 interface UploadRequest {
   account: Account;
@@ -78,7 +85,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
     // from a query string past the ownership check).
     getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
-    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, 'Retry-After'].join(', ')],
+    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
     allowedHeaders: [CSRF_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
@@ -108,6 +115,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
       const allowed = collection ? COLLECTION_METHODS : ITEM_METHODS;
       if (!allowed.includes(request.method)) throw errors.methodNotAllowed(allowed);
       if (id !== undefined && !UPLOAD_ID.test(id)) throw errors.uploadNotFound();
+      reply.header(MAX_CHUNK_SIZE_HEADER, String(services.config.uploadChunkSize));
       // OPTIONS is tus's discovery (and CORS preflight): open to anyone.
       const caller = request.method === 'OPTIONS' ? null : await callerOf(context, request);
       const account = caller?.account ?? null;
