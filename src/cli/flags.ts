@@ -47,6 +47,8 @@ export const RANGES = {
   lsLimit: wholeNumbers(1, 100_000, 1000),
   /** `upload --parallel`. */
   parallel: wholeNumbers(1, 8, 2),
+  /** `upload --chunk-size`: the server's Filehaven-Max-Chunk-Size caps it too. */
+  chunkSize: { min: 64 * 1024, max: 4 * 1024 ** 3, text: 'a size from 64KiB to 4GiB' },
 } satisfies Record<string, NumberRange>;
 
 /** The refusal of `raw` as a value of `--name`: the range it takes and what it got. */

@@ -89,7 +89,7 @@ const CATALOGUE: Record<string, Entry> = {
   logout: { audience: 'user', usage: '[--json]', summary: 'forgets the stored key (it stays valid on the server)', flags: [] },
   upload: {
     audience: 'user',
-    usage: 'FILE... [--folder ID] [--parallel N] [--no-resume] [--json]',
+    usage: 'FILE... [--folder ID] [--parallel N] [--chunk-size SIZE] [--no-resume] [--json]',
     summary: 'uploads files (resumable when the server offers tus); prints each download link',
     flags: [
       { name: 'folder', value: 'ID', text: 'move the uploaded files into this folder (checked before the first byte)' },
@@ -99,7 +99,13 @@ const CATALOGUE: Record<string, Entry> = {
         text: `files sent at once (default ${RANGES.parallel.fallback}; ${RANGES.parallel.min} to ${RANGES.parallel.max})`,
         range: RANGES.parallel,
       },
-      { name: 'no-resume', text: 'always send POST /files, never a resumable tus upload' },
+      {
+        name: 'chunk-size',
+        value: 'SIZE',
+        text: `largest request of a resumable upload, such as 32MiB (${RANGES.chunkSize.text}; default and most: the server's --upload-chunk-size, 64MiB unless its operator set it); lower it for a proxy with a smaller body limit`,
+        range: RANGES.chunkSize,
+      },
+      { name: 'no-resume', text: 'always send POST /files (the whole file in one request), never a resumable tus upload' },
     ],
   },
   download: {

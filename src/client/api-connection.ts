@@ -89,13 +89,14 @@ export class ApiConnection {
       body = request.body.data;
     }
     const signal = this.signalFor(request);
+    const sent = headers['Content-Length'] === undefined ? undefined : Number(headers['Content-Length']);
     // A streamed body needs duplex 'half' (fetch spec); undici sends it with our Content-Length.
     // redirect 'error': the API never redirects, and with any other mode fetch clones the
     // request (Fetch "HTTP-network-or-cache fetch" step 8), teeing a streamed body into a
     // branch nobody reads, which then holds the whole upload in memory.
     const init = { method: request.method, headers, body, signal, duplex: 'half', redirect: 'error' } as RequestInit;
     const response = await this.send(url.href, init);
-    const feed = await this.readAnswer(response, signal);
+    const feed = await this.readAnswer(response, signal, sent);
     if (feed.title !== request.expect || (feed.entries.length === 0 && !request.listing)) {
       throw new FilehavenApiError(
         'errorUnexpectedResponse',
@@ -106,8 +107,11 @@ export class ApiConnection {
     return feed;
   }
 
-  /** The feed of a successful answer; the server's error (or an unexpected answer) otherwise. */
-  async readAnswer(response: Response, signal?: AbortSignal): Promise<AtomFeed> {
+  /**
+   * The feed of a successful answer; the server's error (or an unexpected answer)
+   * otherwise. `sent`: the request's body size, named when a proxy refuses it.
+   */
+  async readAnswer(response: Response, signal?: AbortSignal, sent?: number): Promise<AtomFeed> {
     let text: string;
     try {
       text = await response.text();
@@ -117,7 +121,7 @@ export class ApiConnection {
     }
     const feed = readFeed(text);
     if (feed?.webUrl) this.webUrl = feed.webUrl.replace(/\/+$/, '');
-    if (!response.ok || feed?.title === 'Error') throw errorOf(response, feed);
+    if (!response.ok || feed?.title === 'Error') throw refusalOf(response, feed, text, { url: response.url || this.server, bytes: sent });
     if (!feed)
       throw new FilehavenApiError(
         'errorUnexpectedResponse',
@@ -135,6 +139,50 @@ export function errorOf(response: Pick<Response, 'status' | 'headers'>, feed: At
   const code = entry ? childText(entry, 'title') : undefined;
   if (entry && code && isApiErrorCode(code)) return new FilehavenApiError(code, response.status, childText(entry, 'content') ?? code, retryAfter);
   return statusError(response.status, retryAfter);
+}
+
+/**
+ * The error of a refused API request. filehaven answers every API request in Atom (API.md
+ * 3), so a refusal without an Atom error is not the site's own: a proxy or gateway in
+ * front of it answered (nginx's 413 for a body over client_max_body_size, Cloudflare's
+ * 413 past 100 MB, a 502 page), and the error says so instead of reading a SPEC meaning
+ * into the status. `sent` is the refused request: where it went and its body size.
+ */
+export function refusalOf(
+  response: Pick<Response, 'status' | 'headers'>,
+  feed: AtomFeed | null,
+  body: string,
+  sent: { url: string; bytes?: number },
+): FilehavenApiError {
+  if (feed?.title === 'Error') return errorOf(response, feed);
+  const retryAfter = retryAfterSeconds(response.headers.get('retry-after'));
+  let origin = sent.url;
+  try {
+    origin = new URL(sent.url).origin;
+  } catch {}
+  // The page's own words, when it has a title ("413 Request Entity Too Large").
+  const title = /<title>([^<]{1,120})<\/title>/i.exec(body)?.[1]?.trim();
+  const page = title ? `: "${title}"` : '';
+  if (response.status === 413) {
+    const size = sent.bytes === undefined ? 'a request' : `a request of ${sent.bytes} bytes (${mebibytes(sent.bytes)})`;
+    return new FilehavenApiError(
+      'errorUnexpectedResponse',
+      413,
+      `the proxy in front of ${origin} refused ${size} (HTTP 413, not filehaven's answer${page}): its body limit is below that size`,
+      retryAfter,
+    );
+  }
+  return new FilehavenApiError(
+    'errorUnexpectedResponse',
+    response.status,
+    `HTTP ${response.status} from ${origin} is not filehaven's answer (no Atom error): a proxy or gateway in front of the site answered${page}`,
+    retryAfter,
+  );
+}
+
+/** Bytes in MiB with one decimal, for messages (the SDK has no formatter of its own). */
+function mebibytes(bytes: number): string {
+  return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
 }
 
 /**

@@ -57,6 +57,12 @@ export interface UploadOptions extends CallOptions {
   onProgress?: UploadProgress;
   /** Which protocol sends the file (default `auto`). */
   transport?: UploadTransportChoice;
+  /**
+   * The largest request of a tus upload, in bytes (default: what the server says in
+   * `Filehaven-Max-Chunk-Size`, which also caps this; the whole file from a server that
+   * says nothing). For a proxy whose body limit is lower than the server knows.
+   */
+  chunkSize?: number;
 }
 
 /** How a download by id fetches its bytes. */
@@ -177,10 +183,12 @@ export class FilehavenClient {
    * after, and a move that fails throws UploadNotMovedError, which carries the file).
    */
   async upload(input: UploadInput, options: UploadOptions = {}): Promise<StoredFile> {
+    if (options.chunkSize !== undefined && !(Number.isSafeInteger(options.chunkSize) && options.chunkSize > 0))
+      throw new TypeError(`upload(): chunkSize must be a whole number of bytes above 0, got ${options.chunkSize}`);
     const source = await uploadSource(input, options);
     if (options.folder !== undefined) await this.folder(options.folder, { limit: 1, signal: options.signal });
     const transport = await this.transportFor(source, options.transport ?? 'auto', options.signal);
-    return transport.send(source, { signal: options.signal, onProgress: options.onProgress, folder: options.folder });
+    return transport.send(source, { signal: options.signal, onProgress: options.onProgress, folder: options.folder, chunkSize: options.chunkSize });
   }
 
   /**

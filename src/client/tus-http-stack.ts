@@ -86,12 +86,13 @@ class ConnectionRequest implements HttpRequest {
 
   async send(body: BodySlice | null = null): Promise<HttpResponse> {
     const signal = this.signal ? AbortSignal.any([this.signal, this.controller.signal]) : this.controller.signal;
-    const headers = { ...this.headers };
     let data: AsyncIterable<Uint8Array> | undefined;
     if (body) {
-      headers['Content-Length'] = String(body.size);
+      // Kept on the request: an error names the size of what a proxy refused.
+      this.headers['Content-Length'] = String(body.size);
       data = counted(body.bytes, this.onProgress);
     }
+    const headers = { ...this.headers };
     // As ApiConnection.call: duplex 'half' for a streamed body, and redirect 'error' so
     // fetch never tees the body into a branch nobody reads (which would hold it all).
     const init = { method: this.method, headers, body: data, signal, duplex: 'half', redirect: 'error' } as RequestInit;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DetailedError, type HttpResponse, Upload, type UploadOptions } from 'tus-js-client';
-import { type ApiConnection, type CallOptions, errorOf } from './api-connection.js';
+import { type ApiConnection, type CallOptions, refusalOf } from './api-connection.js';
 import type { StoredFile } from './api-types.js';
 import { readFeed } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
@@ -20,6 +20,12 @@ export const TUS_PATH = '/uploads';
  * A retry asks the server where it stands (HEAD) and sends only the rest.
  */
 export const TUS_RETRY_DELAYS = [0, 1000, 3000, 5000, 10000];
+
+/**
+ * The header in which the server names the largest PATCH body to send (its
+ * --upload-chunk-size): a proxy in front of the site may refuse bigger requests.
+ */
+export const MAX_CHUNK_SIZE_HEADER = 'Filehaven-Max-Chunk-Size';
 
 export interface TusTransportOptions {
   /**
@@ -50,8 +56,10 @@ export async function serverOffersTus(connection: ApiConnection, options: CallOp
  * with `Upload-Length` and `Upload-Metadata` (filename, folder), then PATCHed from the
  * server's offset. A lost connection, an interruption or `kill -9` costs only the bytes
  * in flight: a retry, or the next run for the same file, asks the server's offset (HEAD)
- * and sends the rest. The final PATCH answers with the same `File upload result` as
- * POST /files.
+ * and sends the rest. PATCHes are at most the size the server names in
+ * Filehaven-Max-Chunk-Size (on the creation's answer, and on the HEAD of a resume), or
+ * the caller's smaller `chunkSize`. The final PATCH asks for (Accept) and gets the same
+ * `File upload result` as POST /files.
  */
 export class TusUploadTransport implements UploadTransport {
   private readonly storage: JsonFileUrlStorage | null;
@@ -73,6 +81,9 @@ export class TusUploadTransport implements UploadTransport {
     const previous = fingerprint && this.storage ? await this.storage.findUploadsByFingerprint(fingerprint) : [];
     const metadata: Record<string, string> = { filename: source.name };
     if (call.folder !== undefined) metadata.folder = call.folder;
+    const wanted = call.chunkSize ?? Number.POSITIVE_INFINITY;
+    /** What the server last said in Filehaven-Max-Chunk-Size; null until it says. */
+    let advertised: number | null = null;
 
     const lastResponse = await new Promise<HttpResponse>((resolve, reject) => {
       const options: UploadOptions = {
@@ -81,6 +92,15 @@ export class TusUploadTransport implements UploadTransport {
         metadata,
         retryDelays: this.retryDelays,
         httpStack: new ConnectionHttpStack(this.connection, signal),
+        chunkSize: wanted,
+        // The creation's answer (or a resume's HEAD) comes before the first PATCH, and
+        // tus-js-client reads chunkSize again for every PATCH.
+        onAfterResponse: (_request, response) => {
+          const said = maxChunkSizeOf(response);
+          if (said === null) return;
+          advertised = said;
+          upload.options.chunkSize = Math.min(wanted, said);
+        },
         fileReader: uploadSourceReader,
         fingerprint: async () => fingerprint as string,
         storeFingerprintForResuming: fingerprint !== null,
@@ -94,7 +114,7 @@ export class TusUploadTransport implements UploadTransport {
         },
         onError: (error) => {
           settle();
-          reject(translated(error, signal));
+          reject(translated(error, signal, advertised));
         },
       };
       if (this.storage) options.urlStorage = this.storage;
@@ -168,13 +188,22 @@ export class TusUploadTransport implements UploadTransport {
   }
 }
 
+/** Filehaven-Max-Chunk-Size of an answer, when it holds a whole number of bytes above 0. */
+function maxChunkSizeOf(response: HttpResponse): number | null {
+  const value = response.getHeader(MAX_CHUNK_SIZE_HEADER)?.trim();
+  if (value === undefined || !/^\d{1,16}$/.test(value)) return null;
+  const bytes = Number(value);
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : null;
+}
+
 /**
  * A tus-js-client failure as the SDK's errors: the server's answer through the same
- * errorOf as every call (its Atom error: SPEC code, status, Retry-After); a connection
- * failure as the FilehavenConnectionError ApiConnection.send threw; anything else (a
- * local file that cannot be read) as it is.
+ * refusalOf as every call (its Atom error: SPEC code, status, Retry-After; or a proxy's
+ * page, said in words); a connection failure as the FilehavenConnectionError
+ * ApiConnection.send threw; anything else (a local file that cannot be read) as it is.
+ * `advertised`: the largest PATCH the server asked for, for the words on a proxy's 413.
  */
-function translated(error: Error, signal: AbortSignal | undefined): unknown {
+function translated(error: Error, signal: AbortSignal | undefined, advertised: number | null): unknown {
   if (signal?.aborted) return signal.reason;
   if (!(error instanceof DetailedError)) return error;
   const answer = error.originalResponse;
@@ -183,7 +212,21 @@ function translated(error: Error, signal: AbortSignal | undefined): unknown {
     if (status >= 200 && status < 300) return new FilehavenApiError('errorUnexpectedResponse', status, error.message);
     const response = answer.getUnderlyingObject() as Response | undefined;
     const retryAfter = answer.getHeader('Retry-After');
-    return errorOf(response ?? { status, headers: new Headers(retryAfter ? { 'retry-after': retryAfter } : {}) }, readFeed(answer.getBody()));
+    const body = answer.getBody();
+    const length = error.originalRequest?.getHeader('Content-Length');
+    const refusal = refusalOf(response ?? { status, headers: new Headers(retryAfter ? { 'retry-after': retryAfter } : {}) }, readFeed(body), body, {
+      url: error.originalRequest?.getURL() ?? '',
+      bytes: length === undefined ? undefined : Number(length),
+    });
+    if (refusal.status === 413 && refusal.code === 'errorUnexpectedResponse') {
+      // Not the site's own limit: say what would get the file through.
+      const hint =
+        advertised === null
+          ? "the server does not say how large a PATCH may be (Filehaven-Max-Chunk-Size): send smaller ones (the SDK's chunkSize, the CLI's --chunk-size)"
+          : `the site asks for PATCHes of up to ${advertised} bytes (its --upload-chunk-size), more than the proxy takes: its operator should lower that; meanwhile send smaller ones (the SDK's chunkSize, the CLI's --chunk-size)`;
+      return new FilehavenApiError(refusal.code, refusal.status, `${refusal.message}; ${hint}`, refusal.retryAfter);
+    }
+    return refusal;
   }
   return error.causingError ?? error;
 }

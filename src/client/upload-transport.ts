@@ -14,6 +14,12 @@ export interface UploadCall extends CallOptions {
   onProgress?: UploadProgress;
   /** A folder of the account (already checked) the file must end up in. */
   folder?: string;
+  /**
+   * The largest PATCH of a tus upload, in bytes; the server's `Filehaven-Max-Chunk-Size`
+   * caps it (default: that, or the whole file from a server that does not say). POST
+   * /files sends the file in one request whatever it says.
+   */
+  chunkSize?: number;
 }
 
 /**

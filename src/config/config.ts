@@ -18,6 +18,12 @@ export interface Config {
   secret: string | null;
   /** Largest accepted file in bytes (API.md section 8: 10 GiB). */
   maxFileSize: number;
+  /**
+   * Largest body a tus client should send in one PATCH, advertised in
+   * `Filehaven-Max-Chunk-Size`: under the body limit of any proxy in front of the site
+   * (Cloudflare's is 100 MB). Advisory: a bigger PATCH that reaches the server is taken.
+   */
+  uploadChunkSize: number;
   /** Lifetime of a signed direct link. */
   directLinkTtlMs: number;
   /** Whether a direct download needs the Authorization header besides the signed URL (API.md 6). */
@@ -189,6 +195,17 @@ export const SETTINGS = [
     parse: positiveBytes,
     expected: 'a size of at least 1 byte, such as 10GiB or 1048576',
     description: 'largest accepted file',
+  },
+  {
+    key: 'uploadChunkSize',
+    flag: 'upload-chunk-size',
+    env: 'FILEHAVEN_UPLOAD_CHUNK_SIZE',
+    parse: (raw: string) => {
+      const n = parseBytes(raw);
+      return n !== null && n >= MiB ? n : undefined;
+    },
+    expected: 'a size of at least 1MiB, such as 64MiB',
+    description: 'largest PATCH body a tus client should send (keep it under the body limit of any proxy in front)',
   },
   {
     key: 'directLinkTtlMs',
@@ -503,6 +520,8 @@ export const DEFAULTS: Config = {
   webUrl: null,
   secret: null,
   maxFileSize: 10 * GiB,
+  // Under Cloudflare's 100 MB request body limit, and few requests even for a 10 GiB file.
+  uploadChunkSize: 64 * 1024 ** 2,
   directLinkTtlMs: 24 * 3_600_000,
   directLinkRequiresKey: true,
   logLevel: 'info',

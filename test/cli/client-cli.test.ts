@@ -425,6 +425,35 @@ describe('resumable uploads (tus)', () => {
     assert.deepEqual(await requestsOf(['--no-resume']), ['POST /files']);
   });
 
+  test('--chunk-size: PATCHes no larger (the server names its own largest, 64 MiB here, which caps it); not a size, or with --no-resume, is a usage error', async () => {
+    // Each PATCH's declared body size, through a preloaded fetch wrapper.
+    const hook = path.join(work, 'record-patches.mjs');
+    await writeFile(
+      hook,
+      "import { appendFileSync } from 'node:fs';\nconst original = globalThis.fetch;\nglobalThis.fetch = (input, init) => {\n  if (init?.method === 'PATCH') appendFileSync(process.env.REQUESTS_FILE, new Headers(init.headers).get('content-length') + '\\n');\n  return original(input, init);\n};\n",
+    );
+    const file = path.join(work, 'in pieces.bin');
+    const content = randomPayload(2.5 * 1024 * 1024);
+    await writeFile(file, content);
+    const log = path.join(work, 'patches.log');
+    const result = await json(['upload', file, '--chunk-size', '1MiB'], ada, {
+      home: path.join(work, 'chunks-home'),
+      env: { NODE_OPTIONS: `--import=${hook}`, REQUESTS_FILE: log },
+    });
+    assert.equal((await t.server.services.store.files.byId(result.files[0].id))?.sha256, sha256(content));
+    assert.deepEqual((await readFile(log, 'utf8')).trim().split('\n').map(Number), [1024 * 1024, 1024 * 1024, 512 * 1024]);
+
+    for (const args of [
+      ['--chunk-size', 'lots'],
+      ['--chunk-size', '0'],
+      ['--chunk-size', '1MiB', '--no-resume'],
+    ]) {
+      const usage = await run(['upload', file, ...args], { env: { FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: ada.key } });
+      assert.equal(usage.code, 2, `${args.join(' ')}: ${usage.stderr}`);
+      assert.match(usage.stderr, /^filehaven upload: --chunk-size .+\nRun 'filehaven help upload' for usage\.\n$/);
+    }
+  });
+
   test('an upload interrupted (Ctrl-C), then killed (SIGKILL), resumes each time: the stored URL is reused and only the rest is sent', async () => {
     const size = 64 * 1024 * 1024;
     const big = path.join(work, 'resumed upload.bin');

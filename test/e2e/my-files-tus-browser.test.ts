@@ -268,7 +268,7 @@ describe('resumable uploads on My files in Chromium', { skip: chromiumSkip() }, 
       headers: { Authorization: user.key, 'Tus-Resumable': '1.0.0', 'Upload-Offset': '0', 'Content-Type': 'application/offset+octet-stream' },
       body: new Uint8Array(size),
     });
-    assert.equal(finished.status, 200);
+    assert.equal(finished.status, 204, 'tus 1.0: the finishing PATCH is 204 No Content');
     const fileId = finished.headers.get('filehaven-file-id');
     const lastModified = Date.parse('2026-01-02T03:04:05Z');
     await page.goto(`${t.url}/my/files`);

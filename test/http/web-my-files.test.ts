@@ -124,7 +124,7 @@ describe('my files (no JavaScript)', () => {
     assert.ok(body.includes(`<a href="${MY}">My files</a>`), 'header link');
     assert.match(
       body,
-      /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data" data-tus-endpoint="\/uploads" data-account="\d+">/,
+      /<form class="upload-form" id="upload-form" method="post" action="\/my\/files\/upload" enctype="multipart\/form-data" data-tus-endpoint="\/uploads" data-account="\d+" data-max-chunk-size="67108864">/,
     );
     assert.ok(body.indexOf(`name="csrf" value="${csrf}"`) < body.indexOf('<input id="upload-files" type="file" name="upload" multiple required>'), body);
     // tus-js-client first (the script uses it for files over 4 MiB), both from the site itself.

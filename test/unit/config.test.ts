@@ -95,6 +95,14 @@ describe('loadConfig', () => {
     assertConfigError({ data: '  ' }, {}, '--data', /folder/);
   });
 
+  test('--upload-chunk-size: 64 MiB unless set, a size of at least 1 MiB', () => {
+    assert.equal(DEFAULTS.uploadChunkSize, 64 * 1024 * 1024);
+    assert.equal(loadConfig({ 'upload-chunk-size': '95MB' }, {}).uploadChunkSize, 95_000_000);
+    assert.equal(loadConfig({}, { FILEHAVEN_UPLOAD_CHUNK_SIZE: '1MiB' }).uploadChunkSize, 1024 * 1024);
+    assertConfigError({ 'upload-chunk-size': '1023KiB' }, {}, '--upload-chunk-size', /"1023KiB": expected a size of at least 1MiB/);
+    assertConfigError({}, { FILEHAVEN_UPLOAD_CHUNK_SIZE: 'big' }, 'FILEHAVEN_UPLOAD_CHUNK_SIZE', /at least 1MiB/);
+  });
+
   test('--temp-grace is at least a minute, so gc never takes the temp file of an upload in progress', () => {
     assertConfigError({ 'temp-grace': '0' }, {}, '--temp-grace', /at least 1m/);
     assertConfigError({ 'temp-grace': '59s' }, {}, '--temp-grace', /at least 1m/);

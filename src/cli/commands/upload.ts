@@ -5,7 +5,7 @@ import { UsageError } from '../args.js';
 import { EXIT } from '../client/command-exit.js';
 import { showProgress, transferBars } from '../client/transfer-progress.js';
 import { errorJson, runUserCommand } from '../client/user-command.js';
-import { countFlag, RANGES } from '../flags.js';
+import { countFlag, RANGES, sizeFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
 
 /** One stored file, for --json: `deleteLink` null when an earlier, interrupted run had completed the upload. */
@@ -17,7 +17,9 @@ type UploadResult = Uploaded | { file: string; error: Record<string, unknown> };
 /**
  * `filehaven upload`: each file streamed to the server (client.upload: resumable tus
  * when the server offers it, else POST /files; `--no-resume` forces POST), `--parallel`
- * at a time, a progress bar each at a terminal. A tus upload cut by Ctrl-C, a lost
+ * at a time, a progress bar each at a terminal. A tus upload goes in PATCHes no larger
+ * than the server's Filehaven-Max-Chunk-Size (or a smaller `--chunk-size`), so a proxy's
+ * body limit below the file's size lets it through. A tus upload cut by Ctrl-C, a lost
  * connection or `kill -9` continues where it stopped when the same command runs again
  * (its URL is kept in `uploads.json` beside the login). With --folder, the folder is
  * checked before the first byte and the stored files are moved into it with one call at
@@ -30,6 +32,10 @@ export async function uploadCommand(args: string[]): Promise<void> {
     const parallel = countFlag(command.values, 'parallel', RANGES.parallel);
     const folder = command.values.folder as string | undefined;
     const transport = command.values['no-resume'] === true ? 'post' : 'auto';
+    // The server's Filehaven-Max-Chunk-Size caps it (the SDK reads it from the creation's answer).
+    const chunkSize = sizeFlag(command.values, 'chunk-size', RANGES.chunkSize);
+    if (chunkSize !== undefined && transport === 'post')
+      throw new UsageError('--chunk-size is for resumable uploads; --no-resume sends each file in one request');
     if (folder !== undefined && !/^[A-Za-z0-9]+$/.test(folder)) throw new UsageError(`--folder expects a folder id, got "${folder}"`);
     // Every file must be readable before anything is sent: a typo fails fast.
     for (const file of paths) {
@@ -57,7 +63,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
         try {
           const size = (await stat(file)).size;
           bar = bars.add(path.basename(file), size);
-          const stored = await client.upload(file, { transport, onProgress: (sent) => bar!.update(sent) });
+          const stored = await client.upload(file, { transport, chunkSize, onProgress: (sent) => bar!.update(sent) });
           results[index] = { file, ...stored, deleteLink: stored.deleteLink ?? null };
         } catch (error) {
           if (command.signal.aborted) return;

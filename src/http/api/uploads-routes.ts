@@ -25,6 +25,13 @@ export const CSRF_HEADER = 'Filehaven-Csrf';
 /** Headers that tell a client which file its finished upload became. */
 export const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Download-Link', delete: 'Filehaven-Delete-Link' } as const;
 
+/**
+ * The largest PATCH body a client should send (--upload-chunk-size), on every answer of
+ * the endpoint (OPTIONS, creation, HEAD...): a proxy's body limit below the largest file
+ * would refuse a file sent in one PATCH. The name is agreed with the site's uploader.
+ */
+export const MAX_CHUNK_SIZE_HEADER = 'Filehaven-Max-Chunk-Size';
+
 /** What one request's hooks share: the caller, and what became of the upload. */
 interface UploadRequest {
   account: Account;
@@ -38,6 +45,8 @@ interface UploadRequest {
   error?: ApiError;
   /** Set when this request finished the upload. */
   finished?: FinishedUpload;
+  /** The status of the answer that finishes the upload (finishedStatus). */
+  finishStatus: 201 | 200 | 204;
 }
 
 const ITEM_METHODS = ['HEAD', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -48,9 +57,9 @@ const COLLECTION_METHODS = ['POST', 'OPTIONS'];
  * expiration, checksum) with @tus/server, for API clients (the `Authorization` API key) and the
  * site's uploader (the session cookie plus its CSRF token in `Filehaven-Csrf`). This
  * module only adapts: who calls, whose upload it is, and answers in the API's shape
- * (Atom errors with the SPEC codes; the finishing request answers 200 with the `File
- * upload result` feed of POST /files and the file's id and links as headers). The use
- * case is ResumableUploadsService.
+ * (Atom errors with the SPEC codes; the finishing request carries the file's id and links
+ * as headers, and the `File upload result` feed of POST /files when asked: finishedStatus).
+ * The use case is ResumableUploadsService.
  */
 export function registerUploadRoutes(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
@@ -76,7 +85,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
     // from a query string past the ownership check).
     getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
-    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, 'Retry-After'].join(', ')],
+    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
     allowedHeaders: [CSRF_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
@@ -92,9 +101,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
     onUploadFinish: async (request, upload) => {
       const state = stateOf(request);
       state.finished = await service.finish(state.account, upload.id);
-      // A creation that carried the whole file is still a creation: 201 with its Location
-      // (tus-js-client requires it), and the file in the body.
-      return { status_code: request.method === 'POST' ? 201 : 200 };
+      return { status_code: state.finishStatus };
     },
     onResponseError: (request, error) => {
       const state = requests.get(request);
@@ -108,6 +115,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
       const allowed = collection ? COLLECTION_METHODS : ITEM_METHODS;
       if (!allowed.includes(request.method)) throw errors.methodNotAllowed(allowed);
       if (id !== undefined && !UPLOAD_ID.test(id)) throw errors.uploadNotFound();
+      reply.header(MAX_CHUNK_SIZE_HEADER, String(services.config.uploadChunkSize));
       // OPTIONS is tus's discovery (and CORS preflight): open to anyone.
       const caller = request.method === 'OPTIONS' ? null : await callerOf(context, request);
       const account = caller?.account ?? null;
@@ -128,7 +136,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
         }
       }
       let response: Response;
-      const state: UploadRequest = { account: account ?? ({} as Account), viaSite: caller?.viaSite ?? false, id };
+      const state: UploadRequest = { account: account ?? ({} as Account), viaSite: caller?.viaSite ?? false, id, finishStatus: finishedStatus(request) };
       try {
         const webRequest = verified ? spooledRequest(request, verified) : new NodeRequest({ req: request.raw, res: reply.raw });
         requests.set(webRequest, state);
@@ -145,7 +153,7 @@ export function registerUploadRoutes(app: FastifyInstance, context: HttpContext)
         if (state.created && !state.finished) await service.terminate(state.created).catch(logError);
         return sendAtomError(context, request, reply, state.error ?? apiErrorOf({ status_code: response.status, body }, services.config.maxFileSize, logError));
       }
-      if (state.finished) return sendFinished(context, request, reply, state.finished, response.status);
+      if (state.finished) return sendFinished(context, request, reply, state.finished, state.finishStatus);
       if (account && id !== undefined && request.method === 'HEAD' && finishedOffsets(response)) {
         // The last byte is stored but no file was made (a server died in between): make it
         // now. This answer is the one that stored it, so it shows the delete link.
@@ -227,7 +235,7 @@ async function answerStored(
     if (Number(request.headers['upload-offset']) !== length)
       throw new ApiError('errorUploadFaild', 409, 'Upload failed: the upload is complete; its Upload-Offset is its length');
     reply.header('Upload-Offset', String(length));
-    return sendFinished(context, request, reply, finished);
+    return sendFinished(context, request, reply, finished, finishedStatus(request));
   }
   return reply
     .code(200)
@@ -235,11 +243,41 @@ async function answerStored(
     .send();
 }
 
-/** The answer of the request that finished an upload: the `File upload result` feed of POST /files, and headers. */
-function sendFinished(context: HttpContext, request: FastifyRequest, reply: FastifyReply, finished: FinishedUpload, status = 200): FastifyReply {
+/**
+ * The status of the answer that finishes an upload. tus 1.0 answers every successful
+ * PATCH with 204 No Content, and strict clients (go-tus) take anything else for a
+ * failure; the file's id and links are in headers. The `File upload result` feed of
+ * POST /files comes, with 200, to a client that asks for it: `Accept` naming
+ * application/atom+xml, or `Prefer: return=representation` (RFC 7240). A creation that
+ * carried the whole file is still a creation: 201 with its Location (tus-js-client
+ * requires it), and the feed, as ever.
+ */
+function finishedStatus(request: FastifyRequest): 201 | 200 | 204 {
+  if (request.method === 'POST') return 201;
+  return acceptsAtom(request.headers.accept) || prefersRepresentation(request.headers.prefer) ? 200 : 204;
+}
+
+/** Whether an Accept header names application/atom+xml itself (not through a wildcard), with a q above 0. */
+function acceptsAtom(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const [type, ...params] = range.split(';').map((part) => part.trim().toLowerCase());
+    return type === 'application/atom+xml' && !params.some((param) => /^q\s*=\s*0(\.0*)?$/.test(param));
+  });
+}
+
+/** Whether a Prefer header (RFC 7240; repeated headers arrive joined by commas) holds `return=representation`. */
+function prefersRepresentation(prefer: string | string[] | undefined): boolean {
+  const values = Array.isArray(prefer) ? prefer : prefer === undefined ? [] : [prefer];
+  return values.some((value) => value.split(',').some((preference) => /^return\s*=\s*"?representation"?$/i.test(preference.split(';')[0]!.trim())));
+}
+
+/** The answer of the request that finished an upload: the file's id and links as headers, and the `File upload result` feed of POST /files unless 204. */
+function sendFinished(context: HttpContext, request: FastifyRequest, reply: FastifyReply, finished: FinishedUpload, status: 201 | 200 | 204): FastifyReply {
   const { links } = context;
   // The delete link is a secret, shown this once: no cache may keep it.
   reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
+  if (status === 204) return reply.code(204).send();
+  if (request.method === 'PATCH' && prefersRepresentation(request.headers.prefer)) reply.header('Preference-Applied', 'return=representation');
   return sendAtom(context, request, reply, status, 'File upload result', [entryEl(...createdFileEntry(links, finished.file, finished.deleteSecret, 'self'))]);
 }
 

@@ -132,7 +132,7 @@ ${current ? breadcrumb(chain) : ''}
 ${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
 ${current ? folderActions(current, session.csrfToken, chain) : ''}
 ${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
-${uploadForm({ csrfToken: session.csrfToken, accountId: account.id, folder: current, allowance })}
+${uploadForm({ csrfToken: session.csrfToken, accountId: account.id, folder: current, allowance, maxChunkSize: services.config.uploadChunkSize })}
 </section>
 <section class="card" id="folders">
 <h2>${current ? 'Folders in this folder' : 'Folders'}</h2>

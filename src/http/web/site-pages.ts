@@ -71,7 +71,12 @@ export function registerSitePages(app: FastifyInstance, context: HttpContext): v
     const session = request.webSession;
     if (!session) return sendPage(reply, 200, 'Welcome', visitorHome(context.services.signUp.open, context.services.config.maxFileSize));
     const [usage, allowance] = await Promise.all([usageOf(context.services, session.account), context.services.uploads.allowance(session.account)]);
-    const upload = uploadForm({ csrfToken: session.csrfToken, accountId: session.account.id, allowance });
+    const upload = uploadForm({
+      csrfToken: session.csrfToken,
+      accountId: session.account.id,
+      allowance,
+      maxChunkSize: context.services.config.uploadChunkSize,
+    });
     return sendPage(reply, 200, 'Home', memberHome(session.account.login, usage, upload), UPLOAD_PAGE_CSP);
   });
 

@@ -34,10 +34,20 @@ export function registerUploadScripts(app: FastifyInstance): void {
   registerTusClientScript(app);
 }
 
-/** The upload form (into `folder`, or the top), with the account's limits, and the list its rows go in. */
-export function uploadForm(input: { csrfToken: string; accountId: number; folder?: Folder | null; allowance: UploadAllowanceView }): Html {
+/**
+ * The upload form (into `folder`, or the top), with the account's limits, and the list its
+ * rows go in. `maxChunkSize` (--upload-chunk-size, what Filehaven-Max-Chunk-Size says) is
+ * the largest PATCH the script should send.
+ */
+export function uploadForm(input: {
+  csrfToken: string;
+  accountId: number;
+  folder?: Folder | null;
+  allowance: UploadAllowanceView;
+  maxChunkSize: number;
+}): Html {
   const { folder } = input;
-  return html`<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${UPLOADS_PATH}" data-account="${String(input.accountId)}">
+  return html`<form class="upload-form" id="upload-form" method="post" action="${MY_UPLOAD_PATH}" enctype="multipart/form-data" data-tus-endpoint="${UPLOADS_PATH}" data-account="${String(input.accountId)}" data-max-chunk-size="${String(input.maxChunkSize)}">
 <input type="hidden" name="${CSRF_FIELD}" value="${input.csrfToken}">
 ${folder ? html`<input type="hidden" name="folder" value="${folder.id}">` : ''}
 <div class="drop" id="drop-zone">
