@@ -68,12 +68,19 @@ const COMMAND_CASES: Case[] = [
     refused: ['9', 'two'],
     range: /takes a whole number from 1 to 8/,
   },
+  {
+    name: 'upload --chunk-size',
+    args: ['upload', 'some-file', '--server', 'http://127.0.0.1:1'],
+    refused: ['0', '5GiB', 'big'],
+    range: /takes a size from 64KiB to 4GiB/,
+  },
 ];
 
 /** What a value of each numeric setting cannot be (config.ts). */
 const SETTING_VALUES: Record<string, string[]> = {
   port: ['65536', 'http'],
   'max-file-size': ['0'],
+  'upload-chunk-size': ['512KiB'],
   'direct-link-ttl': ['forever'],
   'upload-volume-free': ['0'],
   'upload-volume-premium': ['lots'],
