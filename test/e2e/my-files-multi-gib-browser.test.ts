@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { chromiumSkip, launchChromium, recordUploadRequests, signIn, watchErrors } from '../helpers/chromium.js';
+import { chromiumSkip, recordUploadRequests, signIn, watchErrors } from '../helpers/chromium.js';
 import { nginxSkip } from '../helpers/cluster.js';
 import { directLink } from '../helpers/downloads.js';
-import { NginxProxy } from '../helpers/nginx-proxy.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { type BrowserBehindProxy, browserBehindProxy, type NginxProxy } from '../helpers/nginx-proxy.js';
+import type { TestServer } from '../helpers/server.js';
 
 // A file of a few GiB chosen on My files in Chromium, through nginx with the recommended
 // configuration but client_max_body_size 100m (a common setting, far below the site's 10 GiB
@@ -42,22 +40,17 @@ async function sha256Of(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 describe('a multi-GiB upload from the browser through nginx (client_max_body_size 100m)', { skip: chromiumSkip() || nginxSkip() }, () => {
+  let setting: BrowserBehindProxy;
   let proxy: NginxProxy;
   let t: TestServer;
   let browser: Browser;
   let work: string;
   before(async () => {
-    proxy = await NginxProxy.reserve();
-    t = await startTestServer({ publicUrl: proxy.url, trustProxy: true });
-    await proxy.start((t.server.app.server.address() as AddressInfo).port, '100m');
-    browser = await launchChromium();
-    work = await mkdtemp(path.join(tmpdir(), 'filehaven-gib-e2e-'));
+    setting = await browserBehindProxy('100m');
+    ({ proxy, t, browser, work } = setting);
   });
   after(async () => {
-    await browser?.close();
-    await proxy?.stop();
-    await t?.close();
-    if (work) await rm(work, { recursive: true, force: true });
+    await setting?.close();
   });
 
   test(`${(SIZE / GiB).toFixed(2)} GiB lands byte-exact, in PATCHes nginx lets through`, { timeout: 30 * 60_000 }, async () => {

@@ -1,8 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import type { Config } from '../../src/config/config.js';
+import { launchChromium } from './chromium.js';
 import { freePort, localNginxConf, NGINX_CONF, runNginx, writeNginxFrame } from './cluster.js';
+import { startTestServer, type TestServer } from './server.js';
 
 /**
  * Debian's nginx with the recommended site file (deploy/nginx/filehaven.conf) in front of
@@ -46,4 +51,39 @@ export class NginxProxy {
     }
     await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A test server behind an NginxProxy, Chromium, and a work folder: a browser test's setting. */
+export interface BrowserBehindProxy {
+  proxy: NginxProxy;
+  t: TestServer;
+  browser: Browser;
+  /** An empty folder for the files the browser picks. */
+  work: string;
+  /** Stops and removes all of it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a test server whose links and tus URLs name nginx (as --public-url does behind a
+ * proxy), nginx in front of it taking bodies up to `clientMaxBodySize`, and Chromium.
+ */
+export async function browserBehindProxy(clientMaxBodySize: string, overrides: Partial<Config> = {}): Promise<BrowserBehindProxy> {
+  const proxy = await NginxProxy.reserve();
+  const t = await startTestServer({ publicUrl: proxy.url, trustProxy: true, ...overrides });
+  await proxy.start((t.server.app.server.address() as AddressInfo).port, clientMaxBodySize);
+  const browser = await launchChromium();
+  const work = await mkdtemp(path.join(tmpdir(), 'filehaven-proxy-e2e-'));
+  return {
+    proxy,
+    t,
+    browser,
+    work,
+    async close() {
+      await browser.close();
+      await proxy.stop();
+      await t.close();
+      await rm(work, { recursive: true, force: true });
+    },
+  };
 }

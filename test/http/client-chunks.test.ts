@@ -9,8 +9,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { type FetchFunction, FilehavenApiError, FilehavenClient } from '../../src/client/index.js';
+import { type FetchFunction, FilehavenClient } from '../../src/client/index.js';
 import { sha256 } from '../helpers/downloads.js';
+import { failure } from '../helpers/sdk-failure.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 const KiB = 1024;
@@ -56,15 +57,6 @@ function behindProxy(limit = Number.POSITIVE_INFINITY, answer?: (url: URL, init:
     return fetch(input, init);
   };
   return { client: new FilehavenClient({ server: t.url, key: ada.key, fetch: proxy }), patches };
-}
-
-async function failure(call: Promise<unknown>): Promise<FilehavenApiError> {
-  const error = await call.then(
-    () => assert.fail('expected a failure'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof FilehavenApiError, `not a FilehavenApiError: ${String(error)}`);
-  return error;
 }
 
 async function storedDigest(id: string): Promise<string | undefined> {

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type FetchFunction, FilehavenApiError, FilehavenClient, FilehavenConnectionError, UploadNotMovedError } from '../../src/client/index.js';
 import { randomPayload, sha256, trafficLeft } from '../helpers/downloads.js';
+import { failure } from '../helpers/sdk-failure.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -39,16 +40,6 @@ async function* slowBytes(size: number, pauseMs = 5): AsyncIterable<Uint8Array> 
     yield chunk.subarray(0, Math.min(chunk.length, size - sent));
     await sleep(pauseMs);
   }
-}
-
-/** Rejects with the error `call` throws; fails when it resolves. */
-async function failure(call: Promise<unknown>): Promise<FilehavenApiError> {
-  const error = await call.then(
-    () => assert.fail('expected a failure'),
-    (caught: unknown) => caught,
-  );
-  assert.ok(error instanceof FilehavenApiError, `not a FilehavenApiError: ${String(error)}`);
-  return error;
 }
 
 /** Waits until nothing of a cut upload is left (the server cleans up as the request ends). */
