@@ -229,10 +229,16 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
       const cutFirstPatch = (request: IncomingMessage) => {
         if (cut || request.method !== 'PATCH' || !request.url?.startsWith('/uploads/')) return;
         cut = true;
-        setTimeout(() => {
+        // Cut once the server has read 2 MiB of it (not after a fixed time: on a busy
+        // machine the browser may not have sent a byte by then), so part of it is kept.
+        const socket = request.socket;
+        const started = socket.bytesRead;
+        const poll = setInterval(() => {
+          if (socket.bytesRead - started < 2 * MiB && !socket.destroyed) return;
+          clearInterval(poll);
           busy = true;
-          request.socket.destroy();
-        }, 1500);
+          socket.destroy();
+        }, 20);
       };
       t.server.app.server.on('request', cutFirstPatch);
       try {
