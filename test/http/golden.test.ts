@@ -456,17 +456,18 @@ async function createReportUpload(): Promise<string> {
   return location.slice(`${srv.url}/uploads/`.length);
 }
 
+// The feed comes to a client that asks for it (tus 1.0 answers a PATCH 204 otherwise).
 const patch = (id: string, offset: number, body: Buffer) =>
   srv.fetch(
     `/uploads/${id}`,
     auth(ada, {
       method: 'PATCH',
-      headers: { ...TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream' },
+      headers: { ...TUS, 'Upload-Offset': String(offset), 'Content-Type': 'application/offset+octet-stream', Accept: 'application/atom+xml' },
       body: new Uint8Array(body),
     }),
   );
 
-test('resumable upload: the finishing PATCH (200) is the API.md upload feed with the upload URL as id and self link', async () => {
+test('resumable upload: the finishing PATCH asking for Atom (200) is the API.md upload feed with the upload URL as id and self link', async () => {
   const uploadId = await createReportUpload();
   const first = await patch(uploadId, 0, REPORT.subarray(0, 20000));
   assert.equal(first.status, 204, await first.text());
