@@ -114,6 +114,16 @@ function countsOf(output) {
   return { passed: count('pass'), failed: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo') };
 }
 
+/**
+ * What a failed file printed about its failures: the spec reporter's closing "✖ failing
+ * tests:" section, else (a crash before it) the last 60 lines.
+ */
+function failureSection(output) {
+  const at = output.lastIndexOf('✖ failing tests:');
+  const section = at >= 0 ? output.slice(at) : output.split('\n').slice(-60).join('\n');
+  return section.length > 20_000 ? `${section.slice(0, 20_000)}\n[… cut]` : section;
+}
+
 /** Runs the jobs from one queue, `width` at a time; resolves to each job's result. */
 async function runQueue(jobs, width) {
   const results = [];
@@ -127,7 +137,9 @@ async function runQueue(jobs, width) {
       const seconds = (Date.now() - started) / 1000;
       const counts = countsOf(output);
       if (code !== 0 && counts.failed === 0) counts.failed = 1;
-      results.push({ ...job, code, seconds, ...counts });
+      // A failure's own account, printed again at the end, where a CI log's tail shows it.
+      const failures = code === 0 ? '' : failureSection(output);
+      results.push({ ...job, code, seconds, failures, ...counts });
       const mark = code === 0 ? 'passed' : 'FAILED';
       process.stdout.write(`\n── ${job.file} on ${job.backend}: ${mark} in ${seconds.toFixed(1)} s (${results.length}/${jobs.length})\n${output}`);
     }
@@ -204,6 +216,9 @@ if (picked.length > 0) {
       console.log(`${result.seconds.toFixed(1).padStart(7)} s  ${result.backend.padEnd(12)} ${result.file}`);
     }
     const failed = results.filter((result) => result.code !== 0);
+    for (const result of failed) {
+      console.log(`\n── failed: ${result.file} on ${result.backend}\n${result.failures.trimEnd()}`);
+    }
     for (const result of failed) console.log(`failed: ${result.file} on ${result.backend}`);
     if (failed.length > 0) status = 1;
     console.log(`${jobs.length} files in ${((Date.now() - runStarted) / 60000).toFixed(1)} min, ${width} at a time`);

@@ -162,8 +162,17 @@ export function capConnectionsPerAddress(server: Server, max: number, refusal: (
       if (connection.requests > 1 || !isProbe(request)) refused.add(request);
       return;
     }
+    if (isProbe(request)) {
+      // A health probe holds no slot: a new connection counts from its arrival (its
+      // request line might never come), and stops counting once it is known to be one.
+      if (connection.busy && connection.inFlight === 1) {
+        connection.busy = false;
+        connection.address.busy--;
+      }
+      return;
+    }
     if (connection.busy) return;
-    if (connection.address.busy >= max && !isProbe(request)) {
+    if (connection.address.busy >= max) {
       refused.add(request);
       return;
     }
