@@ -1,6 +1,6 @@
 import { SHA256_PATTERN } from '../blob/blob-store.js';
 import { SQLITE_FILE } from '../db/dialect.js';
-import { InputError } from '../services/accounts-service.js';
+import { InputError } from '../domain/errors.js';
 
 /**
  * A backup folder is laid out as a data folder (`filehaven.db`, `blobs/aa/bb/<sha256>`,

@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { InputError } from '../services/accounts-service.js';
+import { InputError } from '../domain/errors.js';
 
 /** Bytes that did not hash to the digest they were copied as. */
 export class DigestMismatchError extends Error {

@@ -4,7 +4,7 @@ import { LocalBlobStore } from '../blob/local-blob-store.js';
 import { SECRET_FILE } from '../config/secret-file.js';
 import { SQLITE_FILE } from '../db/dialect.js';
 import { type DatabaseSnapshot, openSnapshot } from '../db/sqlite-snapshot.js';
-import { InputError } from '../services/accounts-service.js';
+import { InputError } from '../domain/errors.js';
 import { type BackupManifest, MANIFEST_FILE, parseManifest } from './backup-manifest.js';
 import { forEachConcurrent } from './concurrent.js';
 import { copyVerified, DigestMismatchError, emptyOrMissing, fsyncDir, writeFileAtomic } from './durable-files.js';

@@ -1,6 +1,6 @@
 import type { DatabaseSnapshot } from '../db/sqlite-snapshot.js';
+import { InputError } from '../domain/errors.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from '../security/secrets.js';
-import { InputError } from '../services/accounts-service.js';
 
 /**
  * Refuses a secret that is not the one the database was set up with (its stored

@@ -1,4 +1,4 @@
-import { InputError } from '../services/accounts-service.js';
+import { InputError } from '../domain/errors.js';
 
 /**
  * Runs `work` with SIGINT and SIGTERM turned into an abort of its signal; if it then

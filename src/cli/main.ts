@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/config.js';
-import { InputError } from '../services/accounts-service.js';
+import { InputError } from '../domain/errors.js';
 import { RunningElsewhereError } from '../services/run-alone.js';
 import { UsageError } from './args.js';
 import { CommandExit } from './client/command-exit.js';

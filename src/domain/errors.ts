@@ -119,3 +119,12 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorRateLimited: 'Extension: too many requests or open connections from this key or address.',
   errorInternal: 'Extension: an unexpected server failure; details stay in the server log.',
 };
+
+/**
+ * A problem with what a person typed (CLI arguments, the console's and sign-up's forms),
+ * not an API failure: its message is shown as is, and the entry point decides how (exit
+ * code 2, the form again with the message).
+ */
+export class InputError extends Error {
+  override name = 'InputError';
+}

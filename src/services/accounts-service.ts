@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import { DuplicateError } from '../db/repositories/repositories.js';
 import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../domain/account-bounds.js';
-import { errors } from '../domain/errors.js';
+import { errors, InputError } from '../domain/errors.js';
 import type { Clock, IdSource } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import { premiumState } from '../domain/types.js';
@@ -10,11 +10,6 @@ import { decoyHash, hashPassword, verifyPassword } from '../security/passwords.j
 import type { ServerSecrets } from '../security/secrets.js';
 
 const DAY_MS = 86_400_000;
-
-/** A problem with operator input (CLI, sign-up); its message is shown as is. */
-export class InputError extends Error {
-  override name = 'InputError';
-}
 
 export interface CreateAccountInput {
   login: string;

@@ -1,7 +1,7 @@
 import type { AuditEntry, AuditFilter, MetadataStore } from '../db/repositories/repositories.js';
+import { InputError } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import { truncateUtf8 } from '../domain/names.js';
-import { InputError } from './accounts-service.js';
 
 export interface AuditServiceDeps {
   store: MetadataStore;

@@ -1,9 +1,9 @@
 import type { BlacklistRepository, MetadataStore } from '../db/repositories/repositories.js';
+import { InputError } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import { ID_PATTERN } from '../domain/ids.js';
 import { matchesNamePattern, namePatternProblem, normalizeNamePattern } from '../domain/name-patterns.js';
 import type { FileRecord, FileStatus, Folder } from '../domain/types.js';
-import { InputError } from './accounts-service.js';
 
 export interface ModerationServiceDeps {
   store: MetadataStore;

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { sqlDateTime } from '../domain/dates.js';
+import { InputError } from '../domain/errors.js';
 import { money } from '../domain/money.js';
 import type { Account, FileRecord } from '../domain/types.js';
-import { type AccountsService, type CreateAccountInput, InputError } from './accounts-service.js';
+import type { AccountsService, CreateAccountInput } from './accounts-service.js';
 import type { AuditService } from './audit-service.js';
 import type { FilesService } from './files-service.js';
 import type { ModerationService } from './moderation-service.js';

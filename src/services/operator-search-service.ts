@@ -1,6 +1,6 @@
 import type { MetadataStore } from '../db/repositories/repositories.js';
+import { InputError } from '../domain/errors.js';
 import type { Account, FileStatus } from '../domain/types.js';
-import { InputError } from './accounts-service.js';
 import type { OperatorFileView } from './moderation-service.js';
 
 export interface OperatorSearchServiceDeps {

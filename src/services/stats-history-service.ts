@@ -1,6 +1,6 @@
 import type { MetadataStore } from '../db/repositories/repositories.js';
+import { InputError } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
-import { InputError } from './accounts-service.js';
 
 export interface StatsHistoryServiceDeps {
   store: MetadataStore;

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { type BackupReport, createBackup } from '../../backup/backup-service.js';
 import { type RestoreReport, restoreBackup } from '../../backup/restore-service.js';
 import { type Config, loadConfig } from '../../config/config.js';
-import { InputError } from '../../services/accounts-service.js';
+import { InputError } from '../../domain/errors.js';
 import { parseCommandArgs, required } from '../args.js';
 import { auditFolder } from '../audit-trail.js';
 import { noPositionals } from '../flags.js';

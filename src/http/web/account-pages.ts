@@ -1,6 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.js';
-import { InputError } from '../../services/accounts-service.js';
+import { ApiError, InputError } from '../../domain/errors.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';

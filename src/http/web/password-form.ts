@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../domain/errors.js';
-import { InputError } from '../../services/accounts-service.js';
+import { ApiError, InputError } from '../../domain/errors.js';
 import type { ActiveSession } from '../../services/session-service.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';

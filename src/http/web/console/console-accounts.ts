@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseBytes } from '../../../config/units.js';
 import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../../../domain/account-bounds.js';
+import { InputError } from '../../../domain/errors.js';
 import { type Account, premiumState } from '../../../domain/types.js';
-import { InputError } from '../../../services/accounts-service.js';
 import type { HttpContext } from '../../context.js';
 import { html } from '../../html.js';
 import { humanDate, humanSize } from '../format.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InputError } from '../../../services/accounts-service.js';
+import { InputError } from '../../../domain/errors.js';
 import type { HttpContext } from '../../context.js';
 import { html } from '../../html.js';
 import { humanDate } from '../format.js';

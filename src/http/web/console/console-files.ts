@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { InputError } from '../../../domain/errors.js';
 import { type FileStatus, isFileStatus } from '../../../domain/types.js';
-import { InputError } from '../../../services/accounts-service.js';
 import type { OperatorFileInfo, OperatorFileView } from '../../../services/moderation-service.js';
 import type { DigestUsage, SearchPage } from '../../../services/operator-search-service.js';
 import type { HttpContext } from '../../context.js';
