@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: the gates, then every test file on every storage setup, from one queue.
 //   Gates, side by side: Biome's lint and format check (npm run lint), the type check of src,
-//   test, bench and scripts (npm run typecheck), and the compiled copy of the sources that the
+//   test, bench and scripts (npm run typecheck), the import rule (npm run deps: no module
+//   imports from a layer above its own, .dependency-cruiser.cjs), and the compiled copy of the sources that the
 //   CLI, crash and fuzz tests run (FILEHAVEN_TEST_ENTRY: hundreds of `filehaven` processes
 //   would otherwise each compile TypeScript through tsx again). A failed gate stops the run.
 //   Tests: every test/**/*.test.ts on SQLite + the local data folder (the default), and the
@@ -167,6 +168,8 @@ if (picked.length > 0) {
       'tsc --noEmit -p src/http/web/browser (npm run typecheck)',
       step(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'src/http/web/browser']),
     ],
+    // The import rule: layers point down (.dependency-cruiser.cjs).
+    ['depcruise src (npm run deps)', step(path.join(root, 'node_modules', '.bin', 'depcruise'), ['src', '--ignore-known'])],
     ['the build for the tests (scripts/build.js)', step(process.execPath, [path.join(root, 'scripts', 'build.js'), '--out', buildDir])],
   ];
   const s3 = startS3();

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redactUrl } from '../config/redact-url.js';
+import type { FallbackReason } from '../observability/metrics.js';
 
 /** Longest a limit waits on Redis before it counts on its own (the request goes on either way). */
 const COMMAND_TIMEOUT_MS = 1_000;
@@ -10,8 +11,7 @@ const HEALTH_CHECK_MS = 2_000;
 /** One error of a kind is told at most this often: a Redis out of memory fails every command. */
 const ERROR_REPORT_MS = 60_000;
 
-/** Why a limit counted in this process: no connection, or Redis answered a command with an error. */
-export type FallbackReason = 'not-connected' | 'error';
+export type { FallbackReason };
 
 export interface RedisConnectionOptions {
   url: string;

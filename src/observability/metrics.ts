@@ -2,10 +2,12 @@ import { readdir } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import type { PoolConnections } from '../db/dialect.js';
 import type { Clock } from '../domain/ids.js';
-import type { FallbackReason } from '../limits/redis-connection.js';
 import { Counter, Gauge, Histogram, Registry } from './prom-client-classes.js';
 
 const LIMITS = ['sign-in', 'api-rate', 'upload-volume', 'free-download-slots', 'traffic', 'connections-per-ip'] as const;
+/** Why a shared limit counted in this process alone: no connection to Redis, or Redis answered a command with an error. */
+export type FallbackReason = 'not-connected' | 'error';
+
 /** The limits whose refusals are counted (`filehaven_limit_refusals_total{limit}`). */
 export type LimitName = (typeof LIMITS)[number];
 
