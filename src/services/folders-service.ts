@@ -118,14 +118,17 @@ export class FoldersService {
     return folders.length === 0 ? new Map() : this.deps.store.folders.activeTotals(folders.map((folder) => folder.id));
   }
 
-  /** The folders above `folder`, outermost first (breadcrumbs); the walk stops at a cycle or 32 levels. */
-  async ancestors(folder: Folder): Promise<Folder[]> {
+  /**
+   * The folders above `folder`, outermost first (breadcrumbs); the walk stops at a cycle or
+   * 32 levels. Folders in `known` (a page that listed them already) are not read again.
+   */
+  async ancestors(folder: Folder, known: ReadonlyMap<string, Folder> = new Map()): Promise<Folder[]> {
     const chain: Folder[] = [];
     const seen = new Set([folder.id]);
     let parentId = folder.parentId;
     while (parentId !== null && !seen.has(parentId) && chain.length < 32) {
       seen.add(parentId);
-      const parent = await this.deps.store.folders.byId(parentId);
+      const parent = known.get(parentId) ?? (await this.deps.store.folders.byId(parentId));
       if (!parent) break;
       chain.unshift(parent);
       parentId = parent.parentId;

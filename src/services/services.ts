@@ -22,6 +22,7 @@ import { FilesService } from './files-service.js';
 import { FolderArchiveService } from './folder-archive-service.js';
 import { FoldersService } from './folders-service.js';
 import { GcService } from './gc-service.js';
+import { ListingService } from './listing-service.js';
 import { ModerationService } from './moderation-service.js';
 import { OperatorActionsService } from './operator-actions-service.js';
 import { OperatorSearchService } from './operator-search-service.js';
@@ -44,6 +45,8 @@ export interface Services {
   /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
   resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
   folders: FoldersService;
+  /** Pages of an account's files and folders (GET /files, /folders, My files). */
+  listing: ListingService;
   /** A folder and what is below it as one streamed ZIP. */
   archives: FolderArchiveService;
   /** Thumbnails of image files, made once per digest and stored beside the blobs. */
@@ -117,6 +120,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const reservations = new ReservationsService({ store, clock, server, instance, report: log, metrics });
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
   const folders = new FoldersService({ store, ids, clock });
+  const listing = new ListingService({ store, folders });
   const downloads = new DownloadsService({
     store,
     blobs,
@@ -193,6 +197,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     uploads,
     resumable,
     folders,
+    listing,
     archives,
     thumbnails,
     downloads,

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sqlDateTime } from '../../domain/dates.js';
 import { errors } from '../../domain/errors.js';
 import { type FileRecord, FileStatus, isFileStatus } from '../../domain/types.js';
-import { DEFAULT_PAGE_SIZE, type FolderSummary, ListingService, type ListPosition, MAX_PAGE_SIZE } from '../../services/listing-service.js';
+import { DEFAULT_PAGE_SIZE, type FolderSummary, type ListPosition, MAX_PAGE_SIZE } from '../../services/listing-service.js';
 import { entryEl, linkEl, textEl, type XmlElement } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { requireAccount } from '../plugins/api-auth.js';
@@ -74,7 +74,7 @@ export function nextLinks(request: FastifyRequest, kind: CursorKind, filters: Ar
 /** `GET /files`: the caller's files (listing extension). */
 export function listFilesHandler(context: HttpContext): Handler {
   const { services, links } = context;
-  const listing = new ListingService({ store: services.store, folders: services.folders });
+  const { listing } = services;
 
   const fileEntry = (file: FileRecord): XmlElement =>
     entryEl(
@@ -107,7 +107,7 @@ export function listFilesHandler(context: HttpContext): Handler {
 /** `GET /folders`: the caller's folders with their active file counts and bytes (listing extension). */
 export function listFoldersHandler(context: HttpContext): Handler {
   const { services, links } = context;
-  const listing = new ListingService({ store: services.store, folders: services.folders });
+  const { listing } = services;
 
   const folderEntry = ({ folder, activeFiles, activeBytes }: FolderSummary): XmlElement =>
     entryEl(

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { FileStatus, type Folder } from '../../domain/types.js';
-import { type FolderSummary, ListingService, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH } from '../../services/listing-service.js';
+import { type FolderSummary, MAX_PAGE_SIZE, MAX_SEARCH_LENGTH } from '../../services/listing-service.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { folderZipPath } from './folder-zip.js';
@@ -51,22 +51,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  */
 export function registerMyFiles(app: FastifyInstance, context: HttpContext): void {
   const { services, links } = context;
-  const listing = new ListingService({ store: services.store, folders: services.folders });
+  const { listing } = services;
   const { fileItem, fileTile } = fileEntries(links);
 
   registerUploadScripts(app);
-
-  /** The chain of folders from the top down to `folder`, for the breadcrumb. */
-  const trail = async (folder: Folder, known: Map<string, Folder>): Promise<Folder[]> => {
-    const chain = [folder];
-    for (let parentId = folder.parentId; parentId !== null && chain.length < MAX_DEPTH; ) {
-      const parent = known.get(parentId) ?? (await services.store.folders.byId(parentId));
-      if (!parent) break;
-      chain.unshift(parent);
-      parentId = parent.parentId;
-    }
-    return chain;
-  };
 
   /** A folder's name with its parents' ("Photos / 2026"), for the move menus. */
   const pathName = (folder: Folder, known: Map<string, Folder>): string => {
@@ -113,7 +101,7 @@ export function registerMyFiles(app: FastifyInstance, context: HttpContext): voi
     ]);
     const known = new Map(all.items.map(({ folder }) => [folder.id, folder]));
     const menu = all.items.map(({ folder }) => ({ id: folder.id, name: pathName(folder, known) })).sort((a, b) => a.name.localeCompare(b.name));
-    const chain = current ? await trail(current, known) : [];
+    const chain = current ? [...(await services.folders.ancestors(current, known)), current] : [];
 
     const state: ListState = { folder: current?.id ?? null, q, sort };
     const view: ListView = { session, current, known, menu, back: listUrl(state) };
