@@ -27,7 +27,9 @@ import { registerConsole } from './web/console/console-routes.js';
 import { registerCopyToAccount } from './web/download-page.js';
 import { registerFilePages } from './web/file-pages.js';
 import { registerFolderPage } from './web/folder-page.js';
+import { registerFolderZip } from './web/folder-zip.js';
 import { registerMyFiles } from './web/my-files-page.js';
+import { registerMyFilesUpload } from './web/my-files-upload.js';
 import { registerProfilePage } from './web/profile-page.js';
 import { registerSessions } from './web/session-plugin.js';
 import { registerSitePages } from './web/site-pages.js';
@@ -121,10 +123,12 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerFilePages(app, context);
   registerCopyToAccount(app, context);
   registerFolderPage(app, context);
+  registerFolderZip(app, context);
   registerSitePages(app, context);
   registerAccountPages(app, context);
   registerProfilePage(app, context);
   registerMyFiles(app, context);
+  registerMyFilesUpload(app, context);
   registerConsole(app, context);
   return { app, links, lifecycle };
 }

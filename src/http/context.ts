@@ -1,9 +1,13 @@
 import type { Services } from '../services/services.js';
 import type { Links } from './links.js';
 
-/** What every route module receives. */
-export interface HttpContext {
-  services: Services;
+/**
+ * What a route module receives. `Uses` names the members of the services it calls, so a
+ * module's signature says what it depends on (`HttpContext<'accounts' | 'clock'>`) and it
+ * cannot reach the rest; only the app that wires them (app.ts) holds them all.
+ */
+export interface HttpContext<Uses extends keyof Services = keyof Services> {
+  services: Pick<Services, Uses>;
   links: Links;
   lifecycle: ServerLifecycle;
 }

@@ -2,6 +2,9 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { HttpContext } from './context.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'readiness'>;
+
 /** How long a readiness answer is reused: a load balancer's probes cost one check a second at most. */
 const READINESS_CACHE_MS = 1000;
 /** A check that has not answered in this long is an answer: not ready. */
@@ -22,7 +25,7 @@ function withTimeout(check: Promise<string | null>, ms: number): Promise<string 
  * API paths, so the API rate limits never count them; their requests log at warn only,
  * so probes every few seconds are no noise in the log.
  */
-export function registerHealthRoutes(app: FastifyInstance, context: HttpContext): void {
+export function registerHealthRoutes(app: FastifyInstance, context: Context): void {
   const plain = (reply: FastifyReply, status: number, text: string) =>
     reply.code(status).headers({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).send(`${text}\n`);
 

@@ -3,6 +3,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { constantTimeEqual } from '../security/secrets.js';
 import type { HttpContext } from './context.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'config' | 'metrics'>;
+
 /** Compared as digests: equal lengths, so not even the token's length leaks through timing. */
 const digest = (token: string) => createHash('sha256').update(token).digest('hex');
 
@@ -19,7 +22,7 @@ function bearerToken(header: string | undefined): string | null {
  * are: docs/operating.md tells a proxy in front to keep it to itself. Not an API path, so the
  * API rate limits never count it; its requests log at warn only, so scrapes are no noise.
  */
-export function registerMetricsRoute(app: FastifyInstance, context: HttpContext): void {
+export function registerMetricsRoute(app: FastifyInstance, context: Context): void {
   const { metrics, config } = context.services;
   const expected = config.metricsToken === null ? null : digest(config.metricsToken);
   const plain = (reply: FastifyReply, status: number, text: string) =>

@@ -5,6 +5,9 @@ import type { HttpContext } from './context.js';
 import { ATOM_TYPE, atomErrorFeed, rawAtomErrorResponse } from './plugins/atom-reply.js';
 import { pathSegments } from './request-target.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock'>;
+
 /*
  * Answers Node's HTTP server would give by itself, in its own shapes (JSON from Fastify's
  * default, a bodiless 417, a dropped CONNECT), moved into the API's Atom error catalogue
@@ -23,7 +26,7 @@ interface ClientError extends Error {
  * answers these in JSON, which API clients cannot read (API.md 3). The path is unknown
  * at this point, so the feed is the root's.
  */
-export function answerClientError(context: HttpContext, error: ClientError, socket: Socket, log: (message: string) => void): void {
+export function answerClientError(context: Context, error: ClientError, socket: Socket, log: (message: string) => void): void {
   // A reset: nobody is left to answer.
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const apiError =
@@ -56,7 +59,7 @@ const pathOf = (request: IncomingMessage) => `/${pathSegments(request.url ?? '/'
  * An `Expect` header other than `100-continue`: 417 (RFC 9110 10.1.1), in Atom. CONNECT
  * (a tunnel request, never a request for a path here): 405, in Atom, connection closed.
  */
-export function registerRawAnswers(server: Server, context: HttpContext): void {
+export function registerRawAnswers(server: Server, context: Context): void {
   server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) => {
     const error = errors.expectationFailed();
     const body = atomErrorFeed(context, error, pathOf(request));

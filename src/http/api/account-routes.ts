@@ -8,8 +8,11 @@ import { requireAccount } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute } from '../plugins/method-dispatch.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'clock'>;
+
 /** GET /account (SPEC.md "GET /account"; API.md 3 and 5). */
-export function registerAccountRoutes(app: FastifyInstance, context: HttpContext): void {
+export function registerAccountRoutes(app: FastifyInstance, context: Context): void {
   apiRoute(app, '/account', {
     GET: async (request, reply) => {
       const account = await requireAccount(context, request);

@@ -5,8 +5,11 @@ import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute } from '../plugins/method-dispatch.js';
 import { bodyField, formField } from './form.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'clock' | 'limits'>;
+
 /** POST /apikeys (SPEC.md "POST /apikeys"; API.md 5). */
-export function registerApiKeyRoutes(app: FastifyInstance, context: HttpContext): void {
+export function registerApiKeyRoutes(app: FastifyInstance, context: Context): void {
   apiRoute(app, '/apikeys', {
     POST: async (request, reply) => {
       // Credentials only from the body (SPEC.md: form-encoded bodies): a query string

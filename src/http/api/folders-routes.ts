@@ -9,8 +9,11 @@ import { formField, indexedFiles } from './form.js';
 import { listFoldersHandler, nextLinks, pageSize, queryParam } from './listing-routes.js';
 import { decodeCursor } from './page-cursor.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'clock' | 'folders' | 'listing'>;
+
 /** PUT /folders/<id>;files (SPEC.md) and the folder extensions of API.md section 7. */
-export function registerFolderRoutes(app: FastifyInstance, context: HttpContext): void {
+export function registerFolderRoutes(app: FastifyInstance, context: Context): void {
   const { services, links } = context;
 
   const folderHead = (folder: Folder, activeBytes: number): XmlElement[] => [

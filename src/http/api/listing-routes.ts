@@ -10,6 +10,9 @@ import { requestPath, sendAtom } from '../plugins/atom-reply.js';
 import type { Handler } from '../plugins/method-dispatch.js';
 import { type CursorKind, decodeCursor, encodeCursor } from './page-cursor.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'clock' | 'listing'>;
+
 /**
  * The listing extensions: `GET /files` (title `File list`) and `GET /folders` (title
  * `Folder list`), the caller's own files and folders, newest first, page by page. Feed
@@ -72,7 +75,7 @@ export function nextLinks(request: FastifyRequest, kind: CursorKind, filters: Ar
 }
 
 /** `GET /files`: the caller's files (listing extension). */
-export function listFilesHandler(context: HttpContext): Handler {
+export function listFilesHandler(context: Context): Handler {
   const { services, links } = context;
   const { listing } = services;
 
@@ -105,7 +108,7 @@ export function listFilesHandler(context: HttpContext): Handler {
 }
 
 /** `GET /folders`: the caller's folders with their active file counts and bytes (listing extension). */
-export function listFoldersHandler(context: HttpContext): Handler {
+export function listFoldersHandler(context: Context): Handler {
   const { services, links } = context;
   const { listing } = services;
 

@@ -3,6 +3,9 @@ import { errors } from '../../domain/errors.js';
 import type { Account } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts'>;
+
 /** The API key of a request: the Authorization header, bare (SPEC.md) or as a Bearer token. */
 export function apiKeyOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
@@ -12,7 +15,7 @@ export function apiKeyOf(request: FastifyRequest): string | undefined {
 }
 
 /** The account of the request's API key; 401 "Wrong apikey" when missing or unknown (API.md 3). */
-export async function requireAccount(context: HttpContext, request: FastifyRequest): Promise<Account> {
+export async function requireAccount(context: Context, request: FastifyRequest): Promise<Account> {
   const key = apiKeyOf(request);
   const account = key ? await context.services.accounts.accountForApiKey(key) : null;
   if (!account) throw errors.wrongApiKey();
@@ -20,7 +23,7 @@ export async function requireAccount(context: HttpContext, request: FastifyReque
 }
 
 /** As requireAccount, and the account must have active premium (SPEC.md: file details, direct link). */
-export async function requirePremium(context: HttpContext, request: FastifyRequest): Promise<Account> {
+export async function requirePremium(context: Context, request: FastifyRequest): Promise<Account> {
   const account = await requireAccount(context, request);
   if (!context.services.accounts.isPremium(account)) throw errors.notPremium();
   return account;

@@ -4,13 +4,16 @@ import type { HttpContext } from '../context.js';
 import { isApiRequest } from '../request-kind.js';
 import { apiKeyOf } from './api-auth.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'limits'>;
+
 /**
  * The request rate of API clients (config apiRatePerKey, apiRatePerIp): every API
  * request is counted before its body is read, and one past the limit gets
  * errorRateLimited with Retry-After in the Atom error shape. The client address is
  * Fastify's request.ip, which honours the trustProxy setting.
  */
-export function registerApiRateLimit(app: FastifyInstance, context: HttpContext): void {
+export function registerApiRateLimit(app: FastifyInstance, context: Context): void {
   app.addHook('onRequest', async (request) => {
     if (!isApiRequest(request)) return;
     try {

@@ -4,6 +4,9 @@ import type { ApiError } from '../../domain/errors.js';
 import { atomFeed, entryEl, textEl, type XmlElement } from '../atom.js';
 import type { HttpContext } from '../context.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock'>;
+
 export const ATOM_TYPE = 'application/atom+xml; charset=utf-8';
 
 /** The request path without its query string: the feed's self link (API.md 3). */
@@ -15,7 +18,7 @@ export function requestPath(request: FastifyRequest): string {
 }
 
 /** The golden-format feed for a request path (API.md 3). */
-function feedFor(context: HttpContext, path: string, title: string, entries: XmlElement[], links?: XmlElement[]): string {
+function feedFor(context: Context, path: string, title: string, entries: XmlElement[], links?: XmlElement[]): string {
   return atomFeed({
     title,
     id: `${context.links.baseUrl}${path}`,
@@ -31,7 +34,7 @@ function feedFor(context: HttpContext, path: string, title: string, entries: Xml
 const errorEntry = (error: ApiError) => entryEl(textEl('title', error.code), { name: 'content', attrs: [['type', 'text']], text: error.message });
 
 /** The Atom error feed of an ApiError for a request path (API.md 3). */
-export function atomErrorFeed(context: HttpContext, error: ApiError, path: string): string {
+export function atomErrorFeed(context: Context, error: ApiError, path: string): string {
   return feedFor(context, path, 'Error', [errorEntry(error)]);
 }
 
@@ -40,7 +43,7 @@ export function atomErrorFeed(context: HttpContext, error: ApiError, path: strin
  * socket where no request object exists (a request the HTTP parser refused, a
  * connection over its address's cap). The connection is closed after it.
  */
-export function rawAtomErrorResponse(context: HttpContext, error: ApiError, path = '/'): string {
+export function rawAtomErrorResponse(context: Context, error: ApiError, path = '/'): string {
   const body = atomErrorFeed(context, error, path);
   const headers = { ...error.headers, 'Content-Type': ATOM_TYPE, 'Content-Length': String(Buffer.byteLength(body)), Connection: 'close' };
   const head = Object.entries(headers)
@@ -51,7 +54,7 @@ export function rawAtomErrorResponse(context: HttpContext, error: ApiError, path
 
 /** Sends one Atom feed in the golden format. */
 export function sendAtom(
-  context: HttpContext,
+  context: Context,
   request: FastifyRequest,
   reply: FastifyReply,
   status: number,
@@ -64,7 +67,7 @@ export function sendAtom(
 }
 
 /** Sends an ApiError in the Atom error shape: feed title Error, entry title the code. */
-export function sendAtomError(context: HttpContext, request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
+export function sendAtomError(context: Context, request: FastifyRequest, reply: FastifyReply, error: ApiError): FastifyReply {
   reply.headers(error.headers);
   return sendAtom(context, request, reply, error.status, 'Error', [errorEntry(error)]);
 }

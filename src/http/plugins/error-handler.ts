@@ -6,6 +6,9 @@ import { isApiPath, isApiRequest, wantsHtml } from '../request-kind.js';
 import { sendErrorPage } from '../web/layout.js';
 import { sendAtomError } from './atom-reply.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock'>;
+
 const PAGE_TITLES: Record<number, string> = {
   400: 'Bad request',
   403: 'Forbidden',
@@ -53,7 +56,7 @@ function wantsPage(request: FastifyRequest): boolean {
  * One error path for the whole app: Atom for the API (API.md 3), pages for web routes.
  * No stack trace ever reaches a client.
  */
-export function registerErrorHandling(app: FastifyInstance, context: HttpContext): void {
+export function registerErrorHandling(app: FastifyInstance, context: Context): void {
   app.setErrorHandler((error, request, reply: FastifyReply) => {
     const apiError = toApiError(error, request);
     if (reply.sent || reply.raw.headersSent) {

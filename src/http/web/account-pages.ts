@@ -6,6 +6,9 @@ import { sendErrorPage, sendPage } from './layout.js';
 import { RETURN_FIELD, safeReturnPath } from './return-path.js';
 import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, SESSION_COOKIE, sessionFormValid, setSessionCookie } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'clock' | 'limits' | 'sessions' | 'signUp'>;
+
 /** Where a browser lands after signing in or up. */
 export const PROFILE_PATH = '/accounts/profile/misc';
 
@@ -29,7 +32,7 @@ const problemNote = (problem: Problem | null): Html | string => (problem ? html`
  * Sign-in, sign-out and sign-up ("The public site"). Every form works without JavaScript;
  * every POST carries a CSRF token (session-plugin.ts, session-service.ts).
  */
-export function registerAccountPages(app: FastifyInstance, context: HttpContext): void {
+export function registerAccountPages(app: FastifyInstance, context: Context): void {
   const { services } = context;
 
   /**

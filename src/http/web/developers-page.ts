@@ -8,6 +8,9 @@ import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { sendPage } from './layout.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'config'>;
+
 /** A fixed moment for the examples, so the page reads the same on every visit. */
 const EXAMPLE_TIME = new Date(Date.UTC(2026, 10, 21, 10, 4, 5));
 
@@ -25,7 +28,7 @@ const SAMPLE_FILE: FileRecord = {
 };
 
 /** Example bodies, rendered by the serializer the API itself uses (src/http/atom.ts). */
-function examples(context: HttpContext): { upload: string; error: string } {
+function examples(context: Context): { upload: string; error: string } {
   const { links } = context;
   const feed = (title: string, path: string, entry: ReturnType<typeof entryEl>) =>
     atomFeed({
@@ -79,7 +82,7 @@ ${params}
 </section>`;
 }
 
-function errorTable(context: HttpContext): Html {
+function errorTable(context: Context): Html {
   const cases = errorCases({ maxFileSize: context.services.config.maxFileSize });
   const byCode = new Map<ErrorCode, typeof cases>();
   for (const item of cases) byCode.set(item.error.code, [...(byCode.get(item.error.code) ?? []), item]);
@@ -98,7 +101,7 @@ function errorTable(context: HttpContext): Html {
  * catalogue (src/http/api/api-catalogue.ts), the error catalogue (src/domain/errors.ts)
  * and the Atom serializer, with the server's real addresses.
  */
-export function sendDevelopersPage(reply: FastifyReply, context: HttpContext): FastifyReply {
+export function sendDevelopersPage(reply: FastifyReply, context: Context): FastifyReply {
   const { links } = context;
   const base = links.baseUrl;
   const example = examples(context);

@@ -4,10 +4,13 @@ import { queryParam } from '../api/listing-routes.js';
 import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
-import { folderZipPath, registerFolderZip } from './folder-zip.js';
+import { folderZipPath } from './folder-zip.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { myFilesUrl } from './my-files-paths.js';
+
+/** The services this module calls. */
+type Context = HttpContext<'folders'>;
 
 const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
@@ -21,9 +24,8 @@ export const FOLDER_PAGE_SIZE = 200;
  * never the folders above it or their names. Files are listed newest first, at most
  * FOLDER_PAGE_SIZE per page, with a "Next page" link (`?cursor=`, as for GET /files).
  */
-export function registerFolderPage(app: FastifyInstance, context: HttpContext): void {
+export function registerFolderPage(app: FastifyInstance, context: Context): void {
   const { services, links } = context;
-  registerFolderZip(app, context);
   app.get('/folder/:id', { config: { web: true } }, async (request, reply) => {
     const cursor = queryParam(request, 'cursor');
     const after = cursor === undefined ? undefined : decodeCursor('files', cursor);

@@ -12,6 +12,9 @@ import { MY_DELETE_PATH, MY_FOLDERS_PATH, MY_MOVE_PATH, MY_RENAME_PATH, myFilesU
 import { backState, listUrl } from './my-files-query.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'files' | 'folders' | 'sessions'>;
+
 /** A folder id field: an id, or null for none (empty or malformed: the caller decides). */
 const folderField = (value: string | undefined): string | null => (value !== undefined && ID_PATTERN.test(value) ? value : null);
 
@@ -21,7 +24,7 @@ const folderField = (value: string | undefined): string | null => (value !== und
  * (requireSessionForm) that redirects back to the page it came from (POST/redirect/GET);
  * failures (a folder or file of another account, a deleted file) are error pages.
  */
-export function registerMyFilesActions(app: FastifyInstance, context: HttpContext): void {
+export function registerMyFilesActions(app: FastifyInstance, context: Context): void {
   const { services } = context;
   const form = { config: { web: true }, preHandler: requireSessionForm(context) };
 

@@ -10,6 +10,9 @@ import { MY_FOLDER_DELETE_PATH, MY_FOLDER_LEAVE_PATH, MY_FOLDER_RENAME_PATH, typ
 import { backState, DEFAULT_SORT, type ListState, listUrl } from './my-files-query.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'folders' | 'sessions'>;
+
 /** The list a form was sent from (its `back` field), else the plain list of the folder `from`. */
 export function backList(request: FastifyRequest, from: string | null = null): ListState {
   return backState(bodyField(request, 'back')) ?? { folder: from, q: '', sort: DEFAULT_SORT };
@@ -53,7 +56,7 @@ const folderIdOf = (request: FastifyRequest) => {
  * redirects back; a name taken by a sibling gets a page offering a free one, a folder
  * that is not empty a page saying what is left in it.
  */
-export function registerMyFolderActions(app: FastifyInstance, context: HttpContext): void {
+export function registerMyFolderActions(app: FastifyInstance, context: Context): void {
   const { services } = context;
   const form = { config: { web: true }, preHandler: requireSessionForm(context) };
   const parentUrl = (folder: Folder, note: NoteKey) => listUrl({ folder: folder.parentId, q: '', sort: DEFAULT_SORT }, { note });

@@ -21,10 +21,12 @@ import {
   type NoteKey,
 } from './my-files-paths.js';
 import { DEFAULT_SORT, decodeBrowseCursor, encodeBrowseCursor, isSort, type ListState, listUrl, SORTS, VIEW_COOKIE, type ViewMode } from './my-files-query.js';
-import { registerMyFilesUpload } from './my-files-upload.js';
 import { signInUrl } from './return-path.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerUploadScripts, UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
+
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'config' | 'files' | 'folders' | 'listing' | 'sessions' | 'uploads'>;
 
 /** Files per page of the list. */
 export const MY_FILES_PAGE_SIZE = 50;
@@ -49,7 +51,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * and drop, one upload per file with a progress bar (files over 4 MiB resumable, through
  * tus-js-client and /uploads), and copy buttons.
  */
-export function registerMyFiles(app: FastifyInstance, context: HttpContext): void {
+export function registerMyFiles(app: FastifyInstance, context: Context): void {
   const { services, links } = context;
   const { listing } = services;
   const { fileItem, fileTile } = fileEntries(links);
@@ -206,7 +208,6 @@ ${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '
   const folderItem = ({ folder, activeFiles, activeBytes }: FolderSummary): Html =>
     html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span> <a class="zip-link" href="${folderZipPath(folder)}" download title="Download ${folder.name} as ZIP">ZIP</a></li>`;
 
-  registerMyFilesUpload(app, context);
   registerMyFilesActions(app, context);
   registerMyFolderActions(app, context);
 }

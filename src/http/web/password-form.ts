@@ -5,6 +5,9 @@ import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { bodyField, CSRF_FIELD, redirectTo, setSessionCookie } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'limits' | 'sessions'>;
+
 /** Where the change-password form posts (under the profile SPEC.md names). */
 export const CHANGE_PASSWORD_PATH = '/accounts/profile/misc/password';
 
@@ -48,7 +51,7 @@ const sentence = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(
  * this browser gets a new one. Returns the failure to show, or null when the redirect
  * to the profile has been sent.
  */
-export async function changePassword(context: HttpContext, request: FastifyRequest, reply: FastifyReply, session: ActiveSession): Promise<PasswordNote | null> {
+export async function changePassword(context: Context, request: FastifyRequest, reply: FastifyReply, session: ActiveSession): Promise<PasswordNote | null> {
   const { services } = context;
   const { account } = session;
   const current = bodyField(request, 'current_password') ?? '';

@@ -14,6 +14,9 @@ import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session
 import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 import { usageCard, usageOf } from './usage-section.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'sessions'>;
+
 /** The copy button's script, bundled from browser/profile.ts. */
 const script = browserScript('profile');
 
@@ -70,7 +73,7 @@ interface KeyNote {
  * The profile page SPEC.md names ({web_url}/accounts/profile/misc): account details,
  * premium, and the API key with a copy button and a confirmed "regenerate".
  */
-export function registerProfilePage(app: FastifyInstance, context: HttpContext): void {
+export function registerProfilePage(app: FastifyInstance, context: Context): void {
   const { services } = context;
   registerUploaderConfigs(app, context);
 

@@ -8,6 +8,9 @@ import type { Links } from '../links.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { refererPath, signInUrl } from './return-path.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'sessions'>;
+
 /** The session cookie: a random 256-bit token; the server keeps only its hash. */
 export const SESSION_COOKIE = 'fh_session';
 /** The short-lived cookie the sign-in and sign-up forms' CSRF tokens are bound to. */
@@ -27,7 +30,7 @@ declare module 'fastify' {
  * browser 404s read `request.webSession`. API routes never look at cookies; they use
  * API keys (SPEC.md "Authentication").
  */
-export async function registerSessions(app: FastifyInstance, context: HttpContext): Promise<void> {
+export async function registerSessions(app: FastifyInstance, context: Context): Promise<void> {
   // No cookie secret: the cookies carry random tokens checked against the server, not signed data.
   await app.register(cookie);
   app.decorateRequest('webSession', null);
@@ -44,7 +47,7 @@ export async function registerSessions(app: FastifyInstance, context: HttpContex
  * Web routes get it from the hook above; a route outside the site that may serve a
  * signed-in browser (a direct link opened in the browser) calls it itself, only then.
  */
-export async function loadWebSession(context: HttpContext, request: FastifyRequest, reply: FastifyReply): Promise<ActiveSession | null> {
+export async function loadWebSession(context: Context, request: FastifyRequest, reply: FastifyReply): Promise<ActiveSession | null> {
   const token = request.cookies[SESSION_COOKIE];
   if (token === undefined) return null;
   const session = await context.services.sessions.resume(token);
@@ -73,7 +76,7 @@ export function cookieOptions(request: FastifyRequest, links: Links): CookieSeri
 }
 
 /** Sets the session cookie to live as long as the session does. */
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, context: HttpContext, token: string, expiresAt: number): void {
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, context: Context, token: string, expiresAt: number): void {
   const maxAge = Math.max(0, Math.round((expiresAt - context.services.clock()) / 1000));
   writeCookie(reply, SESSION_COOKIE, token, { ...cookieOptions(request, context.links), maxAge });
 }
@@ -96,7 +99,7 @@ export { bodyField };
  * and the form must carry its CSRF token. True when it does; otherwise a 403 page has
  * been sent and nothing may change.
  */
-export function sessionFormValid(context: HttpContext, request: FastifyRequest, reply: FastifyReply): boolean {
+export function sessionFormValid(context: Context, request: FastifyRequest, reply: FastifyReply): boolean {
   const session = request.webSession;
   if (!session) {
     // Sign-in comes back to the page the form was on, to send it again.
@@ -117,7 +120,7 @@ export function sessionFormValid(context: HttpContext, request: FastifyRequest, 
 }
 
 /** sessionFormValid as a route's preHandler. */
-export function requireSessionForm(context: HttpContext) {
+export function requireSessionForm(context: Context) {
   // An async hook that has answered returns the reply, so Fastify stops there.
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> =>
     sessionFormValid(context, request, reply) ? undefined : reply;

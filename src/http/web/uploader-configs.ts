@@ -5,6 +5,9 @@ import { type Html, html } from '../html.js';
 import { signInUrl } from './return-path.js';
 import { redirectTo } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts'>;
+
 /** Where the profile hands out the uploader configurations, with the account's key filled in. */
 export const SHAREX_PATH = '/accounts/profile/misc/uploaders/sharex';
 export const SCRIPT_PATH = '/accounts/profile/misc/uploaders/curl';
@@ -114,7 +117,7 @@ export function uploadersCard(): Html {
 }
 
 /** The uploader downloads: signed in only, never stored by a cache (they hold the key). */
-export function registerUploaderConfigs(app: FastifyInstance, context: HttpContext): void {
+export function registerUploaderConfigs(app: FastifyInstance, context: Context): void {
   const { services, links } = context;
   const send = (reply: FastifyReply, type: string, fileName: string, body: string) =>
     reply

@@ -25,7 +25,7 @@ export interface Usage {
 }
 
 /** Reads the account's usage through the services that enforce the limits. */
-export async function usageOf(services: Services, account: Account): Promise<Usage> {
+export async function usageOf(services: Pick<Services, 'limits' | 'config' | 'clock'>, account: Account): Promise<Usage> {
   // The figures the upload limit itself works with (stored uploads and those in flight).
   const volume = await services.limits.uploads.usage(account);
   return {

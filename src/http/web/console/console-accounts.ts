@@ -9,6 +9,9 @@ import { humanDate, humanSize } from '../format.js';
 import { bodyField, redirectTo } from '../session-plugin.js';
 import { accountPath, CONSOLE_PATH, csrfField, doneNote, nextPageLink, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'operator'>;
+
 const ACCOUNTS_PATH = `${CONSOLE_PATH}/accounts`;
 const PAGE_SIZE = 50;
 
@@ -56,7 +59,7 @@ function premiumText(account: Account, now: number): string {
 }
 
 /** Accounts: search, create, and one account's page with its actions. */
-export function registerConsoleAccounts(app: FastifyInstance, context: HttpContext): void {
+export function registerConsoleAccounts(app: FastifyInstance, context: Context): void {
   const { services } = context;
   const { actions } = services.operator;
 

@@ -5,6 +5,9 @@ import { html } from '../../html.js';
 import { humanDate } from '../format.js';
 import { CONSOLE_PATH, nextPageLink, queryText, sendConsolePage, sendRefusal } from './console-page.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'audit'>;
+
 const AUDIT_PATH = `${CONSOLE_PATH}/audit`;
 const PAGE_SIZE = 50;
 const DAY_MS = 86_400_000;
@@ -24,7 +27,7 @@ function cursorOf(text: string): { at: number; id: number } | undefined {
 }
 
 /** The audit log with filters (actor, action, object, dates), newest first, paged. */
-export function registerConsoleAudit(app: FastifyInstance, context: HttpContext): void {
+export function registerConsoleAudit(app: FastifyInstance, context: Context): void {
   const { services } = context;
 
   app.get(AUDIT_PATH, { config: { web: true } }, async (request, reply) => {

@@ -7,6 +7,9 @@ import { bodyField, redirectTo } from '../session-plugin.js';
 import { backTo, withDone } from './console-files.js';
 import { CONSOLE_PATH, csrfField, digestPath, doneNote, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'files' | 'moderation' | 'operator'>;
+
 const BLACKLIST_PATH = `${CONSOLE_PATH}/blacklist`;
 const PAGE_SIZE = 50;
 const NOTES: Record<string, string> = {
@@ -20,7 +23,7 @@ const NOTES: Record<string, string> = {
 const pageNumber = (text: string) => (/^[1-9]\d{0,5}$/.test(text) ? Number(text) : 1);
 
 /** The name and digest blacklists: list (paged), add, remove. */
-export function registerConsoleBlacklist(app: FastifyInstance, context: HttpContext): void {
+export function registerConsoleBlacklist(app: FastifyInstance, context: Context): void {
   const { services } = context;
   const { actions } = services.operator;
 

@@ -9,6 +9,9 @@ import { humanDate, humanSize } from '../format.js';
 import { bodyField, redirectTo } from '../session-plugin.js';
 import { accountPath, CONSOLE_PATH, csrfField, digestPath, doneNote, nextPageLink, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'moderation' | 'operator'>;
+
 const FILES_PATH = `${CONSOLE_PATH}/files`;
 const PAGE_SIZE = 50;
 const STATE_NAMES: Record<FileStatus, string> = { A: 'active', B: 'blocked', D: 'deleted' };
@@ -32,7 +35,7 @@ export function backTo(raw: string | undefined): string {
 }
 
 /** Files: search by name, owner, digest; block, unblock, delete; where a digest is used. */
-export function registerConsoleFiles(app: FastifyInstance, context: HttpContext): void {
+export function registerConsoleFiles(app: FastifyInstance, context: Context): void {
   const { services } = context;
 
   /** The file table with each row's actions; `back` is the page the forms return to. */

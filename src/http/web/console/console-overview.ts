@@ -6,6 +6,9 @@ import { humanSize } from '../format.js';
 import { CONSOLE_PATH, queryText, sendConsolePage } from './console-page.js';
 import { svgChart } from './svg-chart.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'config' | 'gc' | 'operator'>;
+
 const SETTINGS_PATH = `${CONSOLE_PATH}/settings`;
 /** The history lengths the overview offers. */
 const RANGES = [7, 30, 90] as const;
@@ -40,7 +43,7 @@ function settingsRows(config: Config): [string, string, string][] {
 }
 
 /** The overview (totals and charts) and the read-only settings page. */
-export function registerConsoleOverview(app: FastifyInstance, context: HttpContext): void {
+export function registerConsoleOverview(app: FastifyInstance, context: Context): void {
   const { services } = context;
 
   app.get(CONSOLE_PATH, { config: { web: true } }, async (request, reply) => {

@@ -8,13 +8,16 @@ import { registerConsoleBlacklist } from './console-blacklist.js';
 import { registerConsoleFiles } from './console-files.js';
 import { registerConsoleOverview } from './console-overview.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'audit' | 'clock' | 'config' | 'files' | 'gc' | 'moderation' | 'operator' | 'sessions'>;
+
 /**
  * The operator console (`/console`, issue 12): for operator accounts only. To everyone
  * else, signed in or not, every console address is the site's ordinary 404 page, so the
  * console does not even show that it exists. Every change goes through
  * OperatorActionsService, the use case the CLI calls, and is audited as `web:<login>`.
  */
-export function registerConsole(app: FastifyInstance, context: HttpContext): void {
+export function registerConsole(app: FastifyInstance, context: Context): void {
   // An encapsulated plugin: its hooks guard the console's routes and nothing else.
   app.register(async (scope) => {
     // onRequest, before the body is read: a visitor learns nothing and sends nothing further.
