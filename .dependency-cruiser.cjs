@@ -12,8 +12,8 @@ const LAYERS = [
   ['limits', 'resumable'],
   // The use cases: what every entry point calls.
   ['services', 'uploads', 'downloads', 'backup', 'migrate'],
-  // The one place that builds them all from the configuration.
-  ['composition.ts'],
+  // The one place that builds them all from the configuration, and the storage it picks.
+  ['composition.ts', 'configured-stores.ts'],
   // The entry points: they adapt HTTP and the command line to the use cases.
   ['http', 'cli', 'server.ts'],
 ];

@@ -1,127 +1,275 @@
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import type { BlobStore } from './blob/blob-store.js';
-import { BlobStoreUnavailableError } from './blob/blob-store.js';
-import { LocalBlobStore } from './blob/local-blob-store.js';
-import { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
-import type { S3ClientOptions } from './blob/s3-blob-store.js';
-import type { ThumbnailStore } from './blob/thumbnail-store.js';
 import { type Config, ConfigError } from './config/config.js';
-import { redactUrl } from './config/redact-url.js';
-import { LocalResumableStorage } from './resumable/local-resumable-storage.js';
-import type { ResumableStorage } from './resumable/resumable-storage.js';
-
-export { redactUrl };
-
-import { type OpenedDatabase, openPostgres, openSqlite } from './db/dialect.js';
-import { openMetadataStore } from './db/metadata-store.js';
+import { loadOrCreateSecret } from './config/secret-file.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from './configured-stores.js';
 import type { MetadataStore } from './db/repositories/repositories.js';
+import { type Clock, cryptoIds, type IdSource, systemClock } from './domain/ids.js';
+import { createLimits, type Limits } from './limits/limits.js';
+import { RedisConnection } from './limits/redis-connection.js';
+import { Metrics } from './observability/metrics.js';
+import { ResumableDataStore } from './resumable/resumable-data-store.js';
+import type { ResumableStorage } from './resumable/resumable-storage.js';
+import { ResumableUploadsService } from './resumable/resumable-uploads-service.js';
+import { UploadLocker } from './resumable/upload-locker.js';
+import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from './security/secrets.js';
+import { AccountsService } from './services/accounts-service.js';
+import { AuditService } from './services/audit-service.js';
+import { DownloadsService } from './services/downloads-service.js';
+import { FilesService } from './services/files-service.js';
+import { FolderArchiveService } from './services/folder-archive-service.js';
+import { FoldersService } from './services/folders-service.js';
+import { GcService } from './services/gc-service.js';
+import { ListingService } from './services/listing-service.js';
+import { ModerationService } from './services/moderation-service.js';
+import { OperatorActionsService } from './services/operator-actions-service.js';
+import { OperatorSearchService } from './services/operator-search-service.js';
+import { ReservationsService } from './services/reservations-service.js';
+import { SessionService } from './services/session-service.js';
+import { SignUpService } from './services/sign-up-service.js';
+import { StatsHistoryService } from './services/stats-history-service.js';
+import { ThumbnailsService } from './services/thumbnails-service.js';
+import { UploadsService } from './uploads/uploads-service.js';
 
-/*
- * The one place that picks the storage backends from the configuration (STYLE.md sketch:
- * composition.ts). Everything else, the services, the CLI, the tests, takes a
- * MetadataStore and a BlobStore and never asks which ones.
- */
-
-/** The metadata database the configuration names: PostgreSQL with --database-url, else SQLite in the data folder. */
-export function openDatabase(config: Config): OpenedDatabase {
-  if (config.databaseUrl === null) return openSqlite(config.dataDir);
-  return openPostgres({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
+/** Everything the HTTP layer and the CLI call; one instance per process. */
+export interface Services {
+  config: Config;
+  store: MetadataStore;
+  blobs: BlobStore;
+  clock: Clock;
+  accounts: AccountsService;
+  files: FilesService;
+  /** The upload use case every upload entry point calls (API, web form). */
+  uploads: UploadsService;
+  /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
+  resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
+  folders: FoldersService;
+  /** Pages of an account's files and folders (GET /files, /folders, My files). */
+  listing: ListingService;
+  /** A folder and what is below it as one streamed ZIP. */
+  archives: FolderArchiveService;
+  /** Thumbnails of image files, made once per digest and stored beside the blobs. */
+  thumbnails: ThumbnailsService;
+  downloads: DownloadsService;
+  /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
+  reservations: ReservationsService;
+  /** Upload volume, sign-in, API rate and free download limits (API.md 8); one set per server. */
+  limits: Limits;
+  /** Housekeeping: gc runs and store statistics. */
+  gc: GcService;
+  /** Operator-only: file-name blacklist, file reports. */
+  moderation: ModerationService;
+  /** The audit log of operator actions. */
+  audit: AuditService;
+  /** Operators' audited changes, searches and history: one use case for the CLI and the web console. */
+  operator: { actions: OperatorActionsService; search: OperatorSearchService; history: StatsHistoryService };
+  /** This server's Prometheus metrics (`/metrics`); counted where each event happens. */
+  metrics: Metrics;
+  /** Web sign-in sessions and their CSRF tokens. */
+  sessions: SessionService;
+  /** Self-service accounts on the web site (`--signup open`). */
+  signUp: SignUpService;
+  /** null when the database and the blob store answer; else which one does not (`/readyz`). */
+  readiness(): Promise<string | null>;
+  /** Closes the database. */
+  close(): Promise<void>;
 }
 
-/**
- * Opens and migrates the metadata store. A database that cannot be reached or used is a
- * ConfigError of one line naming the setting, never a stack trace.
- */
-export async function openConfiguredMetadataStore(config: Config): Promise<MetadataStore> {
-  try {
-    return await openMetadataStore(openDatabase(config));
-  } catch (error) {
-    if (config.databaseUrl === null) throw error;
-    throw new ConfigError(`cannot use PostgreSQL at ${redactUrl(config.databaseUrl)} (--database-url, FILEHAVEN_DATABASE_URL): ${rootCause(error)}`);
-  }
+export interface ServiceOptions {
+  clock?: Clock;
+  ids?: IdSource;
+  log?: (error: unknown, message: string) => void;
+  /** A warning for the operator (a `<data>/secret` others may read); stderr when not given. */
+  warn?: (message: string) => void;
+  /**
+   * Whether a missing data folder is created (default true): `serve` and `init` set a site up, the
+   * other commands run on an existing one (config/site-folder.ts) and create nothing.
+   */
+  createDataFolder?: boolean;
 }
 
-/** The blob store the configuration names: S3 with --s3-bucket, else the data folder; checked before use. */
-export async function openConfiguredBlobStore(config: Config): Promise<BlobStore> {
-  const blobs = await configuredBlobStore(config);
+/** The services, wired to the storage backends the configuration names (configured-stores.ts). */
+export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? cryptoIds;
+  const log = options.log ?? ((error, message) => console.error(message, error));
+  const warn = options.warn ?? ((message) => console.error(message));
+  // Owner only when filehaven makes it (it holds the secret and the database); a folder the
+  // operator made keeps the mode they gave it (issue 14).
+  if (options.createDataFolder !== false) await createDataFolder(config.dataDir);
+  const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
+  const store = await openConfiguredMetadataStore(config);
+  let blobs: BlobStore;
   try {
-    await blobs.init();
+    await checkSecretFingerprint(store, secrets);
+    blobs = await openConfiguredBlobStore(config);
   } catch (error) {
-    if (error instanceof BlobStoreUnavailableError) throw new ConfigError(error.message);
+    await store.close();
     throw error;
   }
-  return blobs;
-}
 
-async function configuredBlobStore(config: Config): Promise<BlobStore> {
-  if (config.s3Bucket === null) return new LocalBlobStore(config.dataDir);
-  // The SDK warns on every start under Node < 22 that its releases after January 2027 will
-  // need Node 22; the lockfile pins a release that supports Node 20 (docs/configuration.md: S3), so the
-  // warning is said once there rather than in every operator's log.
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  // Loaded only when used: the AWS SDK is large, and a site on its data folder never needs it.
-  const { createS3Client, S3BlobStore } = await import('./blob/s3-blob-store.js');
-  const client = createS3Client(s3ClientOptions(config));
-  return new S3BlobStore({ bucket: config.s3Bucket, prefix: config.s3Prefix, client, partSize: config.s3PartSize, queueSize: config.s3QueueSize });
-}
-
-/** The S3 client settings the configuration names, the checksum choice made here only (docs/configuration.md: S3). */
-function s3ClientOptions(config: Config): S3ClientOptions {
-  const checksums = config.s3Checksums === 'auto' ? (config.s3Endpoint ? 'when_required' : 'when_supported') : config.s3Checksums;
-  return { endpoint: config.s3Endpoint ?? undefined, region: config.s3Region, forcePathStyle: config.s3ForcePathStyle, checksums };
-}
-
-/**
- * Where resumable uploads keep their bytes, beside the blob store they become blobs of:
- * `<data>/uploads` for the data folder, `<prefix>uploads/` in the bucket for S3.
- */
-export async function openResumableStorage(config: Config, blobs: BlobStore): Promise<ResumableStorage> {
-  if (blobs instanceof LocalBlobStore) return new LocalResumableStorage(config.dataDir, blobs, config.uploadExpiryMs);
-  const { S3BlobStore, s3ClientConfig } = await import('./blob/s3-blob-store.js');
-  const { S3ResumableStorage } = await import('./resumable/s3-resumable-storage.js');
-  if (!(blobs instanceof S3BlobStore)) throw new Error('resumable uploads need the local or the S3 blob store');
-  // Its own client from the blob store's settings: it adds a middleware of its own (the
-  // key prefix tus's store does not know), which must not touch the shared client.
-  return new S3ResumableStorage(
-    {
-      bucket: blobs.location.bucket,
-      prefix: blobs.location.prefix,
-      client: s3ClientConfig(s3ClientOptions(config)),
-      partSize: config.s3PartSize,
-      queueSize: config.s3QueueSize,
-      expiryMs: config.uploadExpiryMs,
-    },
+  const redis =
+    config.redisUrl === null
+      ? null
+      : await RedisConnection.open({ url: config.redisUrl, prefix: config.redisPrefix, warn, onFallback: (reason) => metrics.limitFellBack(reason) });
+  const metrics = new Metrics({ connections: () => store.connections(), clock, redisConnected: () => (redis ? redis.ready : null) });
+  const accounts = new AccountsService({ store, secrets, ids, clock });
+  const server = config.serverName ?? hostname();
+  const instance = ids.processId();
+  const reservations = new ReservationsService({ store, clock, server, instance, report: log, metrics });
+  const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
+  const folders = new FoldersService({ store, ids, clock });
+  const listing = new ListingService({ store, folders });
+  const downloads = new DownloadsService({
+    store,
     blobs,
-  );
+    secrets,
+    accounts,
+    files,
+    clock,
+    directLinkTtlMs: config.directLinkTtlMs,
+    directLinkRequiresKey: config.directLinkRequiresKey,
+    reservations,
+  });
+  const archives = new FolderArchiveService({ store, downloads });
+  const thumbs = await openThumbnailStore(config, blobs);
+  const thumbnails = new ThumbnailsService({ thumbs, store, downloads, log });
+  const moderation = new ModerationService({ store, clock });
+  const audit = new AuditService({ store, clock });
+  const sessions = new SessionService({ store, accounts, secrets, clock });
+  const signUp = new SignUpService({ accounts, mode: config.signup });
+  const operator = {
+    actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
+    search: new OperatorSearchService({ store }),
+    history: new StatsHistoryService({ store, clock }),
+  };
+  const limits = createLimits(config, {
+    store,
+    reservations,
+    clock,
+    isPremium: (account) => accounts.isPremium(account),
+    log,
+    keyedHash: (text) => secrets.sign(text),
+    redis,
+    refused: (limit) => metrics.limitRefused(limit),
+  });
+  const uploads = new UploadsService({ files, volume: limits.uploads, maxFileSize: config.maxFileSize, metrics });
+  const resumableStorage = await openResumableStorage(config, blobs);
+  const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
+  const resumableService = new ResumableUploadsService({
+    store,
+    storage: resumableStorage,
+    files,
+    folders,
+    volume: limits.uploads,
+    locker,
+    clock,
+    expiryMs: config.uploadExpiryMs,
+    maxFileSize: config.maxFileSize,
+    log,
+    digestReread: (bytes) => metrics.resumableDigestReread(bytes),
+  });
+  const resumable = { service: resumableService, dataStore: new ResumableDataStore(resumableStorage, resumableService), locker, storage: resumableStorage };
+  const gc = new GcService({
+    store,
+    blobs,
+    files,
+    reservations,
+    clock,
+    // File modification times come from the real clock, whatever clock the metadata uses.
+    fileClock: systemClock,
+    tempGraceMs: config.tempGraceMs,
+    expireAfterDays: config.expireAfterDays,
+    holder: `${server} ${instance}`,
+    metrics,
+    resumable: resumableService,
+    thumbnails: thumbs,
+  });
+
+  return {
+    config,
+    store,
+    blobs,
+    clock,
+    accounts,
+    files,
+    uploads,
+    resumable,
+    folders,
+    listing,
+    archives,
+    thumbnails,
+    downloads,
+    reservations,
+    limits,
+    moderation,
+    audit,
+    operator,
+    gc,
+    metrics,
+    sessions,
+    signUp,
+    readiness: async () => {
+      try {
+        await store.ping();
+      } catch {
+        return 'the database does not answer';
+      }
+      try {
+        await blobs.check();
+      } catch {
+        return 'the blob store does not answer';
+      }
+      return null;
+    },
+    close: async () => {
+      // Settles still running (responses just ended) finish before the database closes.
+      await reservations.stop();
+      await redis?.close();
+      await store.close();
+    },
+  };
+}
+
+/** Creates the data folder (and its parents), or says in one line why it cannot. */
+async function createDataFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === 'ENOTDIR' || code === 'EEXIST'
+        ? 'a file is in the way'
+        : code === 'EACCES' || code === 'EPERM'
+          ? 'permission denied'
+          : code === 'EROFS'
+            ? 'read-only file system'
+            : (error as Error).message;
+    throw new ConfigError(`cannot create the data folder ${dir} (--data, FILEHAVEN_DATA): ${why}`);
+  }
 }
 
 /**
- * Where thumbnails are kept, beside the blobs they are made from: `<data>/thumbs` for the
- * data folder, `<prefix>thumbs/` in the bucket for S3 (docs/web.md "Thumbnails").
+ * The secret seals every stored API key and signs every direct link: started with another
+ * one (a lost `<data>/secret`, a forgotten FILEHAVEN_SECRET), every key would stop working.
+ * The database keeps an HMAC fingerprint of the secret it was set up with and refuses a
+ * different one, instead of silently breaking every client.
  */
-export async function openThumbnailStore(config: Config, blobs: BlobStore): Promise<ThumbnailStore> {
-  if (blobs instanceof LocalBlobStore) return new LocalThumbnailStore(config.dataDir);
-  const { S3BlobStore } = await import('./blob/s3-blob-store.js');
-  const { S3ThumbnailStore } = await import('./blob/s3-thumbnail-store.js');
-  if (!(blobs instanceof S3BlobStore)) throw new Error('thumbnails need the local or the S3 blob store');
-  // The blob store's own client, bucket and prefix: one client per process.
-  return new S3ThumbnailStore(blobs.location);
+async function checkSecretFingerprint(store: MetadataStore, secrets: ServerSecrets): Promise<void> {
+  if (!(await secretMatchesSite(store, secrets))) {
+    throw new ConfigError(
+      'the server secret differs from the one this data folder was set up with; start with the original secret (--secret, FILEHAVEN_SECRET or <data>/secret): stored API keys and direct links depend on it',
+    );
+  }
 }
 
-/** The innermost readable reason of a driver error (pg wraps a refused connection in an AggregateError without a message). */
-export function rootCause(error: unknown): string {
-  let current: unknown = error;
-  for (let depth = 0; depth < 5 && current; depth++) {
-    const e = current as { message?: string; code?: string; errors?: unknown[]; cause?: unknown };
-    if (Array.isArray(e.errors) && e.errors.length > 0) {
-      current = e.errors[0];
-      continue;
-    }
-    if (e.cause) {
-      current = e.cause;
-      continue;
-    }
-    const message = (e.message ?? '').replace(/^database migration\s*\S*\s*failed:\s*/, '').trim();
-    return message || e.code || String(current);
-  }
-  return String(error);
+/**
+ * Whether `secrets` is the secret the site was set up with: the database's fingerprint of
+ * it, recorded now when the database has none yet (a new site).
+ */
+export async function secretMatchesSite(store: MetadataStore, secrets: ServerSecrets): Promise<boolean> {
+  const fingerprint = secrets.fingerprint();
+  const stored = await store.serverSettings.setIfAbsent(SECRET_FINGERPRINT_SETTING, fingerprint);
+  return constantTimeEqual(stored, fingerprint);
 }

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { openServices, type ServiceOptions, type Services } from './composition.js';
 import { type Config, resolveUrls } from './config/config.js';
 import { buildApp } from './http/app.js';
 import { LEASE_MS } from './services/reservations-service.js';
 import { RunningElsewhereError } from './services/run-alone.js';
 import { scheduleRuns } from './services/schedule.js';
-import { openServices, type ServiceOptions, type Services } from './services/services.js';
 
 /** A running server. */
 export interface RunningServer {

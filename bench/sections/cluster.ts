@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { redactUrl } from '../../src/composition.js';
+import { redactUrl } from '../../src/configured-stores.js';
 import { freePort, localNginxConf, NGINX_CONF, NGINX_PATH, runNginx, writeNginxFrame } from '../../test/helpers/cluster.js';
 import { redisProblem } from '../../test/helpers/redis.js';
 import { defer } from '../lib/cleanup.js';

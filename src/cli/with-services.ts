@@ -1,6 +1,6 @@
+import { openServices, type Services } from '../composition.js';
 import { loadConfig } from '../config/config.js';
 import { checkSiteFolder } from '../config/site-folder.js';
-import { openServices, type Services } from '../services/services.js';
 
 /**
  * Opens the services of an existing site for one CLI command, and closes them after; a

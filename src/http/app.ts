@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
+import type { Services } from '../composition.js';
 import { ApiError, errors } from '../domain/errors.js';
-import type { Services } from '../services/services.js';
 import { registerAccountRoutes } from './api/account-routes.js';
 import { registerApiKeyRoutes } from './api/apikeys-routes.js';
 import { registerFileRoutes } from './api/files-routes.js';

@@ -1,4 +1,4 @@
-import type { Services } from '../services/services.js';
+import type { Services } from '../composition.js';
 import type { Links } from './links.js';
 
 /**

@@ -6,9 +6,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { openServices, type Services } from '../../src/composition.js';
 import { loadConfig } from '../../src/config/config.js';
 import { type FileRecord, FileStatus } from '../../src/domain/types.js';
-import { openServices, type Services } from '../../src/services/services.js';
 import { type CliResult, cleanEnv, createSite, filehavenEntry, runCli } from '../helpers/cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));

@@ -5,10 +5,10 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
+import { openServices, type Services } from '../../src/composition.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { ApiError } from '../../src/domain/errors.js';
 import type { Account, FileRecord } from '../../src/domain/types.js';
-import { openServices, type Services } from '../../src/services/services.js';
 import { assertFails, assertOk, runCli } from '../helpers/cli.js';
 import { TestClock } from '../helpers/server.js';
 

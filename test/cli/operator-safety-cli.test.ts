@@ -218,7 +218,7 @@ describe('operator safety', { concurrency: 2, timeout: 180_000 }, () => {
       /give --password or --password-stdin, not both/,
     );
     const { loadConfig } = await import('../../src/config/config.js');
-    const { openServices } = await import('../../src/services/services.js');
+    const { openServices } = await import('../../src/composition.js');
     const services = await openServices(loadConfig({ data }, {}), { log: () => {} });
     try {
       assert.equal((await services.accounts.authenticate('cy', 'second password')).login, 'cy');

@@ -50,7 +50,7 @@ export function runCliWithInput(args: string[], input: string, env: Record<strin
  */
 export async function createSite(dataDir: string): Promise<void> {
   const { loadConfig } = await import('../../src/config/config.js');
-  const { openServices } = await import('../../src/services/services.js');
+  const { openServices } = await import('../../src/composition.js');
   const services = await openServices(loadConfig({ data: dataDir }, {}), { log: () => {} });
   await services.close();
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { openServices } from '../../src/composition.js';
 import { DEFAULTS } from '../../src/config/config.js';
-import { openServices } from '../../src/services/services.js';
 import { runCli } from './cli.js';
 import { ageStorage, BlobScanner, type LiveState, mustBePresent, tempFiles, verifyEndState } from './crash-checks.js';
 import { checkTraffic, contentFor, pickSize, prng, type RoundState, sha256Hex, TrafficClient, type TrafficLedger, WorkloadClient } from './crash-clients.js';

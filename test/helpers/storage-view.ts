@@ -7,9 +7,9 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { Kysely } from 'kysely';
 import type { StagedInfo, StoredBlobInfo } from '../../src/blob/blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
-import { openDatabase } from '../../src/composition.js';
+import type { Services } from '../../src/composition.js';
+import { openDatabase } from '../../src/configured-stores.js';
 import type { Database } from '../../src/db/database.js';
-import type { Services } from '../../src/services/services.js';
 
 /*
  * What a test server stores, seen the same way on every storage setup (backend.ts): the

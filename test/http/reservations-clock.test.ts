@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openServices } from '../../src/services/services.js';
+import { openServices } from '../../src/composition.js';
 import { enclosureHref } from '../helpers/crash-http.js';
 import { startTestServer, TestClock, type TestServer } from '../helpers/server.js';
 

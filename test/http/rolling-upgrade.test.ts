@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { type Migration, sql } from 'kysely';
-import { openDatabase } from '../../src/composition.js';
 import { DEFAULTS } from '../../src/config/config.js';
+import { openDatabase } from '../../src/configured-stores.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import { MIGRATIONS, migrateToLatest } from '../../src/db/migrator.js';
 import { TEST_BACKEND } from '../helpers/backend.js';

@@ -3,8 +3,8 @@ import { mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { openServices } from '../../src/composition.js';
 import { type Config, ConfigError, DEFAULTS } from '../../src/config/config.js';
-import { openServices } from '../../src/services/services.js';
 import { freshBackend } from '../helpers/backend.js';
 
 // A data folder remembers (as an HMAC fingerprint in its database) the secret it was set

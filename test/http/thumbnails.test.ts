@@ -7,7 +7,7 @@ import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 import { LocalThumbnailStore } from '../../src/blob/local-thumbnail-store.js';
 import type { ThumbnailStore } from '../../src/blob/thumbnail-store.js';
-import { openThumbnailStore } from '../../src/composition.js';
+import { openThumbnailStore } from '../../src/configured-stores.js';
 import type { FileRecord } from '../../src/domain/types.js';
 import { thumbnailPath } from '../../src/http/web/thumbnail-route.js';
 import { GcService } from '../../src/services/gc-service.js';

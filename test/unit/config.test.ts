@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { redactUrl } from '../../src/composition.js';
 import { ConfigError, DEFAULTS, loadConfig, resolveUrls, SETTINGS } from '../../src/config/config.js';
+import { redactUrl } from '../../src/configured-stores.js';
 
 /** Asserts that loading throws a ConfigError whose message names `source` and the expectation. */
 function assertConfigError(flags: Record<string, string | undefined>, env: NodeJS.ProcessEnv, source: string, expected: RegExp): void {

@@ -1,7 +1,7 @@
+import { openServices } from '../../composition.js';
 import { type Config, loadConfig } from '../../config/config.js';
 import { redactUrl } from '../../config/redact-url.js';
 import { SQLITE_FILE } from '../../db/dialect.js';
-import { openServices } from '../../services/services.js';
 import { parseCommandArgs } from '../args.js';
 import { printFirstOperator } from '../first-operator.js';
 import { noPositionals } from '../flags.js';
@@ -11,7 +11,7 @@ import { optionsFor } from '../help.js';
  * `filehaven init` (issue 23): sets a site up as `serve`'s first start would, without
  * serving it, so configuration management and container builds can create accounts
  * before the first start. The same settings and the same steps as serve
- * (services.ts openServices): the data folder (mode 0700) and its secret unless --secret
+ * (composition.ts openServices): the data folder (mode 0700) and its secret unless --secret
  * is given, the database (SQLite in the folder, or the PostgreSQL schema, migrated), the
  * secret's fingerprint, the blob store checked (the folder, or a HeadBucket); then the
  * operator account `admin`, its password printed once. serve then finds an account and

@@ -1,15 +1,15 @@
 import path from 'node:path';
 import type { BlobStore } from '../../blob/blob-store.js';
-import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl, rootCause } from '../../composition.js';
+import { secretMatchesSite } from '../../composition.js';
 import { type Config, ConfigError, DEFAULTS, loadConfig, SETTINGS } from '../../config/config.js';
 import { readSecretFile, SECRET_FILE } from '../../config/secret-file.js';
 import { checkSiteFolder } from '../../config/site-folder.js';
 import { humanBytes } from '../../config/units.js';
+import { openConfiguredBlobStore, openConfiguredMetadataStore, openDatabase, redactUrl, rootCause } from '../../configured-stores.js';
 import { type OpenedDatabase, SQLITE_FILE } from '../../db/dialect.js';
 import { migrateToLatest } from '../../db/migrator.js';
 import { type MigrateProgress, type MigrateReport, migrateSite } from '../../migrate/migrate-service.js';
 import { ServerSecrets } from '../../security/secrets.js';
-import { secretMatchesSite } from '../../services/services.js';
 import { parseCommandArgs, UsageError } from '../args.js';
 import { noPositionals } from '../flags.js';
 import { interruptible } from '../interruptible.js';

@@ -1,6 +1,6 @@
+import type { Services } from '../../composition.js';
 import { type Account, premiumState } from '../../domain/types.js';
 import { UPLOAD_WINDOW_MS } from '../../limits/upload-quota.js';
-import type { Services } from '../../services/services.js';
 import { type Html, html } from '../html.js';
 import { humanSize } from './format.js';
 
