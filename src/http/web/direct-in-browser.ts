@@ -63,7 +63,7 @@ export async function directInBrowser(
   const { services } = context;
   const { id, token } = request.params as { id: string; token: string };
   try {
-    const { accountId } = services.downloads.checkDirectToken(id, token);
+    const { accountId } = services.directLinks.checkDirectToken(id, token);
     const session = await loadWebSession(context, request, reply);
     const path = request.url;
     if (!session) {
@@ -87,7 +87,7 @@ export async function directInBrowser(
         'This direct link belongs to another account than the one signed in here. Ask its owner for the file’s download page link instead.',
       );
     }
-    const { file, account } = await services.downloads.authorizeDirectForSession(id, token, session.account);
+    const { file, account } = await services.directLinks.authorizeDirectForSession(id, token, session.account);
     if (!startedHere(context, request)) {
       // No byte and no traffic yet: the owner confirms with a link on this site.
       return sendPage(

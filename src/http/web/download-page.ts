@@ -4,8 +4,8 @@ import { ID_PATTERN } from '../../domain/ids.js';
 import type { FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
+import { sendDownload } from '../send-download.js';
 import { humanDate, humanSize } from './format.js';
-import { sendFreeFile } from './free-download.js';
 import { pageCsp, sendErrorPage, sendPage } from './layout.js';
 import { myFilesUrl } from './my-files-paths.js';
 import { pageCspAddition, previewCsp, previewOf } from './preview.js';
@@ -138,8 +138,9 @@ export async function sendPreview(context: HttpContext, request: FastifyRequest,
     return sendErrorPage(reply, 404, 'No preview', 'Files of this type are not shown in the browser. Use the download button on the file’s page instead.');
   }
   // Looking at a preview is not a download start (expiry counts those); its bytes are traffic.
-  return sendFreeFile(context, request, reply, file, {
-    countsAsDownload: false,
+  return sendDownload(context.services.downloads, request, reply, file, {
+    requester: { link: 'public', address: request.ip },
+    purpose: 'preview',
     headers: {
       'Content-Type': preview.contentType,
       'Content-Disposition': contentDisposition(file.name, { type: 'inline' }),
