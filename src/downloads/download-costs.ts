@@ -38,7 +38,7 @@ export interface DownloadCostsDeps {
   /** The free downloads' slots per client address and their speed cap (API.md 8). */
   freeDownloads: FreeDownloads;
   /** Premium traffic in flight is a reservation row that outlives a crash. */
-  reservations: ReservationsService;
+  reservations: Pick<ReservationsService, 'takeTraffic'>;
 }
 
 /** Decides what a download costs from who asks through what link (requester.ts). */
