@@ -6,6 +6,11 @@ import { loadOrCreateSecret } from './config/secret-file.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from './configured-stores.js';
 import type { MetadataStore } from './db/repositories/repositories.js';
 import { type Clock, cryptoIds, type IdSource, systemClock } from './domain/ids.js';
+import { DirectLinks } from './downloads/direct-links.js';
+import { DownloadCosts } from './downloads/download-costs.js';
+import { DownloadsService } from './downloads/downloads-service.js';
+import { fileBytes } from './downloads/file-bytes.js';
+import { FolderArchiveService } from './downloads/folder-archive-service.js';
 import { createLimits, type Limits } from './limits/limits.js';
 import { RedisConnection } from './limits/redis-connection.js';
 import { Metrics } from './observability/metrics.js';
@@ -16,9 +21,7 @@ import { UploadLocker } from './resumable/upload-locker.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from './security/secrets.js';
 import { AccountsService } from './services/accounts-service.js';
 import { AuditService } from './services/audit-service.js';
-import { DownloadsService } from './services/downloads-service.js';
 import { FilesService } from './services/files-service.js';
-import { FolderArchiveService } from './services/folder-archive-service.js';
 import { FoldersService } from './services/folders-service.js';
 import { GcService } from './services/gc-service.js';
 import { ListingService } from './services/listing-service.js';
@@ -47,11 +50,12 @@ export interface Services {
   folders: FoldersService;
   /** Pages of an account's files and folders (GET /files, /folders, My files). */
   listing: ListingService;
-  /** A folder and what is below it as one streamed ZIP. */
-  archives: FolderArchiveService;
   /** Thumbnails of image files, made once per digest and stored beside the blobs. */
   thumbnails: ThumbnailsService;
+  /** The download use case every download entry point calls: what a download costs, charged and counted. */
   downloads: DownloadsService;
+  /** Premium direct links: issued, then checked on each download. */
+  directLinks: DirectLinks;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
   reservations: ReservationsService;
   /** Upload volume, sign-in, API rate and free download limits (API.md 8); one set per server. */
@@ -121,20 +125,18 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
   const folders = new FoldersService({ store, ids, clock });
   const listing = new ListingService({ store, folders });
-  const downloads = new DownloadsService({
+  const bytes = fileBytes(store, blobs);
+  const directLinks = new DirectLinks({
     store,
-    blobs,
     secrets,
     accounts,
     files,
     clock,
     directLinkTtlMs: config.directLinkTtlMs,
     directLinkRequiresKey: config.directLinkRequiresKey,
-    reservations,
   });
-  const archives = new FolderArchiveService({ store, downloads });
   const thumbs = await openThumbnailStore(config, blobs);
-  const thumbnails = new ThumbnailsService({ thumbs, store, downloads, log });
+  const thumbnails = new ThumbnailsService({ thumbs, store, downloads: bytes, log });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
@@ -153,6 +155,13 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     keyedHash: (text) => secrets.sign(text),
     redis,
     refused: (limit) => metrics.limitRefused(limit),
+  });
+  const downloads = new DownloadsService({
+    costs: new DownloadCosts({ freeDownloads: limits.freeDownloads, reservations }),
+    bytes,
+    archives: new FolderArchiveService({ store, downloads: bytes }),
+    files,
+    metrics,
   });
   const uploads = new UploadsService({ files, volume: limits.uploads, maxFileSize: config.maxFileSize, metrics });
   const resumableStorage = await openResumableStorage(config, blobs);
@@ -198,9 +207,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     resumable,
     folders,
     listing,
-    archives,
     thumbnails,
     downloads,
+    directLinks,
     reservations,
     limits,
     moderation,

@@ -4,6 +4,7 @@ import type { Services } from '../composition.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { registerAccountRoutes } from './api/account-routes.js';
 import { registerApiKeyRoutes } from './api/apikeys-routes.js';
+import { registerDirectDownloadRoute } from './api/direct-download-route.js';
 import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
 import { registerUploadRoutes } from './api/uploads-routes.js';
@@ -120,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerFolderRoutes(app, context);
   registerUploadRoutes(app, context);
   registerAccountRoutes(app, context);
+  registerDirectDownloadRoute(app, context);
   registerFilePages(app, context);
   registerCopyToAccount(app, context);
   registerFolderPage(app, context);

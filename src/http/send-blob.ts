@@ -211,6 +211,16 @@ export function whenResponseGone(request: FastifyRequest, reply: FastifyReply, t
   if (res.destroyed || socket.destroyed) onGone();
 }
 
+/**
+ * A signal aborted once the response is over (whenResponseGone): how a use case that
+ * holds something for the response (a free download's slot) learns when to give it back.
+ */
+export function responseGoneSignal(request: FastifyRequest, reply: FastifyReply): AbortSignal {
+  const gone = new AbortController();
+  whenResponseGone(request, reply, () => gone.abort());
+  return gone.signal;
+}
+
 /** The first chunk of a stream (null if it ends first or the response closes), the rest left paused. */
 function firstChunk(stream: Readable, res: ServerResponse): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {

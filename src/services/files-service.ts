@@ -92,9 +92,15 @@ export class FilesService {
 
   /** A file visible to API calls: unknown, malformed and deleted ids are errorFileNotFound. */
   async visible(id: string): Promise<FileRecord> {
-    const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
-    if (!file || file.status === FileStatus.Deleted) throw errors.fileNotFound();
+    const file = await this.live(id);
+    if (!file) throw errors.fileNotFound();
     return file;
+  }
+
+  /** The file with this id, blocked ones included (their pages say so); null when unknown or deleted. */
+  async live(id: string): Promise<FileRecord | null> {
+    const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
+    return file && file.status !== FileStatus.Deleted ? file : null;
   }
 
   /** Copies any active file into the caller's root; no bytes are duplicated (API.md 7). */

@@ -3,14 +3,14 @@ import type { ThumbnailStore } from '../blob/thumbnail-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { ID_PATTERN } from '../domain/ids.js';
 import { type FileRecord, FileStatus } from '../domain/types.js';
-import type { DownloadsService } from './downloads-service.js';
+import type { FileBytes } from '../downloads/file-bytes.js';
 
 export interface ThumbnailsServiceDeps {
   thumbs: ThumbnailStore;
   /** Where the file a thumbnail URL names is looked up. */
   store: Pick<MetadataStore, 'files'>;
   /** Opens a file's bytes. */
-  downloads: Pick<DownloadsService, 'open'>;
+  downloads: FileBytes;
   log: (error: unknown, message: string) => void;
   /** Limits; THUMBNAIL_LIMITS unless a test changes them. */
   limits?: Partial<ThumbnailLimits>;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
-import { type FolderArchiveLimits, FolderArchiveService } from '../../src/services/folder-archive-service.js';
+import { type FolderArchiveLimits, FolderArchiveService } from '../../src/downloads/folder-archive-service.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // A folder downloaded as one ZIP (GET /folder/<id>/zip, docs/web.md "A folder as one ZIP"):
@@ -131,19 +131,19 @@ function downloadWith(url: string, meanwhile: () => Promise<void>): Promise<{ st
   });
 }
 
-/** Runs `body` with the server's archives service replaced by one with these limits (and this store). */
+/** Runs `body` with the server's ZIP maker (the download use case's) replaced by one with these limits (and this store). */
 async function withArchives(
   server: TestServer,
   options: { limits?: Partial<FolderArchiveLimits>; store?: MetadataStore },
   body: () => Promise<void>,
 ): Promise<void> {
   const services = server.server.services;
-  const original = services.archives;
-  services.archives = new FolderArchiveService({ store: options.store ?? services.store, downloads: services.downloads, limits: options.limits });
+  const original = services.downloads;
+  services.downloads = original.withArchives(new FolderArchiveService({ store: options.store ?? services.store, downloads: original, limits: options.limits }));
   try {
     await body();
   } finally {
-    services.archives = original;
+    services.downloads = original;
   }
 }
 

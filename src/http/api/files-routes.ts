@@ -74,7 +74,7 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
 
   const directLink = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
-    const { file, token } = await services.downloads.directLink(account, id);
+    const { file, token } = await services.directLinks.directLink(account, id);
     // The signed link downloads on the account's traffic: no cache may keep it (issue 14).
     reply.header('Cache-Control', 'no-store');
     return sendAtom(context, request, reply, 200, 'File info', [

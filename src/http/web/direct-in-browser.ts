@@ -9,6 +9,9 @@ import { sendErrorPage, sendPage } from './layout.js';
 import { signInUrl } from './return-path.js';
 import { loadWebSession } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'config' | 'directLinks' | 'sessions'>;
+
 const header = (request: FastifyRequest, name: string): string | undefined => {
   const value = request.headers[name];
   return typeof value === 'string' ? value : undefined;
@@ -20,7 +23,7 @@ const header = (request: FastifyRequest, name: string): string | undefined => {
  * `Sec-Fetch-Mode: navigate` and an Accept naming text/html; older ones only the
  * latter). API clients send neither, and keep SPEC.md's answers byte for byte.
  */
-export function isBrowserNavigation(context: HttpContext, request: FastifyRequest): boolean {
+export function isBrowserNavigation(context: Context, request: FastifyRequest): boolean {
   // With --direct-link-requires-key false the signed URL alone downloads: nothing to add.
   if (!context.services.config.directLinkRequiresKey || apiKeyOf(request) !== undefined) return false;
   const mode = header(request, 'sec-fetch-mode');
@@ -35,7 +38,7 @@ export function isBrowserNavigation(context: HttpContext, request: FastifyReques
  * navigations). A browser without Sec-Fetch headers is judged by its Referer, which our
  * pages send to this origin only (Referrer-Policy: same-origin).
  */
-function startedHere(context: HttpContext, request: FastifyRequest): boolean {
+function startedHere(context: Context, request: FastifyRequest): boolean {
   const site = header(request, 'sec-fetch-site');
   if (site !== undefined) return site === 'same-origin' || site === 'none';
   const referer = header(request, 'referer');
@@ -55,7 +58,7 @@ function startedHere(context: HttpContext, request: FastifyRequest): boolean {
  * the owner's account, or confirm a download that another site started.
  */
 export async function directInBrowser(
-  context: HttpContext,
+  context: Context,
   request: FastifyRequest,
   reply: FastifyReply,
   serve: (file: FileRecord, account: Account) => Promise<FastifyReply>,
@@ -63,7 +66,7 @@ export async function directInBrowser(
   const { services } = context;
   const { id, token } = request.params as { id: string; token: string };
   try {
-    const { accountId } = services.downloads.checkDirectToken(id, token);
+    const { accountId } = services.directLinks.checkDirectToken(id, token);
     const session = await loadWebSession(context, request, reply);
     const path = request.url;
     if (!session) {
@@ -87,7 +90,7 @@ export async function directInBrowser(
         'This direct link belongs to another account than the one signed in here. Ask its owner for the file’s download page link instead.',
       );
     }
-    const { file, account } = await services.downloads.authorizeDirectForSession(id, token, session.account);
+    const { file, account } = await services.directLinks.authorizeDirectForSession(id, token, session.account);
     if (!startedHere(context, request)) {
       // No byte and no traffic yet: the owner confirms with a link on this site.
       return sendPage(

@@ -4,16 +4,19 @@ import { ID_PATTERN } from '../../domain/ids.js';
 import type { FileRecord } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
+import { sendDownload } from '../send-download.js';
 import { humanDate, humanSize } from './format.js';
-import { sendFreeFile } from './free-download.js';
 import { pageCsp, sendErrorPage, sendPage } from './layout.js';
 import { myFilesUrl } from './my-files-paths.js';
 import { pageCspAddition, previewCsp, previewOf } from './preview.js';
 import { signInUrl } from './return-path.js';
 import { CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'downloads' | 'files' | 'sessions'>;
+
 /** The path of a file's download page (`/<id>/<url-encoded name>`), for same-origin references. */
-const pagePath = (context: HttpContext, file: Pick<FileRecord, 'id' | 'name'>) => new URL(context.links.download(file)).pathname;
+const pagePath = (context: Context, file: Pick<FileRecord, 'id' | 'name'>) => new URL(context.links.download(file)).pathname;
 
 /** The path the copy form posts to. */
 export const copyPath = (file: Pick<FileRecord, 'id'>) => `/${file.id}/copy`;
@@ -59,7 +62,7 @@ function previewBlock(file: FileRecord, src: string): { block: Html | string; cs
  * one) and, for an image small enough to embed, the image itself through its preview URL.
  * Everything is escaped by html``, like the page.
  */
-export function socialTags(context: HttpContext, file: FileRecord): Html {
+export function socialTags(context: Context, file: FileRecord): Html {
   const url = context.links.download(file);
   const description = `${humanSize(file.size)} · uploaded ${humanDate(file.createdAt)}`;
   const preview = previewOf(file.name);
@@ -106,7 +109,7 @@ function copyBlock(request: FastifyRequest, file: FileRecord, path: string): Htm
  * download button and "copy to my account". The page's CSP grows by exactly the one
  * source its preview element needs.
  */
-export function sendDownloadPage(context: HttpContext, request: FastifyRequest, reply: FastifyReply, file: FileRecord): FastifyReply {
+export function sendDownloadPage(context: Context, request: FastifyRequest, reply: FastifyReply, file: FileRecord): FastifyReply {
   const { block, csp } = previewBlock(file, `${pagePath(context, file)}?preview=1`);
   const copied = (request.query as Record<string, unknown>).copied !== undefined && request.webSession?.account.id === file.ownerId;
   return sendPage(
@@ -132,14 +135,15 @@ ${copyBlock(request, file, pagePath(context, file))}
  * requests as for downloads (media seeking). Previews are free downloads too: the same
  * per-address slots and speed cap, so they are no way around them.
  */
-export async function sendPreview(context: HttpContext, request: FastifyRequest, reply: FastifyReply, file: FileRecord): Promise<FastifyReply> {
+export async function sendPreview(context: Context, request: FastifyRequest, reply: FastifyReply, file: FileRecord): Promise<FastifyReply> {
   const preview = previewOf(file.name);
   if (!preview) {
     return sendErrorPage(reply, 404, 'No preview', 'Files of this type are not shown in the browser. Use the download button on the file’s page instead.');
   }
   // Looking at a preview is not a download start (expiry counts those); its bytes are traffic.
-  return sendFreeFile(context, request, reply, file, {
-    countsAsDownload: false,
+  return sendDownload(context.services.downloads, request, reply, file, {
+    requester: { link: 'public', address: request.ip },
+    purpose: 'preview',
     headers: {
       'Content-Type': preview.contentType,
       'Content-Disposition': contentDisposition(file.name, { type: 'inline' }),
@@ -152,7 +156,7 @@ export async function sendPreview(context: HttpContext, request: FastifyRequest,
  * "Copy to my account" (the copy operation of SPEC.md, for a signed-in browser): a
  * CSRF-checked form POST; then the copy's own download page.
  */
-export function registerCopyToAccount(app: FastifyInstance, context: HttpContext): void {
+export function registerCopyToAccount(app: FastifyInstance, context: Context): void {
   app.post(
     '/:id/copy',
     {

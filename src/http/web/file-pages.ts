@@ -1,35 +1,34 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { ID_PATTERN } from '../../domain/ids.js';
-import { type Account, type FileRecord, FileStatus } from '../../domain/types.js';
-import type { TrafficTransfer } from '../../services/reservations-service.js';
+import { type FileRecord, FileStatus } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { html } from '../html.js';
-import { apiKeyOf } from '../plugins/api-auth.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
 import { isApiPath } from '../request-kind.js';
-import { sendFile } from '../send-blob.js';
-import { directInBrowser, isBrowserNavigation } from './direct-in-browser.js';
+import { sendDownload } from '../send-download.js';
 import { sendDownloadPage, sendPreview } from './download-page.js';
 import { humanDate, humanSize } from './format.js';
-import { sendFreeFile } from './free-download.js';
 import { sendErrorPage, sendPage } from './layout.js';
 import { registerThumbnailRoute } from './thumbnail-route.js';
+
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'downloads' | 'files' | 'sessions' | 'thumbnails'>;
 
 type IdParams = { id: string };
 
 /**
- * The public file URLs of API.md section 1: the download page and its raw download,
- * the premium direct download, and the delete link.
+ * The public file URLs of API.md section 1: the download page and its raw download, and
+ * the delete link. (The premium direct download is an API endpoint: api/direct-download-route.ts.)
  */
-export function registerFilePages(app: FastifyInstance, context: HttpContext): void {
+export function registerFilePages(app: FastifyInstance, context: Context): void {
   const { services } = context;
   registerThumbnailRoute(app, context);
 
   /** The file for a public page, or an error page (404 unknown/deleted, 410 blocked). */
   const publicFile = async (reply: FastifyReply, id: string): Promise<FileRecord | null> => {
-    const file = ID_PATTERN.test(id) ? await services.store.files.byId(id) : null;
-    if (!file || file.status === FileStatus.Deleted) {
+    const file = await services.files.live(id);
+    if (!file) {
       sendErrorPage(reply, 404, 'File not found', 'This file does not exist or was deleted.');
       return null;
     }
@@ -47,45 +46,10 @@ export function registerFilePages(app: FastifyInstance, context: HttpContext): v
     const file = await publicFile(reply, id);
     if (!file) return reply;
     if ((request.query as Record<string, unknown>).download !== undefined) {
-      return sendFreeFile(context, request, reply, file, { countsAsDownload: true });
+      return sendDownload(services.downloads, request, reply, file, { requester: { link: 'public', address: request.ip }, purpose: 'download' });
     }
     if ((request.query as Record<string, unknown>).preview !== undefined) return sendPreview(context, request, reply, file);
     return sendDownloadPage(context, request, reply, file);
-  });
-
-  /** Sends a direct download charged to `account`'s premium traffic (API.md 6). */
-  const serveDirect = (request: FastifyRequest, reply: FastifyReply, file: FileRecord, account: Account) => {
-    let transfer: TrafficTransfer | null = null;
-    let metered: ((sent: number) => void) | undefined;
-    return sendFile(request, reply, {
-      file,
-      open: (range) => services.downloads.open(file, range),
-      beforeBody: async (length) => {
-        // Take the whole response first so concurrent downloads cannot overdraw (API.md 6);
-        // the transfer charges what is sent and gives back the rest, also after a crash.
-        transfer = await services.downloads.reserveTraffic(account, length);
-        // Counting the download start must not fail the reserved download.
-        if (!request.headers.range || request.headers.range.startsWith('bytes=0-')) {
-          await services.files.recordDownload(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
-        }
-        // Last: afterBody, which ends the meter, runs only when beforeBody went through.
-        metered = services.metrics.downloadStarted('direct');
-      },
-      progress: (sent) => transfer?.progress(sent),
-      afterBody: (sent) => {
-        metered?.(sent);
-        transfer?.finish(sent).catch((error) => request.log.error(error, 'settling the traffic of a download failed'));
-        services.files.recordBytesServed(file.id, sent).catch((error) => request.log.error(error, 'counting bytes served failed'));
-      },
-    });
-  };
-
-  app.get('/direct/:id/:token/:name', async (request, reply) => {
-    // A person opening the link in a browser: the site session may stand in for the key.
-    if (isBrowserNavigation(context, request)) return directInBrowser(context, request, reply, (file, account) => serveDirect(request, reply, file, account));
-    const { id, token } = request.params as { id: string; token: string };
-    const { file, account } = await services.downloads.authorizeDirect(id, token, apiKeyOf(request));
-    return serveDirect(request, reply, file, account);
   });
 
   const deleteTarget = async (request: FastifyRequest, reply: FastifyReply): Promise<FileRecord | null> => {

@@ -3,8 +3,10 @@ import { Readable } from 'node:stream';
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance } from 'fastify';
 import type { HttpContext } from '../context.js';
-import { pump } from '../send-blob.js';
-import { enterFreeDownload } from './free-download.js';
+import { pump, responseGoneSignal } from '../send-blob.js';
+
+/** The services this module calls. */
+type Context = HttpContext<'downloads' | 'folders'>;
 
 /** The ZIP of a folder, beside its public page. */
 export const folderZipPath = (folder: { id: string }) => `/folder/${folder.id}/zip`;
@@ -12,24 +14,27 @@ export const folderZipPath = (folder: { id: string }) => `/folder/${folder.id}/z
 /**
  * `GET /folder/<id>/zip`: the folder and everything below it as one streamed ZIP (docs/web.md
  * "A folder as one ZIP"). Whoever may see the folder page (anyone with its link, its
- * owner among them) may download it, under the rules of free downloads (free-download.ts):
- * the ZIP, and a HEAD of it, holds one of the address's download slots from before its
- * plan is made until the response ends, however it ends, so planning is bounded by the
- * slots too; it streams at the free speed cap; only active files go in (blocked and
- * deleted ones never), and each file's download start and the bytes of it that were sent
- * are counted as a download of that file would be. No ranges: the archive is made as it
- * streams.
+ * owner among them) may download it as a public download: what it costs (a free slot held
+ * from before its plan until the response ends, however it ends, and the speed cap) and
+ * what it counts is the download use case's (downloads/downloads-service.ts); this route
+ * adapts it to HTTP. No ranges: the archive is made as it streams.
  */
-export function registerFolderZip(app: FastifyInstance, context: HttpContext): void {
+export function registerFolderZip(app: FastifyInstance, context: Context): void {
   const { services } = context;
   app.get('/folder/:id/zip', { config: { web: true } }, async (request, reply) => {
     const folder = await services.folders.find((request.params as { id: string }).id);
-    const download = await enterFreeDownload(context, request, reply);
-    const plan = await services.archives.plan(folder);
+    // The response's one listener of this download (issue 23): the end gives the slot
+    // back, stops the archive and counts what was sent of each file.
+    const gone = responseGoneSignal(request, reply);
+    const zip = await services.downloads.folder(
+      folder,
+      { link: 'public', address: request.ip },
+      { signal: gone, log: (error, message) => request.log.error(error, message) },
+    );
     reply.headers({
       'Content-Type': 'application/zip',
-      'Content-Length': plan.size,
-      'Content-Disposition': contentDisposition(plan.fileName, { type: 'attachment' }),
+      'Content-Length': zip.size,
+      'Content-Disposition': contentDisposition(zip.fileName, { type: 'attachment' }),
       'Cache-Control': 'private, no-cache',
       'Accept-Ranges': 'none',
       'X-Content-Type-Options': 'nosniff',
@@ -37,42 +42,23 @@ export function registerFolderZip(app: FastifyInstance, context: HttpContext): v
     // An empty stream keeps Fastify's HEAD route from rewriting Content-Length to 0 (send-blob.ts).
     if (request.method === 'HEAD') return reply.send(Readable.from([]));
 
-    const abort = new AbortController();
-    let sent = 0;
-    download.begin();
-    const zip = services.archives.stream(plan, {
-      signal: abort.signal,
-      events: {
-        entryStarted: (file) => {
-          download.countStart(file.id).catch((error) => request.log.error(error, 'counting a download failed'));
-        },
-      },
-    });
-    const body = download.throttle(zip);
+    const body = await zip.start();
     const res = reply.raw;
     // After the status line a failure can only cut the connection: the client sees a
     // short body against Content-Length. A client that left is no failure.
     body.on('error', (error) => {
-      if (!abort.signal.aborted) request.log.warn({ err: error }, 'folder ZIP cut short');
+      if (!gone.aborted) request.log.warn({ err: error }, 'folder ZIP cut short');
       res.destroy();
-    });
-    // The response's one listener of this download (issue 23): the end stops the archive
-    // (closing the file being read) and counts what was sent of each file.
-    download.whenGone(() => {
-      abort.abort();
-      body.destroy();
-      download.end(
-        sent,
-        services.archives.sentPerFile(plan, sent).map(({ file, bytes }) => ({ fileId: file.id, bytes })),
-      );
     });
     reply.hijack();
     // Every header set so far goes out, not only the ZIP's: the request id, a session's
     // Set-Cookie, Connection: close while the server drains (as send-blob.ts does).
     res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
     // Bytes count as sent once their write reached the kernel, as for a single file.
-    pump(body, res, plan.size, (bytes) => {
+    let sent = 0;
+    pump(body, res, zip.size, (bytes) => {
       sent += bytes;
+      zip.progress(sent);
     });
     return reply;
   });

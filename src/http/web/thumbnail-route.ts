@@ -5,6 +5,9 @@ import { thumbnailKey } from '../../services/thumbnails-service.js';
 import type { HttpContext } from '../context.js';
 import { sendErrorPage } from './layout.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'thumbnails'>;
+
 /**
  * The URL of a file's thumbnail (`/thumb/<file id>/<version>-<digest prefix>`), for pages
  * that show one (My files' grid, a public file page). Safe to use for any file: content
@@ -37,7 +40,7 @@ const FALLBACK_ICON = Buffer.from(
  * Thumbnails are not counted as downloads and take no download slot: their size is
  * bounded, and making them is bounded by the service's own queue.
  */
-export function registerThumbnailRoute(app: FastifyInstance, context: HttpContext): void {
+export function registerThumbnailRoute(app: FastifyInstance, context: Context): void {
   const { services } = context;
   app.get('/thumb/:id/:key', { config: { web: true } }, async (request, reply) => {
     const { id, key } = request.params as { id: string; key: string };

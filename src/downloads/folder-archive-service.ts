@@ -4,12 +4,12 @@ import type { MetadataStore } from '../db/repositories/repositories.js';
 import { ArchivePaths, safeSegment } from '../domain/archive-paths.js';
 import { errors } from '../domain/errors.js';
 import { type FileRecord, FileStatus, type Folder } from '../domain/types.js';
-import type { DownloadsService } from './downloads-service.js';
+import type { FileBytes } from './file-bytes.js';
 
 export interface FolderArchiveServiceDeps {
   store: MetadataStore;
   /** Opens a file's bytes (errorFileNotFound when its blob is gone). */
-  downloads: Pick<DownloadsService, 'open'>;
+  downloads: FileBytes;
   /** What one archive may hold; FOLDER_ARCHIVE_LIMITS unless a test makes them small. */
   limits?: Partial<FolderArchiveLimits>;
 }

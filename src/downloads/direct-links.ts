@@ -1,27 +1,26 @@
-import type { Readable } from 'node:stream';
-import { BlobNotFoundError, type BlobStore, type ByteRange } from '../blob/blob-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
 import { type Clock, ID_PATTERN } from '../domain/ids.js';
 import { type Account, type FileRecord, FileStatus, premiumState } from '../domain/types.js';
 import type { ServerSecrets } from '../security/secrets.js';
-import type { AccountsService } from './accounts-service.js';
-import type { FilesService } from './files-service.js';
-import type { ReservationsService, TrafficTransfer } from './reservations-service.js';
+import type { AccountsService } from '../services/accounts-service.js';
+import type { FilesService } from '../services/files-service.js';
 
-export interface DownloadsServiceDeps {
+export interface DirectLinksDeps {
+  /** Where a link's account is read when the signed URL alone downloads. */
   store: MetadataStore;
-  blobs: BlobStore;
+  /** Signs and checks the tokens. */
   secrets: ServerSecrets;
+  /** Premium state and API keys. */
   accounts: AccountsService;
+  /** The file a link names, as its owner's clients see it. */
   files: FilesService;
+  /** Expiry is written and judged by it. */
   clock: Clock;
   /** Lifetime of a direct link. */
   directLinkTtlMs: number;
   /** Whether the download request must carry the owner's API key (API.md 6). */
   directLinkRequiresKey: boolean;
-  /** Premium traffic in flight is a reservation row that outlives a crash. */
-  reservations: ReservationsService;
 }
 
 /** A direct link's parts: the URL is built by the HTTP layer. */
@@ -33,9 +32,13 @@ export interface DirectLink {
 
 const TOKEN_PATTERN = /^(\d{1,13})\.(\d{1,15})\.([A-Za-z0-9_-]{32})$/;
 
-/** Direct links, their checks and premium traffic (API.md section 6). */
-export class DownloadsService {
-  constructor(private readonly deps: DownloadsServiceDeps) {}
+/**
+ * Premium direct links (API.md section 6): issued to an account, then checked on each
+ * download, which names who asks (the account to charge) for the downloads use case
+ * (downloads-service.ts). What the download costs is decided there, not here.
+ */
+export class DirectLinks {
+  constructor(private readonly deps: DirectLinksDeps) {}
 
   /** Issues a signed, expiring direct link to a premium account for any active file. */
   async directLink(caller: Account, fileId: string): Promise<DirectLink> {
@@ -111,31 +114,6 @@ export class DownloadsService {
     const accountId = Number(match[2]);
     const signature = match[3]!;
     return `${String(expiresAt)}.${String(accountId)}.${signature}` === token ? { expiresAt, accountId, signature } : null;
-  }
-
-  /**
-   * Takes traffic for a response of `bytes` (403 before any byte when it cannot be
-   * covered). The transfer records its progress and settles when the response ends: bytes
-   * sent are charged, the rest given back, also after a crash (ReservationsService).
-   */
-  async reserveTraffic(account: Account, bytes: number): Promise<TrafficTransfer | null> {
-    if (bytes === 0) return null;
-    const transfer = await this.deps.reservations.takeTraffic(account.id, bytes);
-    if (!transfer) throw errors.permissionDenied('Not enough premium traffic left for this download');
-    return transfer;
-  }
-
-  /** The bytes of a file, or a range of them; errorFileNotFound when the blob is gone (deleted meanwhile). */
-  async open(file: FileRecord, range?: ByteRange): Promise<Readable> {
-    try {
-      const key = await this.deps.store.blobs.keyOf(file.sha256);
-      if (key === null) throw new BlobNotFoundError(file.sha256);
-      return await this.deps.blobs.read(key, range);
-    } catch (error) {
-      // STYLE.md rule 5: a missing blob is translated here, not left to become a 500.
-      if (error instanceof BlobNotFoundError) throw errors.fileNotFound();
-      throw error;
-    }
   }
 
   private message(fileId: string, accountId: number, expiresAt: number): string {

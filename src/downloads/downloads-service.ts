@@ -1,0 +1,168 @@
+import type { Readable } from 'node:stream';
+import type { ByteRange } from '../blob/blob-store.js';
+import type { FileRecord, Folder } from '../domain/types.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { FilesService } from '../services/files-service.js';
+import type { DownloadCosts, DownloadLog } from './download-costs.js';
+import type { FileBytes } from './file-bytes.js';
+import type { FolderArchiveService } from './folder-archive-service.js';
+import type { Requester } from './requester.js';
+
+export interface DownloadsServiceDeps {
+  /** What a download costs, from who asks through what link. */
+  costs: DownloadCosts;
+  /** Where files' bytes are read. */
+  bytes: FileBytes;
+  /** A folder's ZIP: its plan and its bytes. */
+  archives: FolderArchiveService;
+  /** Download starts and bytes served are counted on the file (expiry and stats read them). */
+  files: Pick<FilesService, 'recordDownload' | 'recordBytesServed'>;
+  /** Downloads in flight, their bytes and durations. */
+  metrics: Pick<Metrics, 'downloadStarted'>;
+}
+
+/** What every download request says besides the file and who asks. */
+export interface DownloadRequest {
+  /** Aborted once the response is over, however it ends: what the download held is given back then. */
+  signal: AbortSignal;
+  /** Where failures that must not fail the download are reported (the request's log). */
+  log: DownloadLog;
+}
+
+/** A file download the HTTP layer drives (send-blob.ts): the same order for every requester. */
+export interface FileDownload {
+  /** The bytes (all, or an inclusive range) at the download's pace. */
+  open(range?: ByteRange): Promise<Readable>;
+  /**
+   * A body of `length` bytes is about to be sent: charged (may refuse it), counted as a
+   * download start when it is one, metered. Not called for HEAD, 304 or 416.
+   */
+  begin(length: number): Promise<void>;
+  /** `sent` body bytes in all have reached the client. */
+  progress(sent: number): void;
+  /** The body is over with `sent` bytes sent (called once after begin; later calls do nothing). */
+  end(sent: number): void;
+}
+
+/** A folder's ZIP, planned: what the HTTP layer needs for its headers, and its bytes. */
+export interface FolderDownload {
+  /** The attachment's name: the folder's name with ".zip". */
+  fileName: string;
+  /** The exact length of the ZIP in bytes. */
+  size: number;
+  /**
+   * Charges and starts the ZIP's bytes at the download's pace. The request's signal stops
+   * them (closing the file being read) and counts what was sent of each file.
+   */
+  start(): Promise<Readable>;
+  /** `sent` bytes of the ZIP in all have reached the client. */
+  progress(sent: number): void;
+}
+
+/**
+ * The download use case (STYLE.md sketch: downloads/): every entry point that sends a
+ * file's bytes, or a folder's ZIP, calls it with who asks through what link
+ * (requester.ts), and it decides and charges what the download costs (download-costs.ts:
+ * a free slot and the speed cap, or premium traffic), counts download starts and bytes
+ * served, and meters it. Routes only adapt HTTP to it: ranges, 304 and the byte pump
+ * stay in send-blob.ts.
+ */
+export class DownloadsService implements FileBytes {
+  constructor(private readonly deps: DownloadsServiceDeps) {}
+
+  /** The same use case with another ZIP maker (other archive limits, in tests). */
+  withArchives(archives: FolderArchiveService): DownloadsService {
+    return new DownloadsService({ ...this.deps, archives });
+  }
+
+  /** The bytes of a file, or a range of them, at no cost: for thumbnails and ZIPs. */
+  open(file: FileRecord, range?: ByteRange): Promise<Readable> {
+    return this.deps.bytes.open(file, range);
+  }
+
+  /**
+   * Admits a download of `file` by `requester` (a public one takes a free slot at once:
+   * errorTooManyDownloads). `range` is the Range header as the client sent it: a download
+   * is counted as started once, on the request that starts at byte 0 (no Range, or one
+   * from byte 0), so resumed ranges are not new downloads (expiry reads the count). A
+   * preview is never a download start; its bytes are served like any others.
+   */
+  async file(file: FileRecord, requester: Requester, request: DownloadRequest & { purpose: 'download' | 'preview'; range?: string }): Promise<FileDownload> {
+    const cost = await this.deps.costs.admit(requester, request.signal);
+    const startsDownload = request.purpose === 'download' && (request.range === undefined || request.range.startsWith('bytes=0-'));
+    let metered: ((sent: number) => void) | undefined;
+    let ended = false;
+    return {
+      open: async (range) => cost.pace(await this.deps.bytes.open(file, range)),
+      begin: async (length) => {
+        await cost.charge(length);
+        if (startsDownload) await this.countStart(file.id, cost.holdsCharge ? request.log : null);
+        // Last: end, which ends the meter, comes only after begin went through.
+        metered ??= this.deps.metrics.downloadStarted(cost.kind);
+      },
+      progress: (sent) => cost.progress(sent),
+      end: (sent) => {
+        if (ended) return;
+        ended = true;
+        metered?.(sent);
+        cost.settle(sent, request.log);
+        this.servedBytes(file.id, sent, request.log);
+      },
+    };
+  }
+
+  /**
+   * Admits a ZIP of `folder` by `requester`, then plans it (errorBadRequest when it is too
+   * big for one archive): the admission comes first, so planning is bounded by the free
+   * slots too. Only active files go in; each file's download start and the bytes of it
+   * that were sent are counted as a download of that file would be.
+   */
+  async folder(folder: Folder, requester: Requester, request: DownloadRequest): Promise<FolderDownload> {
+    const { archives, metrics } = this.deps;
+    const cost = await this.deps.costs.admit(requester, request.signal);
+    const plan = await archives.plan(folder);
+    let sent = 0;
+    return {
+      fileName: plan.fileName,
+      size: plan.size,
+      progress: (bytes) => {
+        sent = bytes;
+      },
+      start: async () => {
+        await cost.charge(plan.size);
+        const metered = metrics.downloadStarted(cost.kind);
+        const zip = archives.stream(plan, {
+          signal: request.signal,
+          // The ZIP is under way: a failed count cannot fail it any more.
+          events: { entryStarted: (file) => void this.countStart(file.id, request.log) },
+        });
+        const body = cost.pace(zip);
+        // Once the response is over: the archive stops itself (the same signal); the paced
+        // stream goes too, and what reached the client is counted, per file.
+        const end = () => {
+          body.destroy();
+          metered(sent);
+          cost.settle(sent, request.log);
+          for (const { file, bytes } of archives.sentPerFile(plan, sent)) this.servedBytes(file.id, bytes, request.log);
+        };
+        if (request.signal.aborted) end();
+        else request.signal.addEventListener('abort', end, { once: true });
+        return body;
+      },
+    };
+  }
+
+  /**
+   * Counts a download start; with `log`, a failed count is only logged there and the
+   * download goes on (a held charge is then still settled), else it fails the download.
+   */
+  private async countStart(fileId: string, log: DownloadLog | null): Promise<void> {
+    const counted = this.deps.files.recordDownload(fileId);
+    if (log) await counted.catch((error) => log(error, 'counting a download failed'));
+    else await counted;
+  }
+
+  private servedBytes(fileId: string, bytes: number, log: DownloadLog): void {
+    this.deps.files.recordBytesServed(fileId, bytes).catch((error) => log(error, 'counting bytes served failed'));
+  }
+}

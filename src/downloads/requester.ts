@@ -1,0 +1,19 @@
+import type { Account } from '../domain/types.js';
+
+/**
+ * Who asks for a download, and through what link: the one input that decides what the
+ * download costs (download-costs.ts). Every entry point names its own; a later share link
+ * or WebDAV GET adds a case here and its cost there, and calls the same use case.
+ */
+export type Requester =
+  /**
+   * Anyone with a file's or a folder's public link (the raw `?download`, the inline
+   * preview, the folder's ZIP): a free download, paid for with one of the client
+   * address's slots and the speed cap (API.md 1 and 8).
+   */
+  | { link: 'public'; address: string }
+  /**
+   * A premium account through its signed direct link (API.md 6), already checked
+   * (direct-links.ts): paid for with the account's premium traffic.
+   */
+  | { link: 'direct'; account: Account };
