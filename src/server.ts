@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { openServices, type ServiceOptions, type Services } from './composition.js';
 import { type Config, resolveUrls } from './config/config.js';
 import { buildApp } from './http/app.js';
-import { LEASE_MS } from './services/reservations-service.js';
+import { LEASE_MS } from './limits/reservations-service.js';
 import { RunningElsewhereError } from './services/run-alone.js';
 import { scheduleRuns } from './services/schedule.js';
 

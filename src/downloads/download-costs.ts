@@ -2,8 +2,8 @@ import type { Readable } from 'node:stream';
 import { errors } from '../domain/errors.js';
 import type { Account } from '../domain/types.js';
 import type { FreeDownloads } from '../limits/free-downloads.js';
+import type { ReservationsService, TrafficTransfer } from '../limits/reservations-service.js';
 import type { DownloadKind } from '../observability/metrics.js';
-import type { ReservationsService, TrafficTransfer } from '../services/reservations-service.js';
 import type { Requester } from './requester.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
-import type { ReservationsService } from '../services/reservations-service.js';
+import type { ReservationsService } from './reservations-service.js';
 
 /** The rolling window of the upload volume limit (API.md 8: "rolling 24 h"). */
 export const UPLOAD_WINDOW_MS = 24 * 3_600_000;

@@ -6,10 +6,10 @@ import { InputError } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import { FileStatus } from '../domain/types.js';
 import { KNOWN_ADDRESS_MS } from '../limits/known-sign-in-addresses.js';
+import type { ReservationsService } from '../limits/reservations-service.js';
 import type { Metrics } from '../observability/metrics.js';
 import { removeUnnamedBytes, removeUnreferencedBlob } from './blob-lifecycle.js';
 import type { FilesService } from './files-service.js';
-import type { ReservationsService } from './reservations-service.js';
 import { RunningElsewhereError, runAlone } from './run-alone.js';
 
 export interface GcServiceDeps {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore, ReservationRecord } from '../../src/db/repositories/repositories.js';
+import { CHECKPOINT_BYTES, CHECKPOINT_MS, LEASE_MS, ReservationsService, type SettleReport } from '../../src/limits/reservations-service.js';
 import {
   type Reservation,
   ReservedUploadQuota,
@@ -10,7 +11,6 @@ import {
   type UploadTicket,
 } from '../../src/limits/upload-quota.js';
 import { Metrics } from '../../src/observability/metrics.js';
-import { CHECKPOINT_BYTES, CHECKPOINT_MS, LEASE_MS, ReservationsService, type SettleReport } from '../../src/services/reservations-service.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const T0 = Date.parse('2026-11-21T10:04:05Z');

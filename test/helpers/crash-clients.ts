@@ -1,6 +1,6 @@
 import { createCipheriv, createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CHECKPOINT_BYTES } from '../../src/services/reservations-service.js';
+import { CHECKPOINT_BYTES } from '../../src/limits/reservations-service.js';
 import { download, enclosureHref, entryId, errorCodeOf, type Outcome, request, trafficLeftOf } from './crash-http.js';
 import type { ClientAccount, CrashModel, TrackedFile } from './crash-model.js';
 

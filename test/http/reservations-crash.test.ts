@@ -11,7 +11,7 @@ import type { Services } from '../../src/composition.js';
 import { openServices } from '../../src/composition.js';
 import { type Config, DEFAULTS } from '../../src/config/config.js';
 import type { Account } from '../../src/domain/types.js';
-import { CHECKPOINT_BYTES } from '../../src/services/reservations-service.js';
+import { CHECKPOINT_BYTES } from '../../src/limits/reservations-service.js';
 import { type FreshBackend, freshBackend, settingsEnv, TEST_BACKEND } from '../helpers/backend.js';
 import { cleanEnv, filehavenEntry } from '../helpers/cli.js';
 import { enclosureHref, entryId, errorCodeOf, request, trafficLeftOf } from '../helpers/crash-http.js';
