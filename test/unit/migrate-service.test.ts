@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
-import { progressPrinter } from '../../src/cli/commands/migrate.js';
+import { progressPrinter } from '../../src/cli/operator/migrate.js';
 import { humanBytes } from '../../src/config/units.js';
 import { type OpenedDatabase, openSqlite } from '../../src/db/dialect.js';
 import { migrateToLatest } from '../../src/db/migrator.js';

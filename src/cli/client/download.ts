@@ -4,12 +4,12 @@ import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { UsageError } from '../args.js';
-import { humanBytes, shown } from '../client/display.js';
-import { localFileName } from '../client/local-file-name.js';
-import { showProgress, transferBars } from '../client/transfer-progress.js';
-import { runUserCommand } from '../client/user-command.js';
 import { onePositional } from '../flags.js';
 import { optionsFor } from '../help.js';
+import { humanBytes, shown } from './display.js';
+import { localFileName } from './local-file-name.js';
+import { showProgress, transferBars } from './transfer-progress.js';
+import { runUserCommand } from './user-command.js';
 
 /** What is remembered beside a partial download, so a later run resumes only the same bytes. */
 interface PartState {

@@ -1,7 +1,7 @@
-import { fields, humanBytes, shown } from '../client/display.js';
-import { runUserCommand } from '../client/user-command.js';
 import { noPositionals } from '../flags.js';
 import { optionsFor } from '../help.js';
+import { fields, humanBytes, shown } from './display.js';
+import { runUserCommand } from './user-command.js';
 
 /** `filehaven account`: GET /account. */
 export async function accountCommand(args: string[]): Promise<void> {

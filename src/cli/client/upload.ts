@@ -2,11 +2,11 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FilehavenApiError, type StoredFile } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { EXIT } from '../client/command-exit.js';
-import { showProgress, transferBars } from '../client/transfer-progress.js';
-import { errorJson, runUserCommand } from '../client/user-command.js';
 import { countFlag, RANGES, sizeFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
+import { EXIT } from './command-exit.js';
+import { showProgress, transferBars } from './transfer-progress.js';
+import { errorJson, runUserCommand } from './user-command.js';
 
 /** One stored file, for --json: `deleteLink` null when an earlier, interrupted run had completed the upload. */
 type Uploaded = { file: string } & Omit<StoredFile, 'deleteLink'> & { deleteLink: string | null };

@@ -1,10 +1,10 @@
 import type { FileStatus, FileSummary, FolderSummary } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { EXIT } from '../client/command-exit.js';
-import { columns, fields, humanBytes, shown } from '../client/display.js';
-import { errorJson, runUserCommand } from '../client/user-command.js';
 import { countFlag, noPositionals, onePositional, RANGES } from '../flags.js';
 import { optionsFor } from '../help.js';
+import { EXIT } from './command-exit.js';
+import { columns, fields, humanBytes, shown } from './display.js';
+import { errorJson, runUserCommand } from './user-command.js';
 
 /** Ids go into URL paths: letters and digits only, refused as usage mistakes otherwise. */
 function ids(positionals: string[], command: string, what = 'file id'): string[] {

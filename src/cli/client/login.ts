@@ -1,10 +1,10 @@
 import { FilehavenClient } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { clientConfigPath, removeStoredLogin, writeStoredLogin } from '../client/client-config.js';
-import { Prompt } from '../client/prompt.js';
-import { runUserCommand } from '../client/user-command.js';
 import { noPositionals, passwordFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
+import { clientConfigPath, removeStoredLogin, writeStoredLogin } from './client-config.js';
+import { Prompt } from './prompt.js';
+import { runUserCommand } from './user-command.js';
 
 /**
  * `filehaven login`: gets the account's key with POST /apikeys (or checks a given one with
