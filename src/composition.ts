@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { BlobStore } from './blob/blob-store.js';
+import type { ResumableStorage } from './blob/resumable-storage.js';
 import { type Config, ConfigError } from './config/config.js';
 import { loadOrCreateSecret } from './config/secret-file.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from './configured-stores.js';
@@ -16,7 +17,6 @@ import { RedisConnection } from './limits/redis-connection.js';
 import { ReservationsService } from './limits/reservations-service.js';
 import { Metrics } from './observability/metrics.js';
 import { ResumableDataStore } from './resumable/resumable-data-store.js';
-import type { ResumableStorage } from './resumable/resumable-storage.js';
 import { ResumableUploadsService } from './resumable/resumable-uploads-service.js';
 import { UploadLocker } from './resumable/upload-locker.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from './security/secrets.js';

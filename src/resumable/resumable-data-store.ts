@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { DataStore, Upload } from '@tus/utils';
-import type { ResumableStorage } from './resumable-storage.js';
+import type { ResumableStorage } from '../blob/resumable-storage.js';
 import type { ResumableUploadsService } from './resumable-uploads-service.js';
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { pipeline, type Readable, Transform } from 'node:stream';
+import type { ResumableStorage } from '../blob/resumable-storage.js';
 import type { MetadataStore, ResumableUploadRecord } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
@@ -10,7 +11,6 @@ import type { UploadVolume } from '../limits/upload-volume.js';
 import type { CreatedFile, FilesService } from '../services/files-service.js';
 import type { FoldersService } from '../services/folders-service.js';
 import { blacklistedNamePattern } from '../services/moderation-service.js';
-import type { ResumableStorage } from './resumable-storage.js';
 import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from './upload-digest.js';
 import type { UploadLocker } from './upload-locker.js';
 

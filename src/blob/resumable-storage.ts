@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { DataStore } from '@tus/utils';
-import type { StagedBlob } from '../blob/blob-store.js';
+import type { StagedBlob } from './blob-store.js';
 
 /**
  * Where resumable uploads keep their bytes while they arrive, one implementation per blob
