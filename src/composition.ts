@@ -43,7 +43,7 @@ export interface Services {
   clock: Clock;
   accounts: AccountsService;
   files: FilesService;
-  /** The upload use case every upload entry point calls (API, web form). */
+  /** The upload use case every upload entry point calls (API, web form, tus finish). */
   uploads: UploadsService;
   /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
   resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
@@ -122,7 +122,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const server = config.serverName ?? hostname();
   const instance = ids.processId();
   const reservations = new ReservationsService({ store, clock, server, instance, report: log, metrics });
-  const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
+  const files = new FilesService({ store, blobs, ids, clock, log });
   const folders = new FoldersService({ store, ids, clock });
   const listing = new ListingService({ store, folders });
   const bytes = fileBytes(store, blobs);
@@ -163,19 +163,17 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     files,
     metrics,
   });
-  const uploads = new UploadsService({ files, volume: limits.uploads, maxFileSize: config.maxFileSize, metrics });
+  const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, metrics, log });
   const resumableStorage = await openResumableStorage(config, blobs);
   const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({
     store,
     storage: resumableStorage,
     files,
-    folders,
-    volume: limits.uploads,
+    uploads,
     locker,
     clock,
     expiryMs: config.uploadExpiryMs,
-    maxFileSize: config.maxFileSize,
     log,
     digestReread: (bytes) => metrics.resumableDigestReread(bytes),
   });
