@@ -16,8 +16,6 @@ import { createLimits, type Limits } from './limits/limits.js';
 import { RedisConnection } from './limits/redis-connection.js';
 import { ReservationsService } from './limits/reservations-service.js';
 import { Metrics } from './observability/metrics.js';
-import { ResumableDataStore } from './resumable/resumable-data-store.js';
-import { ResumableUploadsService } from './resumable/resumable-uploads-service.js';
 import { UploadLocker } from './resumable/upload-locker.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from './security/secrets.js';
 import { AccountsService } from './services/accounts-service.js';
@@ -33,6 +31,8 @@ import { SessionService } from './services/session-service.js';
 import { SignUpService } from './services/sign-up-service.js';
 import { StatsHistoryService } from './services/stats-history-service.js';
 import { ThumbnailsService } from './services/thumbnails-service.js';
+import { ResumableDataStore } from './uploads/resumable-data-store.js';
+import { ResumableUploadsService } from './uploads/resumable-uploads-service.js';
 import { UploadsService } from './uploads/uploads-service.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */

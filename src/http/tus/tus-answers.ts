@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileRecord } from '../../domain/types.js';
-import type { FinishedUpload } from '../../resumable/resumable-uploads-service.js';
+import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
 import { createdFileEntry } from '../api/file-entries.js';
 import { entryEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
@@ -40,7 +40,13 @@ function prefersRepresentation(prefer: string | string[] | undefined): boolean {
 }
 
 /** The answer of the request that finished an upload: the file's id and links as headers, and the `File upload result` feed of POST /files unless 204. */
-export function sendFinished(context: HttpContext, request: FastifyRequest, reply: FastifyReply, finished: FinishedUpload, status: FinishStatus): FastifyReply {
+export function sendFinished(
+  context: HttpContext<'clock'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  finished: FinishedUpload,
+  status: FinishStatus,
+): FastifyReply {
   const { links } = context;
   // The delete link is a secret, shown this once: no cache may keep it.
   reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });

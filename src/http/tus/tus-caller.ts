@@ -14,7 +14,7 @@ export interface TusCaller {
 }
 
 /** The caller: an API key, or a signed-in browser whose request carries its session's CSRF token. */
-export async function callerOf(context: HttpContext, request: FastifyRequest): Promise<TusCaller> {
+export async function callerOf(context: HttpContext<'accounts' | 'sessions'>, request: FastifyRequest): Promise<TusCaller> {
   if (apiKeyOf(request) !== undefined) return { account: await requireAccount(context, request), viaSite: false };
   const token = request.cookies?.[SESSION_COOKIE];
   const session = token ? await context.services.sessions.resume(token) : null;

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { NodeRequest } from 'srvx/node';
 import type { ApiError } from '../../domain/errors.js';
 import type { Account } from '../../domain/types.js';
-import type { FinishedUpload } from '../../resumable/resumable-uploads-service.js';
+import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
 import type { HttpContext } from '../context.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
 import { type FinishStatus, sendFinished } from './tus-answers.js';
@@ -12,6 +12,9 @@ import type { TusCaller } from './tus-caller.js';
 import { apiErrorOf } from './tus-errors.js';
 import { CSRF_HEADER, FILE_HEADERS, MAX_CHUNK_SIZE_HEADER, UPLOADS_PATH } from './tus-headers.js';
 import type { VerifiedBody } from './upload-checksum.js';
+
+/** The services the tus handlers call, and no others. */
+export type TusContext = HttpContext<'accounts' | 'clock' | 'config' | 'resumable' | 'sessions'>;
 
 /** What one request's tus hooks share: the caller, and what became of the upload. */
 export interface TusRequestState {
@@ -42,7 +45,7 @@ export interface TusExchange {
  * upload it is, then `pass`es the request to tus and `answer`s in the API's shape.
  */
 export interface TusEndpoint {
-  context: HttpContext;
+  context: TusContext;
   /** Runs a request through @tus/server (`body`: a PATCH body spooled and verified against its checksum). */
   pass(
     request: FastifyRequest,
@@ -66,7 +69,7 @@ export interface TusEndpoint {
  * absolute under {base_url} (under {web_url} for the site's uploader, whose page may only
  * talk to its own origin), whatever Host or proxy headers say.
  */
-export function createTusEndpoint(app: FastifyInstance, context: HttpContext): TusEndpoint {
+export function createTusEndpoint(app: FastifyInstance, context: TusContext): TusEndpoint {
   const { services, links } = context;
   const { service, dataStore, locker } = services.resumable;
   const requests = new WeakMap<Request, TusRequestState>();

@@ -1,14 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UPLOAD_ID } from '../../blob/resumable-storage.js';
 import { errors } from '../../domain/errors.js';
-import type { HttpContext } from '../context.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
 import { handleDelete } from './delete-handler.js';
 import { handleHead } from './head-handler.js';
 import { handleOptions } from './options-handler.js';
 import { handlePatch } from './patch-handler.js';
 import { handlePost } from './post-handler.js';
-import { createTusEndpoint, type TusEndpoint } from './tus-endpoint.js';
+import { createTusEndpoint, type TusContext, type TusEndpoint } from './tus-endpoint.js';
 import { apiErrorOf, isKnownFailure } from './tus-errors.js';
 import type { TusHandler, TusItemHandler } from './tus-handler.js';
 import { MAX_CHUNK_SIZE_HEADER, UPLOADS_PATH } from './tus-headers.js';
@@ -29,7 +28,7 @@ const ROUTED = [...new Set([...Object.keys(COLLECTION), ...Object.keys(ITEM), 'G
  * result` feed of POST /files when asked). The use case is ResumableUploadsService, which
  * makes each finished upload a file through the one upload use case (uploads/).
  */
-export function registerTusRoutes(app: FastifyInstance, context: HttpContext): void {
+export function registerTusRoutes(app: FastifyInstance, context: TusContext): void {
   const endpoint = createTusEndpoint(app, context);
   const config = { streamBody: true };
   app.route({ method: ROUTED, url: UPLOADS_PATH, config, handler: dispatch(endpoint, COLLECTION, () => undefined) });

@@ -6,11 +6,11 @@ import { ApiError, errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import { settleDetached } from '../limits/upload-quota.js';
+import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from '../resumable/upload-digest.js';
+import type { UploadLocker } from '../resumable/upload-locker.js';
 import type { FilesService } from '../services/files-service.js';
 import type { CreatedFile } from '../services/new-file-row.js';
-import type { UploadsService } from '../uploads/uploads-service.js';
-import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from './upload-digest.js';
-import type { UploadLocker } from './upload-locker.js';
+import type { UploadsService } from './uploads-service.js';
 
 /**
  * The server name of a resumable upload's volume reservation: no server is named so
