@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { BlobStore } from './blob/blob-store.js';
+import type { ResumableStorage } from './blob/resumable-storage.js';
 import { type Config, ConfigError } from './config/config.js';
 import { loadOrCreateSecret } from './config/secret-file.js';
 import { openConfiguredBlobStore, openConfiguredMetadataStore, openResumableStorage, openThumbnailStore } from './configured-stores.js';
@@ -15,9 +16,6 @@ import { createLimits, type Limits } from './limits/limits.js';
 import { RedisConnection } from './limits/redis-connection.js';
 import { ReservationsService } from './limits/reservations-service.js';
 import { Metrics } from './observability/metrics.js';
-import { ResumableDataStore } from './resumable/resumable-data-store.js';
-import type { ResumableStorage } from './resumable/resumable-storage.js';
-import { ResumableUploadsService } from './resumable/resumable-uploads-service.js';
 import { UploadLocker } from './resumable/upload-locker.js';
 import { constantTimeEqual, SECRET_FINGERPRINT_SETTING, ServerSecrets } from './security/secrets.js';
 import { AccountsService } from './services/accounts-service.js';
@@ -33,6 +31,8 @@ import { SessionService } from './services/session-service.js';
 import { SignUpService } from './services/sign-up-service.js';
 import { StatsHistoryService } from './services/stats-history-service.js';
 import { ThumbnailsService } from './services/thumbnails-service.js';
+import { ResumableDataStore } from './uploads/resumable-data-store.js';
+import { ResumableUploadsService } from './uploads/resumable-uploads-service.js';
 import { UploadsService } from './uploads/uploads-service.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */
@@ -43,7 +43,7 @@ export interface Services {
   clock: Clock;
   accounts: AccountsService;
   files: FilesService;
-  /** The upload use case every upload entry point calls (API, web form). */
+  /** The upload use case every upload entry point calls (API, web form, tus finish). */
   uploads: UploadsService;
   /** Resumable (tus) uploads: the use case, the tus store over it, and the shared lock. */
   resumable: { service: ResumableUploadsService; dataStore: ResumableDataStore; locker: UploadLocker; storage: ResumableStorage };
@@ -122,7 +122,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const server = config.serverName ?? hostname();
   const instance = ids.processId();
   const reservations = new ReservationsService({ store, clock, server, instance, report: log, metrics });
-  const files = new FilesService({ store, blobs, ids, clock, maxFileSize: config.maxFileSize, log });
+  const files = new FilesService({ store, blobs, ids, clock, log });
   const folders = new FoldersService({ store, ids, clock });
   const listing = new ListingService({ store, folders });
   const bytes = fileBytes(store, blobs);
@@ -163,19 +163,17 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     files,
     metrics,
   });
-  const uploads = new UploadsService({ files, volume: limits.uploads, maxFileSize: config.maxFileSize, metrics });
+  const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, metrics, log });
   const resumableStorage = await openResumableStorage(config, blobs);
   const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({
     store,
     storage: resumableStorage,
     files,
-    folders,
-    volume: limits.uploads,
+    uploads,
     locker,
     clock,
     expiryMs: config.uploadExpiryMs,
-    maxFileSize: config.maxFileSize,
     log,
     digestReread: (bytes) => metrics.resumableDigestReread(bytes),
   });

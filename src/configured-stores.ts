@@ -1,13 +1,13 @@
 import type { BlobStore } from './blob/blob-store.js';
 import { BlobStoreUnavailableError } from './blob/blob-store.js';
 import { LocalBlobStore } from './blob/local-blob-store.js';
+import { LocalResumableStorage } from './blob/local-resumable-storage.js';
 import { LocalThumbnailStore } from './blob/local-thumbnail-store.js';
+import type { ResumableStorage } from './blob/resumable-storage.js';
 import type { S3ClientOptions } from './blob/s3-blob-store.js';
 import type { ThumbnailStore } from './blob/thumbnail-store.js';
 import { type Config, ConfigError } from './config/config.js';
 import { redactUrl } from './config/redact-url.js';
-import { LocalResumableStorage } from './resumable/local-resumable-storage.js';
-import type { ResumableStorage } from './resumable/resumable-storage.js';
 
 export { redactUrl };
 
@@ -77,7 +77,7 @@ function s3ClientOptions(config: Config): S3ClientOptions {
 export async function openResumableStorage(config: Config, blobs: BlobStore): Promise<ResumableStorage> {
   if (blobs instanceof LocalBlobStore) return new LocalResumableStorage(config.dataDir, blobs, config.uploadExpiryMs);
   const { S3BlobStore, s3ClientConfig } = await import('./blob/s3-blob-store.js');
-  const { S3ResumableStorage } = await import('./resumable/s3-resumable-storage.js');
+  const { S3ResumableStorage } = await import('./blob/s3-resumable-storage.js');
   if (!(blobs instanceof S3BlobStore)) throw new Error('resumable uploads need the local or the S3 blob store');
   // Its own client from the blob store's settings: it adds a middleware of its own (the
   // key prefix tus's store does not know), which must not touch the shared client.

@@ -89,7 +89,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   /**
-   * A finished resumable upload's file (resumable/local-resumable-storage.ts) as a staged
+   * A finished resumable upload's file (local-resumable-storage.ts) as a staged
    * blob: made durable, then hard-linked into staging, so publishing renames it into place
    * as it would an upload staged here, and the upload's own file stays until its row says
    * the file is stored (a crash in between loses nothing). A copy only where the

@@ -55,7 +55,7 @@ const INIT_TIMEOUT_MS = 10_000;
 /** Object names the store makes: 128 random bits in hex, never anything from a request. */
 const ID = /^[0-9a-f]{32}$/;
 /**
- * The key of a blob a resumable upload wrote (resumable/s3-resumable-storage.ts): the
+ * The key of a blob a resumable upload wrote (s3-resumable-storage.ts): the
  * finished upload's object `<prefix>uploads/<32 hex>` becomes the blob where it is.
  */
 const RESUMABLE_KEY = /^uploads\/[0-9a-f]{32}$/;

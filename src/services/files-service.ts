@@ -1,14 +1,13 @@
-import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
-import { BlobStorageError, type BlobStore, BlobTooLargeError, SHA256_PATTERN, type StagedBlob } from '../blob/blob-store.js';
-import { DuplicateError, type MetadataStore, type Repositories } from '../db/repositories/repositories.js';
-import { ApiError, errors, InputError } from '../domain/errors.js';
+import { type BlobStore, SHA256_PATTERN } from '../blob/blob-store.js';
+import type { MetadataStore } from '../db/repositories/repositories.js';
+import { errors, InputError } from '../domain/errors.js';
 import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
 import { type Account, type FileRecord, FileStatus } from '../domain/types.js';
 import { constantTimeEqual } from '../security/secrets.js';
-import { abandonStagedBlob, admitStagedBlob, dropUnreferencedBlobRow, removeUnnamedBytes } from './blob-lifecycle.js';
+import { dropUnreferencedBlobRow, removeUnnamedBytes } from './blob-lifecycle.js';
 import { blacklistedNamePattern } from './moderation-service.js';
+import { type CreatedFile, createFileRow, deleteHashOf } from './new-file-row.js';
 import { assertFree, lockNames } from './sibling-names.js';
 
 export interface FilesServiceDeps {
@@ -16,79 +15,17 @@ export interface FilesServiceDeps {
   blobs: BlobStore;
   ids: IdSource;
   clock: Clock;
-  /** Largest accepted file in bytes. */
-  maxFileSize: number;
   /** Where unexpected storage failures are reported. */
   log: (error: unknown, message: string) => void;
 }
 
-/** Where a stored upload goes, and what else its transaction writes. */
-export interface StoreOptions {
-  /** A folder of the owner to put the file in; the root when it is gone by then. */
-  folderId?: string | null;
-  /** Runs in the transaction that creates the file row (a resumable upload marks itself stored). */
-  within?: (repos: Repositories, file: FileRecord) => Promise<void>;
-  /**
-   * A failure that is not a refusal (the database or the store down) leaves the staged
-   * bytes to the caller, who can store them again (a resumable upload: its bytes are
-   * precious). Refusals (empty, blacklisted) drop them either way.
-   */
-  keepStagedOnFailure?: boolean;
-}
+export type { CreatedFile } from './new-file-row.js';
 
-/** A freshly created file with the one-time delete secret. */
-export interface CreatedFile {
-  file: FileRecord;
-  deleteSecret: string;
-}
-
-const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
-const ID_ATTEMPTS = 5;
 const DAY_MS = 86_400_000;
 
-/** Uploads, copies, lookups, deletes, moderation (SPEC.md "File"; API.md sections 4, 7). */
+/** Copies, lookups, renames, deletes, moderation (SPEC.md "File"; API.md sections 4, 7); uploads are uploads/'s. */
 export class FilesService {
   constructor(private readonly deps: FilesServiceDeps) {}
-
-  /**
-   * Streams an upload into staging; errorFileSize past the limit (nothing kept), and a
-   * failure of the storage itself is logged and answered 500 errorUploadFaild (API.md 3).
-   * Other stream failures (client gone, malformed body) are rethrown for the caller to map.
-   */
-  async receive(source: Readable, signal?: AbortSignal): Promise<StagedBlob> {
-    try {
-      return await this.deps.blobs.stage(source, { maxBytes: this.deps.maxFileSize, signal });
-    } catch (error) {
-      if (error instanceof BlobTooLargeError) throw errors.fileSize(this.deps.maxFileSize);
-      if (error instanceof BlobStorageError) {
-        this.deps.log(error, 'staging an upload failed');
-        throw errors.uploadStorage();
-      }
-      throw error;
-    }
-  }
-
-  /** Drops a staged upload that will not be stored. */
-  async discard(staged: StagedBlob): Promise<void> {
-    await this.deps.blobs.discard(staged);
-  }
-
-  /** Turns a staged upload into an active file of `owner`; the staged blob is consumed either way (but see keepStagedOnFailure). */
-  async store(owner: Account, staged: StagedBlob, rawName: string | undefined, options: StoreOptions = {}): Promise<CreatedFile> {
-    try {
-      if (staged.size === 0) throw errors.emptyFile();
-      if (await this.deps.store.blacklist.has(staged.sha256)) throw errors.blacklisted();
-      const name = sanitizeFileName(rawName);
-      // Name patterns (API.md 8) match the name as it would be stored.
-      if ((await blacklistedNamePattern(this.deps.store.blacklist, name)) !== null) throw errors.blacklisted();
-      return await this.insertFile(owner.id, name, staged.sha256, staged.size, staged, undefined, options);
-    } catch (error) {
-      if (error instanceof ApiError || !options.keepStagedOnFailure) await abandonStagedBlob(this.deps.store, this.deps.blobs, staged);
-      if (error instanceof ApiError) throw error;
-      this.deps.log(error, 'storing an upload failed');
-      throw errors.uploadStorage();
-    }
-  }
 
   /** A file visible to API calls: unknown, malformed and deleted ids are errorFileNotFound. */
   async visible(id: string): Promise<FileRecord> {
@@ -107,7 +44,15 @@ export class FilesService {
   async copy(caller: Account, id: string): Promise<CreatedFile> {
     const source = await this.visible(id);
     if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
-    return this.insertFile(caller.id, source.name, source.sha256, source.size, null, source.id);
+    return createFileRow(this.deps, { ownerId: caller.id, name: source.name, sha256: source.sha256, size: source.size }, async (repos, row) => {
+      // Under the digest's lock the source cannot lose its last reference meanwhile, so a
+      // concurrent delete cannot remove the bytes under the copy.
+      await repos.locks.blob(source.sha256);
+      const now = await repos.files.byId(source.id);
+      if (!now || now.status === FileStatus.Deleted) throw errors.fileNotFound();
+      if (now.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
+      return { file: await repos.files.create(row) };
+    });
   }
 
   /** The owner deletes a file (A/B → D). */
@@ -156,7 +101,7 @@ export class FilesService {
     if (!ID_PATTERN.test(id) || !/^[0-9a-f]{32}$/.test(secret)) return null;
     const [file, hash] = await Promise.all([this.deps.store.files.byId(id), this.deps.store.files.deleteHash(id)]);
     if (!file || hash === null || file.status === FileStatus.Deleted) return null;
-    return constantTimeEqual(hash, sha256Hex(secret)) ? file : null;
+    return constantTimeEqual(hash, deleteHashOf(secret)) ? file : null;
   }
 
   /** Deletes through a delete link; false when the link is wrong or the file already gone. */
@@ -264,77 +209,6 @@ export class FilesService {
     }
     return changed;
   }
-
-  /**
-   * Inserts a file row for a digest, in the blob protocol's transaction. For an upload the
-   * staged bytes are published; for a copy the source must still be active when the
-   * digest is locked, so a concurrent delete cannot remove the bytes under the copy.
-   */
-  private async insertFile(
-    ownerId: number,
-    name: string,
-    sha256: string,
-    size: number,
-    staged: StagedBlob | null,
-    copyOf?: string,
-    options: StoreOptions = {},
-  ): Promise<CreatedFile> {
-    const deleteSecret = this.deps.ids.deleteSecret();
-    for (let attempt = 1; ; attempt++) {
-      const now = this.deps.clock();
-      const row = {
-        id: this.deps.ids.fileId(),
-        ownerId,
-        folderId: null,
-        name,
-        size,
-        sha256,
-        deleteHash: sha256Hex(deleteSecret),
-        createdAt: now,
-      };
-      try {
-        const { file, duplicate } = await this.deps.store.transaction(async (repos) => {
-          if (staged) {
-            return admitStagedBlob(repos, this.deps.blobs, staged, now, async () => {
-              // Checked again under the digest's lock: a `blacklist add --block-existing`
-              // either committed before (seen here) or runs after this commit (and
-              // blocks this row); store()'s first check alone left a gap.
-              if (await repos.blacklist.has(sha256)) throw errors.blacklisted();
-              const folderId = options.folderId ? await ownedFolder(repos, ownerId, options.folderId) : null;
-              const file = await repos.files.create({ ...row, folderId });
-              await options.within?.(repos, file);
-              return file;
-            }).then(({ result, duplicate }) => ({ file: result, duplicate }));
-          }
-          // Under the digest's lock the source cannot lose its last reference meanwhile.
-          await repos.locks.blob(sha256);
-          const source = await repos.files.byId(copyOf!);
-          if (!source || source.status === FileStatus.Deleted) throw errors.fileNotFound();
-          if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
-          return { file: await repos.files.create(row), duplicate: false };
-        });
-        // The digest was stored already: this upload's own copy is not needed.
-        if (duplicate && staged)
-          await this.deps.blobs.discard(staged).catch((error: unknown) => this.deps.log(error, 'dropping a duplicate upload failed; gc will collect it'));
-        return { file, deleteSecret };
-      } catch (error) {
-        // A random id collided: try another (36^10 ids make this vanishingly rare).
-        if (error instanceof DuplicateError && attempt < ID_ATTEMPTS) continue;
-        throw error;
-      }
-    }
-  }
-}
-
-/**
- * The folder an upload goes to, locked against its removal, when it is still the owner's;
- * null (the root) otherwise: a resumable upload named its folder hours ago, and its bytes
- * matter more than where they land.
- */
-async function ownedFolder(repos: Repositories, ownerId: number, folderId: string): Promise<string | null> {
-  await repos.locks.folder(folderId);
-  const folder = await repos.folders.byId(folderId);
-  return folder && folder.ownerId === ownerId ? folder.id : null;
 }
 
 function normalizeDigest(sha256: string): string {

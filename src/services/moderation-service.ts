@@ -104,7 +104,7 @@ export class ModerationService {
   }
 }
 
-/** The first listed pattern a sanitised file name matches, or null (used by FilesService.store). */
+/** The first listed pattern a sanitised file name matches, or null (used by the upload use case, uploads/). */
 export async function blacklistedNamePattern(blacklist: BlacklistRepository, name: string): Promise<string | null> {
   const entries = await blacklist.names();
   return entries.find((entry) => matchesNamePattern(entry.pattern, name))?.pattern ?? null;

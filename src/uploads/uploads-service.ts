@@ -1,31 +1,17 @@
-import type { Readable } from 'node:stream';
-import type { StagedBlob } from '../blob/blob-store.js';
-import type { Account } from '../domain/types.js';
+import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
+import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
+import { errors } from '../domain/errors.js';
+import type { Clock, IdSource } from '../domain/ids.js';
+import { sanitizeFileName } from '../domain/names.js';
+import type { Account, Folder } from '../domain/types.js';
+import { type DetachedLease, settleDetached } from '../limits/upload-quota.js';
 import type { UploadVolume } from '../limits/upload-volume.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { CreatedFile, FilesService } from '../services/files-service.js';
-
-/**
- * One upload in flight, from its first byte to its file row: its share of the owner's
- * upload volume and its staged bytes. Every entry point (POST /files, the web form, and
- * resumable uploads later) goes receive → store, or cancel when the file will not be kept.
- */
-export interface PendingUpload {
-  /**
-   * Streams the file into the blob store's staging while the volume counts its bytes:
-   * errorFileSize or errorUploadLimit mid-stream (nothing kept), errorUploadFaild when
-   * the storage fails; the source's own errors (client gone, malformed body) pass through.
-   */
-  receive(source: Readable, signal?: AbortSignal): Promise<StagedBlob>;
-  /**
-   * Admits the staged bytes as a file of the owner (empty file, blacklisted digest or
-   * name refused; dedup; the blob protocol) and records its volume. The staged bytes are
-   * consumed either way.
-   */
-  store(staged: StagedBlob, filename: string | undefined): Promise<CreatedFile>;
-  /** Gives back the volume of an upload that will not be stored; a no-op after store. */
-  cancel(): void;
-}
+import { blacklistedNamePattern } from '../services/moderation-service.js';
+import type { CreatedFile } from '../services/new-file-row.js';
+import { type AdmissionDeps, admitUpload } from './admission.js';
+import { stageUpload } from './staging.js';
+import type { StagedSource, StreamSource, UploadInput } from './upload-input.js';
 
 /** What an account may upload now (API.md 8), for a page to check files before sending them. */
 export interface UploadAllowanceView {
@@ -37,56 +23,83 @@ export interface UploadAllowanceView {
   volumeLeft: number | null;
 }
 
-export interface UploadsServiceDeps {
-  files: FilesService;
-  volume: UploadVolume;
-  /** The largest file (--max-file-size); FilesService enforces it while staging. */
-  maxFileSize: number;
-  /** Uploads in flight, their bytes and durations, counted here for every entry point. */
-  metrics: Pick<Metrics, 'uploadStarted'>;
+/** What an upload whose bytes arrive later (a resumable upload) declares when it begins. */
+export interface DeclaredUpload {
+  /** Its whole length in bytes. */
+  length: number;
+  /** The file name as sent. */
+  name: string;
+  /** The folder it is meant for, checked now; null for the top level. */
+  folderId: string | null;
 }
 
-/** The upload use case: stream → limits → hash while staging → admit → publish (STYLE.md: uploads/). */
+export interface UploadsServiceDeps {
+  store: MetadataStore;
+  blobs: BlobStore;
+  ids: IdSource;
+  clock: Clock;
+  volume: UploadVolume;
+  /** Checks the folder an upload names belongs to its owner (errorFolderNotFound, errorPermissionDenied). */
+  folders: { owned(owner: Account, id: string): Promise<Folder> };
+  /** The largest file (--max-file-size), enforced while staging. */
+  maxFileSize: number;
+  /** Uploads in flight, their bytes and outcomes, counted here for every entry point. */
+  metrics: Pick<Metrics, 'uploadStarted'>;
+  /** Where unexpected storage failures are reported. */
+  log: (error: unknown, message: string) => void;
+}
+
+/**
+ * The upload use case (STYLE.md: uploads/): bytes + owner + folder + limits -> a file.
+ * Every entry point (POST /files, the web form, the tus finish; WebDAV PUT and upload
+ * requests later) calls `upload`; it owns the upload volume, staging and hashing, the
+ * blacklist, dedup, the file row in its folder in one transaction, the upload log and
+ * the metrics. A resumable upload also reserves its volume here when it begins
+ * (`reserveAhead`) and has it checked again before each write (`recheck`).
+ */
 export class UploadsService {
   constructor(private readonly deps: UploadsServiceDeps) {}
 
   /**
-   * Starts an upload of `owner`: errorUploadLimit before any byte is read when no volume
-   * is left. `declaredBytes` (a request's Content-Length, which the file cannot exceed) is
-   * reserved whole when it fits, so parallel uploads are served first come, first served.
+   * Makes the bytes of `input.source` a file of `input.owner` in `input.folder`. Refusals
+   * are ApiErrors: errorUploadLimit (before any byte is read when no volume is left, or
+   * mid-stream), errorFileSize mid-stream, errorEmptyFile, errorFileInBlackList,
+   * errorFolderNotFound; a storage failure is errorUploadFaild (500). A stream source's own
+   * errors (client gone, malformed body) pass through. Nothing of a failed upload is kept
+   * but a staged source's bytes after a failure that is no refusal.
    */
-  async begin(owner: Account, declaredBytes?: number): Promise<PendingUpload> {
-    const allowance = await this.deps.volume.begin(owner, declaredBytes);
-    const { files } = this.deps;
-    // Every upload ends in a failed receive, a store (kept or refused) or a cancel.
-    const meter = this.deps.metrics.uploadStarted();
-    return {
-      async receive(source, signal) {
-        try {
-          const staged = await files.receive(allowance.meter(source), signal);
-          meter.received(staged.size);
-          return staged;
-        } catch (error) {
-          allowance.end();
-          meter.end('failed');
-          throw error;
-        }
-      },
-      async store(staged, filename) {
-        try {
-          const created = await allowance.whenStored(files.store(owner, staged, filename));
-          meter.end('stored');
-          return created;
-        } catch (error) {
-          meter.end('failed');
-          throw error;
-        }
-      },
-      cancel: () => {
-        allowance.end();
-        meter.end('failed');
-      },
-    };
+  upload(input: UploadInput): Promise<CreatedFile> {
+    return input.source.kind === 'stream' ? this.streamed(input, input.source) : this.staged(input, input.source);
+  }
+
+  /**
+   * Before the first byte of an upload whose bytes arrive over many requests: checks what it
+   * declares (errorEmptyFile, errorFileSize, the folder, errorFileInBlackList by name) and
+   * reserves its whole length against the owner's volume (errorUploadLimit), detached from
+   * any server until `lease.until`. `within` writes the upload's own row in the same
+   * transaction, with the reservation's id (null for an unlimited owner); the reservation
+   * ends when the upload is stored (`upload` with a staged source) or given up.
+   */
+  async reserveAhead(
+    owner: Account,
+    declared: DeclaredUpload,
+    lease: DetachedLease,
+    within: (repos: Repositories, reservationId: number | null) => Promise<void>,
+  ): Promise<void> {
+    if (declared.length === 0) throw errors.emptyFile();
+    if (declared.length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
+    if (declared.folderId !== null) await this.deps.folders.owned(owner, declared.folderId);
+    if ((await blacklistedNamePattern(this.deps.store.blacklist, sanitizeFileName(declared.name))) !== null) throw errors.blacklisted();
+    await this.deps.volume.reserveResumable(owner, declared.length, lease, within);
+  }
+
+  /**
+   * Before more bytes of an upload reserved ahead arrive: the limits again (API.md 8), as
+   * they may have changed since it began: the largest file, and the owner's volume.
+   */
+  async recheck(owner: Account, length: number): Promise<void> {
+    if (length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
+    await this.deps.volume.recheck(owner);
   }
 
   /**
@@ -98,8 +111,67 @@ export class UploadsService {
     return { maxFileSize: this.deps.maxFileSize, volumeLimit: limit, volumeLeft: limit === null ? null : Math.max(0, limit - used) };
   }
 
-  /** Drops staged bytes that will not be stored (a second file part, a refused form). */
-  discard(staged: StagedBlob): Promise<void> {
-    return this.deps.files.discard(staged);
+  /** Bytes that stream now: volume taken first, then metered, staged and admitted. */
+  private async streamed(input: UploadInput, source: StreamSource): Promise<CreatedFile> {
+    const { blobs, log } = this.deps;
+    const maxBytes = Math.min(this.deps.maxFileSize, input.limits?.maxFileSize ?? Number.POSITIVE_INFINITY);
+    const allowance = await this.deps.volume.begin(input.owner, source.declaredBytes);
+    // Every upload past the volume's first check ends stored or failed, counted once.
+    const meter = this.deps.metrics.uploadStarted();
+    let staged: StagedBlob;
+    let name: string | undefined;
+    try {
+      ({ staged, name } = await source.receive({
+        stage: async (stream, signal) => {
+          const received = await stageUpload(blobs, allowance.meter(stream), { maxBytes, signal, log });
+          meter.received(received.size);
+          return received;
+        },
+        discard: (unwanted) => blobs.discard(unwanted),
+      }));
+    } catch (error) {
+      allowance.end();
+      meter.end('failed');
+      throw error;
+    }
+    try {
+      const created = await allowance.whenStored(
+        admitUpload(this.admission(), input.owner.id, staged, name, { folder: input.folder, within: input.within, keepStagedOnFailure: false }),
+      );
+      meter.end('stored');
+      return created;
+    } catch (error) {
+      meter.end('failed');
+      throw error;
+    }
+  }
+
+  /** Bytes staged already, their volume reserved ahead: the reservation becomes the upload log row in the file's transaction. */
+  private async staged(input: UploadInput, source: StagedSource): Promise<CreatedFile> {
+    const meter = this.deps.metrics.uploadStarted();
+    meter.received(source.staged.size);
+    try {
+      const created = await admitUpload(this.admission(), input.owner.id, source.staged, source.name, {
+        folder: input.folder,
+        keepStagedOnFailure: true,
+        within: async (repos, file) => {
+          await input.within?.(repos, file);
+          // The bytes join the owner's volume as the reservation ends (or, unlimited, just join).
+          const stored = { accountId: input.owner.id, bytes: file.size, at: this.deps.clock() };
+          if (source.reservationId === null) await repos.uploadLog.record(stored.accountId, stored.bytes, stored.at);
+          else await settleDetached(repos, source.reservationId, stored);
+        },
+      });
+      meter.end('stored');
+      return created;
+    } catch (error) {
+      meter.end('failed');
+      throw error;
+    }
+  }
+
+  private admission(): AdmissionDeps {
+    const { store, blobs, ids, clock, log } = this.deps;
+    return { store, blobs, ids, clock, log };
   }
 }

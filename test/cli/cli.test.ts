@@ -3,13 +3,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openServices, type Services } from '../../src/composition.js';
 import { loadConfig } from '../../src/config/config.js';
 import { type FileRecord, FileStatus } from '../../src/domain/types.js';
 import { type CliResult, cleanEnv, createSite, filehavenEntry, runCli } from '../helpers/cli.js';
+import { storeUpload } from '../helpers/store-upload.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = filehavenEntry();
@@ -246,8 +246,7 @@ describe('filehaven CLI', { concurrency: 2, timeout: 120_000 }, () => {
       // The same data folder opened in-process, as the server would.
       services = await openServices(loadConfig({ data }, {}), { log: () => {} });
       const owner = await services.accounts.create({ login: 'owner', password: 'owner password' });
-      const staged = await services.files.receive(Readable.from([Buffer.from('moderate me')]));
-      ({ file } = await services.files.store(owner, staged, 'note.txt'));
+      ({ file } = await storeUpload(services, owner, 'note.txt', Buffer.from('moderate me')));
     });
     after(async () => {
       await services?.close();

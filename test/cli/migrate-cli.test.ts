@@ -3,7 +3,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -22,6 +21,7 @@ import { startServer } from '../../src/server.js';
 import { assertFails, type CliResult, runCli } from '../helpers/cli.js';
 import { createTestSchema, POSTGRES_TEST_URL, postgresSkipReason } from '../helpers/postgres-test-schema.js';
 import { bucketContents, createTestBucket, s3SkipReason, s3TestEnvironment, type TestBucket } from '../helpers/s3-test-bucket.js';
+import { storeUpload } from '../helpers/store-upload.js';
 
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 const MiB = 1024 ** 2;
@@ -58,9 +58,8 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
       const size = i === 0 && options.bigBlob ? options.bigBlob : 500 + ((i * 7919) % 40_000);
       const bytes = randomBytes(size);
       const owner = site.accounts[i % site.accounts.length]!;
-      const staged = await services.files.receive(Readable.from([bytes]));
       const account = (await services.store.accounts.byId(owner.id))!;
-      const { file } = await services.files.store(account, staged, `file-${i}.bin`);
+      const { file } = await storeUpload(services, account, `file-${i}.bin`, bytes);
       site.uploaded[i] = { id: file.id, name: file.name, sha256: sha256(bytes), size };
     };
     for (let i = 0; i < options.blobs; i += 8) await Promise.all(Array.from({ length: Math.min(8, options.blobs - i) }, (_, j) => upload(i + j)));

@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { openServices, type Services } from '../../src/composition.js';
 import { loadConfig } from '../../src/config/config.js';
@@ -11,6 +10,7 @@ import type { ApiError } from '../../src/domain/errors.js';
 import type { Account, FileRecord } from '../../src/domain/types.js';
 import { assertFails, assertOk, runCli } from '../helpers/cli.js';
 import { TestClock } from '../helpers/server.js';
+import { storeUpload } from '../helpers/store-upload.js';
 
 const ACTOR = `cli:${userInfo().username}`;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -33,8 +33,7 @@ async function openData(clock?: TestClock): Promise<{ data: string; services: Se
 }
 
 async function storeFile(services: Services, owner: Account, name: string, content: string): Promise<FileRecord> {
-  const staged = await services.files.receive(Readable.from([Buffer.from(content)]));
-  return (await services.files.store(owner, staged, name)).file;
+  return (await storeUpload(services, owner, name, Buffer.from(content))).file;
 }
 
 interface AuditJson {

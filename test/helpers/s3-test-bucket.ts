@@ -43,10 +43,15 @@ export function s3SkipReason(): string | false {
  * them from the SDK's chain (createS3Client).
  */
 export function testS3Client(overrides: Partial<S3TestEnvironment> = {}, config: S3ClientConfig = {}): S3Client {
+  return new S3Client(testS3ClientConfig(overrides, config));
+}
+
+/** The settings of testS3Client, for a store that builds its own client (the resumable storage). */
+export function testS3ClientConfig(overrides: Partial<S3TestEnvironment> = {}, config: S3ClientConfig = {}): S3ClientConfig {
   const env = s3TestEnvironment();
   if (!env) throw new Error('no S3 test server: check s3SkipReason() first');
   const { endpoint, accessKeyId, secretAccessKey } = { ...env, ...overrides };
-  return new S3Client({
+  return {
     endpoint,
     region: 'us-east-1',
     forcePathStyle: true,
@@ -55,7 +60,7 @@ export function testS3Client(overrides: Partial<S3TestEnvironment> = {}, config:
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
     ...config,
-  });
+  };
 }
 
 export interface TestBucket {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { bodyBytes, directLink, eventually, randomPayload, sha256, startAndAbort, trafficLeft } from '../helpers/downloads.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { createUpload } from '../helpers/tus.js';
 
 // GET /metrics (issue 10 item 5): the counters move by exactly what happened, the route
 // label is the router's pattern, and the token guards the endpoint.
@@ -64,6 +65,21 @@ describe('metrics: transfers, limits and routes', () => {
     t = await startTestServer({ uploadVolumeFree: 4 * KiB, loginAttemptsPerMinute: 2 });
   });
   after(() => t.close());
+
+  test('a resumable upload counts in the upload metrics when its file is made, as POST /files does', async () => {
+    const owner = await t.account({ premiumDays: 30 });
+    const payload = randomPayload(20 * KiB + 3);
+    const before = await scrape(t);
+    const created = await createUpload(t, owner.key, { length: payload.length, metadata: { filename: 'resumed.bin' }, body: payload });
+    assert.equal(created.response.status, 201, created.body);
+    const after = await scrapeUntil(t, (s) => value(s, 'filehaven_transfers_in_flight', { direction: 'upload' }) === 0, 'the upload has ended');
+    assert.equal(value(after, 'filehaven_upload_bytes_total') - value(before, 'filehaven_upload_bytes_total'), payload.length);
+    assert.equal(
+      value(after, 'filehaven_upload_duration_seconds_count', { outcome: 'stored' }) -
+        value(before, 'filehaven_upload_duration_seconds_count', { outcome: 'stored' }),
+      1,
+    );
+  });
 
   test('an upload, a public and a direct download move the byte counters by exactly the file size', async () => {
     const owner = await t.account({ premiumDays: 30, trafficBytes: GiB });

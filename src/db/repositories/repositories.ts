@@ -369,7 +369,7 @@ export interface ResumableUploadRecord {
   expiresAt: number;
 }
 
-/** Resumable uploads (resumable/resumable-uploads-service.ts). */
+/** Resumable uploads (uploads/resumable-uploads-service.ts). */
 export interface ResumableUploadsRepository {
   /** Inserts a new upload. */
   create(row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId'>): Promise<void>;

@@ -247,7 +247,7 @@ export const ENDPOINTS: readonly Endpoint[] = [
 /** The first path words of the API, aliases included (API.md 1: they never collide with web paths). */
 export const API_PATH_WORDS: ReadonlySet<string> = new Set([
   ...ENDPOINTS.flatMap((endpoint) => [endpoint.path, ...endpoint.aliases]).map((path) => path.split('/')[1]!),
-  // Resumable uploads (tus 1.0, http/api/uploads-routes.ts): API requests too (the rate
+  // Resumable uploads (tus 1.0, http/tus/): API requests too (the rate
   // limit, Atom errors), outside the catalogue because they answer tus rather than feeds.
   'uploads',
 ]);

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errors } from '../../domain/errors.js';
 import { entryEl, linkEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
-import { type ReceivedFile, receiveSingleFile } from '../multipart-upload.js';
+import { receiveSingleFile } from '../multipart-upload.js';
 import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, type MethodTable, refRoute } from '../plugins/method-dispatch.js';
@@ -28,25 +28,28 @@ export function registerFileRoutes(app: FastifyInstance, context: HttpContext): 
       reply.header('Connection', 'close');
       throw errors.fileSize(services.config.maxFileSize);
     }
-    // The upload volume (API.md 8): refused before reading when none is left, else the
-    // file's bytes are counted as they stream.
-    const upload = await services.uploads.begin(account, Number.isFinite(declared) ? declared : undefined).catch((error: unknown) => {
-      reply.header('Connection', 'close');
-      throw error;
-    });
-    let received: ReceivedFile;
-    try {
-      received = await receiveSingleFile(
-        request.raw,
-        (source, signal) => upload.receive(source, signal),
-        (staged) => services.uploads.discard(staged),
-      );
-    } catch (error) {
-      // The error handler closes the connection when the body was not read to its end.
-      upload.cancel();
-      throw error;
-    }
-    const { file, deleteSecret } = await upload.store(received.staged, received.filename);
+    // The upload volume (API.md 8) is taken before the body is read: a refusal then closes
+    // the connection rather than drain the body. Once reading, the error handler closes it
+    // when the body was not read to its end.
+    let reading = false;
+    const { file, deleteSecret } = await services.uploads
+      .upload({
+        owner: account,
+        folder: null,
+        source: {
+          kind: 'stream',
+          declaredBytes: Number.isFinite(declared) ? declared : undefined,
+          receive: async ({ stage, discard }) => {
+            reading = true;
+            const received = await receiveSingleFile(request.raw, stage, discard);
+            return { staged: received.staged, name: received.filename };
+          },
+        },
+      })
+      .catch((error: unknown) => {
+        if (!reading) reply.header('Connection', 'close');
+        throw error;
+      });
     // The delete link is a secret, shown this once: no cache may keep it.
     reply.header('Cache-Control', 'no-store');
     return sendAtom(context, request, reply, 201, 'File upload result', [entryEl(...createdFileEntry(links, file, deleteSecret, 'self'))]);

@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { StagedBlob } from '../../blob/blob-store.js';
 import { ApiError, errors } from '../../domain/errors.js';
 import { ID_PATTERN } from '../../domain/ids.js';
 import type { Folder } from '../../domain/types.js';
-import type { CreatedFile } from '../../services/files-service.js';
+import type { CreatedFile } from '../../services/new-file-row.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { ClientGoneError } from '../multipart-upload.js';
@@ -44,8 +43,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /**
  * The web upload (POST /my/files/upload): the browser's multipart form with any number of
- * files, each streamed through the API upload's path (upload volume, FilesService.receive
- * and store) while the body arrives. The CSRF token and the target folder are form fields
+ * files, each streamed through the upload use case (uploads/, as the API upload) while the
+ * body arrives. The CSRF token and the target folder are form fields
  * placed before the file input, so they are known before the first byte of a file is
  * kept. A file that is refused on its own (empty, blacklisted) is reported and the others
  * are kept; a failure of the stream itself (too large, upload volume, malformed body)
@@ -84,21 +83,32 @@ export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext
           folder = folderId ? services.folders.owned(account, folderId) : Promise.resolve(null);
         }
         const target = await folder;
-        // The upload volume (API.md 8), as the API upload counts it: refused when none is
-        // left, else the bytes are reserved as they stream.
-        const upload = await services.uploads.begin(account);
-        let staged: StagedBlob;
+        // The upload use case, as the API upload's: the upload volume (API.md 8) refused
+        // when none is left, else reserved as the bytes stream; the file is created in its
+        // folder in one transaction (errorFolderNotFound if the folder went meanwhile).
+        let received = false;
         try {
-          staged = await upload.receive(stream, signal);
-        } catch (error) {
-          throw error instanceof ApiError ? error : errors.uploadMalformed('the file could not be read');
-        }
-        try {
-          const created = await upload.store(staged, filename);
-          if (target) await services.folders.move(account, target.id, [created.file.id]);
+          const created = await services.uploads.upload({
+            owner: account,
+            folder: target ? { id: target.id, ifGone: 'refuse' } : null,
+            source: {
+              kind: 'stream',
+              receive: async ({ stage }) => {
+                try {
+                  const staged = await stage(stream, signal);
+                  received = true;
+                  return { staged, name: filename };
+                } catch (error) {
+                  throw error instanceof ApiError ? error : errors.uploadMalformed('the file could not be read');
+                }
+              },
+            },
+          });
           outcomes.push({ name: created.file.name, created });
         } catch (error) {
-          if (!(error instanceof ApiError) || error.status >= 500) throw error;
+          // A refusal of this file alone (empty, blacklisted) is reported and the form goes
+          // on; a failure of the stream itself (too large, volume, malformed) ends it.
+          if (!received || !(error instanceof ApiError) || error.status >= 500) throw error;
           outcomes.push({ name: filename, error });
         }
       });

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Folder } from '../../domain/types.js';
 import type { UploadAllowanceView } from '../../uploads/uploads-service.js';
-import { UPLOADS_PATH } from '../api/uploads-routes.js';
 import { type Html, html } from '../html.js';
+import { UPLOADS_PATH } from '../tus/tus-headers.js';
 import { browserScript, registerStaticScript } from './browser-scripts.js';
 import { humanSize } from './format.js';
 import { PAGE_CSP } from './layout.js';

@@ -30,7 +30,7 @@ const AUTO_RETRY_AFTER_MAX_S = 60;
  */
 const DEFAULT_MAX_CHUNK = 64 * MiB;
 const MAX_CHUNK_HEADER = 'Filehaven-Max-Chunk-Size';
-/** The file's id and links on the answer of the request that finished an upload (uploads-routes.ts FILE_HEADERS). */
+/** The file's id and links on the answer of the request that finished an upload (http/tus/tus-headers.ts FILE_HEADERS). */
 const FILE_HEADERS = { id: 'Filehaven-File-Id', download: 'Filehaven-Download-Link', delete: 'Filehaven-Delete-Link' };
 
 /** A positive whole number of bytes, or null. */
@@ -96,7 +96,7 @@ export function tusContext(page: UploadPage): TusContext | null {
 
 /**
  * The headers of every tus request: the session's CSRF token (CSRF_HEADER of
- * uploads-routes.ts, the one the forms carry), and Accept: the finishing PATCH answers the
+ * http/tus/tus-headers.ts, the one the forms carry), and Accept: the finishing PATCH answers the
  * Atom feed only to a client that asks for it (else a 204 with the file's headers).
  */
 const tusHeaders = (context: TusContext) => ({ 'Filehaven-Csrf': hiddenField(context.page, 'csrf'), Accept: 'application/atom+xml' });

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { DataStore } from '@tus/utils';
-import type { StagedBlob } from '../blob/blob-store.js';
+import type { StagedBlob } from './blob-store.js';
 
 /**
  * Where resumable uploads keep their bytes while they arrive, one implementation per blob
@@ -35,7 +35,7 @@ export interface ResumableStorage {
   /** The bytes of a finished upload of `size` bytes from `start` on. */
   readFinished(id: string, start: number, size: number): Promise<Readable>;
   /**
-   * The finished upload's bytes as a staged blob of the blob store, for FilesService.store.
+   * The finished upload's bytes as a staged blob of the blob store, for the upload use case (UploadsService.upload).
    * The upload itself stays readable until `forgetFinished`.
    */
   stage(id: string, digest: { sha256: string; size: number }): Promise<StagedBlob>;

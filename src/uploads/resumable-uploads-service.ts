@@ -1,18 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { pipeline, type Readable, Transform } from 'node:stream';
+import type { ResumableStorage } from '../blob/resumable-storage.js';
 import type { MetadataStore, ResumableUploadRecord } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
-import { sanitizeFileName } from '../domain/names.js';
 import type { Account } from '../domain/types.js';
 import { settleDetached } from '../limits/upload-quota.js';
-import type { UploadVolume } from '../limits/upload-volume.js';
-import type { CreatedFile, FilesService } from '../services/files-service.js';
-import type { FoldersService } from '../services/folders-service.js';
-import { blacklistedNamePattern } from '../services/moderation-service.js';
-import type { ResumableStorage } from './resumable-storage.js';
-import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from './upload-digest.js';
-import type { UploadLocker } from './upload-locker.js';
+import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from '../resumable/upload-digest.js';
+import type { UploadLocker } from '../resumable/upload-locker.js';
+import type { FilesService } from '../services/files-service.js';
+import type { CreatedFile } from '../services/new-file-row.js';
+import type { UploadsService } from './uploads-service.js';
 
 /**
  * The server name of a resumable upload's volume reservation: no server is named so
@@ -27,15 +25,14 @@ const EXPIRY_BATCH = 100;
 export interface ResumableUploadsDeps {
   store: MetadataStore;
   storage: ResumableStorage;
-  files: FilesService;
-  folders: FoldersService;
-  volume: UploadVolume;
+  /** An upload that became a file answers that file again. */
+  files: Pick<FilesService, 'visible'>;
+  /** The upload use case: the volume reserved at creation and checked before each write, and the file made at the finish. */
+  uploads: Pick<UploadsService, 'reserveAhead' | 'recheck' | 'upload'>;
   locker: UploadLocker;
   clock: Clock;
   /** How long an upload may take from its creation (--upload-expiry). */
   expiryMs: number;
-  /** Largest accepted file in bytes. */
-  maxFileSize: number;
   log: (error: unknown, message: string) => void;
   /** Bytes read again to finish a digest (after a crash mid-request), counted for /metrics. */
   digestReread?: (bytes: number) => void;
@@ -55,12 +52,12 @@ export interface FinishedUpload {
 }
 
 /**
- * Resumable (tus) uploads as a use case of their own, shared by the API and the site
- * (http/api/uploads-routes.ts) and gc: an upload is created with its whole length
- * reserved against the owner's upload volume, written PATCH by PATCH while its SHA-256
- * advances with it (upload-digest.ts), and when its last byte is stored it becomes a file
- * through FilesService.store, as a POST /files upload does: same ids, dedup, blacklist,
- * upload log, folder and links.
+ * Resumable (tus) uploads, shared by the API and the site (http/tus/) and gc: an upload
+ * is created with its whole length reserved against the owner's upload volume
+ * (UploadsService.reserveAhead), written PATCH by PATCH while its SHA-256 advances with it
+ * (upload-digest.ts), and when its last byte is stored it becomes a file through the one
+ * upload use case (UploadsService.upload), as a POST /files upload does: same ids, dedup,
+ * blacklist, upload log, folder, metrics and links.
  */
 export class ResumableUploadsService {
   constructor(private readonly deps: ResumableUploadsDeps) {}
@@ -79,14 +76,14 @@ export class ResumableUploadsService {
   async create(owner: Account, id: string, input: NewUpload): Promise<{ expiresAt: number }> {
     const { length, filename, folderId } = input;
     if (filename === undefined || filename.trim() === '') throw errors.uploadMalformed('Upload-Metadata must carry the file name (key "filename")');
-    if (length === 0) throw errors.emptyFile();
-    if (length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
-    if (folderId !== undefined) await this.deps.folders.owned(owner, folderId);
-    if ((await blacklistedNamePattern(this.deps.store.blacklist, sanitizeFileName(filename))) !== null) throw errors.blacklisted();
     const now = this.deps.clock();
     const expiresAt = now + this.deps.expiryMs;
-    await this.deps.volume.reserveResumable(owner, length, { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt }, (repos, reservationId) =>
-      repos.resumableUploads.create({ id, accountId: owner.id, filename, folderId: folderId ?? null, length, reservationId, createdAt: now, expiresAt }),
+    await this.deps.uploads.reserveAhead(
+      owner,
+      { length, name: filename, folderId: folderId ?? null },
+      { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt },
+      (repos, reservationId) =>
+        repos.resumableUploads.create({ id, accountId: owner.id, filename, folderId: folderId ?? null, length, reservationId, createdAt: now, expiresAt }),
     );
     return { expiresAt };
   }
@@ -103,9 +100,8 @@ export class ResumableUploadsService {
    * Before more bytes arrive: the limits again (API.md 8), as they may have changed since
    * the upload began: the largest file, and the account's upload volume.
    */
-  async beforeWrite(caller: Account, record: ResumableUploadRecord): Promise<void> {
-    if (record.length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
-    await this.deps.volume.recheck(caller);
+  beforeWrite(caller: Account, record: ResumableUploadRecord): Promise<void> {
+    return this.deps.uploads.recheck(caller, record.length);
   }
 
   /**
@@ -302,17 +298,16 @@ export class ResumableUploadsService {
       await this.deps.storage.complete(record.id, record.length);
       const sha256 = await this.finalDigest(record);
       const staged = await this.deps.storage.stage(record.id, { sha256, size: record.length });
-      created = await this.deps.files.store(owner, staged, record.filename, {
-        folderId: record.folderId,
+      created = await this.deps.uploads.upload({
+        owner,
+        // The folder it named hours ago may be gone: its bytes then land at the top level.
+        folder: record.folderId === null ? null : { id: record.folderId, ifGone: 'root' },
         // A failure that is no refusal leaves the bytes where they are, for the client's
         // next request to finish the upload again.
-        keepStagedOnFailure: true,
+        source: { kind: 'staged', staged, name: record.filename, reservationId: record.reservationId },
+        // The upload's row says stored in the file's transaction, so it is made once.
         within: async (repos, file) => {
           if (!(await repos.resumableUploads.markStored(record.id, file.id))) throw new Error(`upload ${record.id} was stored or removed meanwhile`);
-          // The bytes join the account's volume as the reservation ends (or, unlimited, just join).
-          const stored = { accountId: owner.id, bytes: record.length, at: this.deps.clock() };
-          if (record.reservationId === null) await repos.uploadLog.record(stored.accountId, stored.bytes, stored.at);
-          else await settleDetached(repos, record.reservationId, stored);
         },
       });
     } catch (error) {

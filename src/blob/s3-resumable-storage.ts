@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import type { Part, S3ClientConfig } from '@aws-sdk/client-s3';
 import { S3Store } from '@tus/s3-store';
-import type { StagedBlob } from '../blob/blob-store.js';
-import { RESUMABLE_FOLDER, type S3BlobStore } from '../blob/s3-blob-store.js';
+import type { StagedBlob } from './blob-store.js';
 import { type ResumableStorage, UPLOAD_ID } from './resumable-storage.js';
+import { RESUMABLE_FOLDER, type S3BlobStore } from './s3-blob-store.js';
 
 export interface S3ResumableStorageOptions {
   bucket: string;

@@ -2,8 +2,8 @@ import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { FileStore } from '@tus/file-store';
-import type { StagedBlob } from '../blob/blob-store.js';
-import type { LocalBlobStore } from '../blob/local-blob-store.js';
+import type { StagedBlob } from './blob-store.js';
+import type { LocalBlobStore } from './local-blob-store.js';
 import { type ResumableStorage, UPLOAD_ID } from './resumable-storage.js';
 
 /** The digest's state is saved this often: at most this much is read again after a crash. */

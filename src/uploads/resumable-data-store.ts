@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { DataStore, Upload } from '@tus/utils';
-import type { ResumableStorage } from './resumable-storage.js';
+import type { ResumableStorage } from '../blob/resumable-storage.js';
 import type { ResumableUploadsService } from './resumable-uploads-service.js';
 
 /**
@@ -15,7 +15,7 @@ export class ResumableDataStore extends DataStore {
     private readonly uploads: ResumableUploadsService,
   ) {
     super();
-    // checksum: verified by the route before the bytes reach the store (http/api/upload-checksum.ts).
+    // checksum: verified by the route before the bytes reach the store (http/tus/upload-checksum.ts).
     this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum'];
   }
 

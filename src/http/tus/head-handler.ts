@@ -1,0 +1,40 @@
+import { fileHeaders, finishedStatus } from './tus-answers.js';
+import { callersUpload, type TusItemHandler } from './tus-handler.js';
+
+/**
+ * HEAD /uploads/<id>: the upload's offset, for a client to resume. An upload that became a
+ * file says so (its id and download link); one whose last byte is stored but whose file was
+ * not made (a server died in between) is made a file now.
+ */
+export const handleHead: TusItemHandler = async (endpoint, request, reply, id) => {
+  const { services, links } = endpoint.context;
+  const { service } = services.resumable;
+  const { caller, record } = await callersUpload(endpoint, request, id);
+  if (record.fileId !== null) {
+    reply.header('Tus-Resumable', '1.0.0');
+    const finished = await service.finish(caller.account, id);
+    return reply
+      .code(200)
+      .headers({
+        'Upload-Offset': String(record.length),
+        'Upload-Length': String(record.length),
+        'Cache-Control': 'no-store',
+        ...fileHeaders(links, finished.file, null),
+      })
+      .send();
+  }
+  const exchange = await endpoint.pass(request, reply, caller, { id, finishStatus: finishedStatus(request) });
+  const { response, state } = exchange;
+  if (!state.error && response.status < 400 && finishedOffsets(response)) {
+    // This answer is the one that stored it, so it shows the delete link.
+    const finished = await service.finish(caller.account, id);
+    reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
+  }
+  return endpoint.answer(request, reply, exchange);
+};
+
+/** Whether a tus HEAD answer says every byte is stored. */
+function finishedOffsets(response: Response): boolean {
+  const offset = response.headers.get('upload-offset');
+  return offset !== null && offset === response.headers.get('upload-length');
+}
