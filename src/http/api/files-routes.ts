@@ -9,6 +9,9 @@ import { apiRoute, type MethodTable, refRoute } from '../plugins/method-dispatch
 import { createdFileEntry } from './file-entries.js';
 import { listFilesHandler } from './listing-routes.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'directLinks' | 'files' | 'listing' | 'uploads'>;
+
 /** Multipart framing around the file: boundaries, part headers, small fields. */
 const MULTIPART_SLACK = 1024 * 1024;
 
@@ -17,7 +20,7 @@ const MULTIPART_SLACK = 1024 * 1024;
  * DELETE (API.md 1). `/files/<ref>` carries `<id>`, `<id>;DirectLink` (`;` raw or as
  * %3B) and the `copy:<id>` alias, so the ref is parsed here rather than by the router.
  */
-export function registerFileRoutes(app: FastifyInstance, context: HttpContext): void {
+export function registerFileRoutes(app: FastifyInstance, context: Context): void {
   const { services, links } = context;
 
   const upload = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -14,6 +14,9 @@ import { CSRF_FIELD, sendCsrfRefusal, sessionFormValid } from './session-plugin.
 import { MY_FILES_SCRIPT } from './upload-form.js';
 import { uploadErrorText } from './upload-messages.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'config' | 'folders' | 'sessions' | 'uploads'>;
+
 /** What became of one file of the form. */
 interface Outcome {
   /** The stored (sanitised) name, or the name as sent when refused. */
@@ -52,7 +55,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * download and delete links (the delete link is shown only this once, like the API's
  * delete_link); the my-files script sends one file per request with `Accept: application/json`.
  */
-export function registerMyFilesUpload(app: FastifyInstance, context: HttpContext): void {
+export function registerMyFilesUpload(app: FastifyInstance, context: Context): void {
   const { services, links } = context;
   /** A refusal in words for people (human sizes, what to do); `error` keeps the API's own message. */
   const reason = (error: ApiError) => uploadErrorText(error, { maxFileSize: services.config.maxFileSize });

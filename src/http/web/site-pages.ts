@@ -8,6 +8,9 @@ import { sendPage } from './layout.js';
 import { UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
 import { type Usage, uploadVolumeBlock, usageOf } from './usage-section.js';
 
+/** The services this module calls. */
+type Context = HttpContext<'clock' | 'config' | 'limits' | 'signUp' | 'uploads'>;
+
 const stylesheet = readFileSync(new URL('./static/site.css', import.meta.url), 'utf8');
 const favicon = readFileSync(new URL('./static/favicon.svg', import.meta.url));
 
@@ -57,7 +60,7 @@ ${UPLOAD_SCRIPTS}`;
 }
 
 /** Home, developers page, the stylesheet and the favicon. */
-export function registerSitePages(app: FastifyInstance, context: HttpContext): void {
+export function registerSitePages(app: FastifyInstance, context: Context): void {
   app.get('/static/site.css', async (_request, reply) =>
     reply.headers({ 'Content-Type': 'text/css; charset=utf-8', 'Cache-Control': 'public, max-age=3600' }).send(stylesheet),
   );
