@@ -9,6 +9,7 @@ import type { MetadataStore } from './db/repositories/repositories.js';
 import { type Clock, cryptoIds, type IdSource, systemClock } from './domain/ids.js';
 import { DirectLinks } from './downloads/direct-links.js';
 import { DownloadCosts } from './downloads/download-costs.js';
+import { DownloadCounts } from './downloads/download-counts.js';
 import { DownloadsService } from './downloads/downloads-service.js';
 import { fileBytes } from './downloads/file-bytes.js';
 import { FolderArchiveService } from './downloads/folder-archive-service.js';
@@ -160,7 +161,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     costs: new DownloadCosts({ freeDownloads: limits.freeDownloads, reservations }),
     bytes,
     archives: new FolderArchiveService({ store, downloads: bytes }),
-    files,
+    counts: new DownloadCounts({ store, clock }),
     metrics,
   });
   const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, metrics, log });

@@ -2,8 +2,8 @@ import type { Readable } from 'node:stream';
 import type { ByteRange } from '../blob/blob-store.js';
 import type { FileRecord, Folder } from '../domain/types.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { FilesService } from '../services/files-service.js';
 import type { DownloadCosts, DownloadLog } from './download-costs.js';
+import type { DownloadCounts } from './download-counts.js';
 import type { FileBytes } from './file-bytes.js';
 import type { FolderArchiveService } from './folder-archive-service.js';
 import type { Requester } from './requester.js';
@@ -16,7 +16,7 @@ export interface DownloadsServiceDeps {
   /** A folder's ZIP: its plan and its bytes. */
   archives: FolderArchiveService;
   /** Download starts and bytes served are counted on the file (expiry and stats read them). */
-  files: Pick<FilesService, 'recordDownload' | 'recordBytesServed'>;
+  counts: DownloadCounts;
   /** Downloads in flight, their bytes and durations. */
   metrics: Pick<Metrics, 'downloadStarted'>;
 }
@@ -157,12 +157,12 @@ export class DownloadsService implements FileBytes {
    * download goes on (a held charge is then still settled), else it fails the download.
    */
   private async countStart(fileId: string, log: DownloadLog | null): Promise<void> {
-    const counted = this.deps.files.recordDownload(fileId);
+    const counted = this.deps.counts.recordStart(fileId);
     if (log) await counted.catch((error) => log(error, 'counting a download failed'));
     else await counted;
   }
 
   private servedBytes(fileId: string, bytes: number, log: DownloadLog): void {
-    this.deps.files.recordBytesServed(fileId, bytes).catch((error) => log(error, 'counting bytes served failed'));
+    this.deps.counts.recordBytesServed(fileId, bytes).catch((error) => log(error, 'counting bytes served failed'));
   }
 }

@@ -21,9 +21,12 @@ export interface FilesServiceDeps {
 
 export type { CreatedFile } from './new-file-row.js';
 
-const DAY_MS = 86_400_000;
-
-/** Copies, lookups, renames, deletes, moderation (SPEC.md "File"; API.md sections 4, 7); uploads are uploads/'s. */
+/**
+ * A file's life after its upload (SPEC.md "File"; API.md sections 4, 7): lookups, copies,
+ * renames, blocking, and the three ways it ends (its owner's delete, its delete link, the
+ * operator's), which share one deletion under the blob protocol. Uploads are uploads/'s,
+ * download counts downloads/'s.
+ */
 export class FilesService {
   constructor(private readonly deps: FilesServiceDeps) {}
 
@@ -154,25 +157,6 @@ export class FilesService {
   /** Operator: the blacklist. */
   blacklist() {
     return this.deps.store.blacklist.list();
-  }
-
-  /** Counts a download start (for `files info` and expiry). */
-  async recordDownload(id: string): Promise<void> {
-    await this.deps.store.files.recordDownload(id, this.deps.clock());
-  }
-
-  /**
-   * Adds the body bytes a download actually sent: to the file's total (for `filehaven
-   * stats`) and to today's (the console's chart), in one transaction so the two agree.
-   */
-  async recordBytesServed(id: string, bytes: number): Promise<void> {
-    if (bytes <= 0) return;
-    const day = Math.floor(this.deps.clock() / DAY_MS);
-    await this.deps.store.transaction(async (repos) => {
-      await repos.files.addBytesServed(id, bytes);
-      // Last: the day's row is the one every download wants, so it is held the shortest.
-      await repos.servedDays.add(day, bytes);
-    });
   }
 
   private async transition(id: string, from: FileStatus[], to: FileStatus, why: string): Promise<FileRecord> {

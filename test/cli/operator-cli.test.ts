@@ -201,7 +201,7 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       newest = await storeFile(services, alice, 'report 2026.pdf', 'third');
       const folder = await services.store.folders.create({ id: 'FOLDER0001', ownerId: alice.id, parentId: null, name: 'Reports', createdAt: clock.now });
       await services.store.files.moveOwned([newest.id], alice.id, folder.id);
-      await services.files.recordDownload(newest.id);
+      await services.store.files.recordDownload(newest.id, clock.now);
       await services.files.block(oldest.id);
     });
     after(async () => {
