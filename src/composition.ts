@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { SessionService } from './auth/session-service.js';
+import { SignUpService } from './auth/sign-up-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import type { ResumableStorage } from './blob/resumable-storage.js';
 import { type Config, ConfigError } from './config/config.js';
@@ -28,8 +30,6 @@ import { ListingService } from './services/listing-service.js';
 import { ModerationService } from './services/moderation-service.js';
 import { OperatorActionsService } from './services/operator-actions-service.js';
 import { OperatorSearchService } from './services/operator-search-service.js';
-import { SessionService } from './services/session-service.js';
-import { SignUpService } from './services/sign-up-service.js';
 import { StatsHistoryService } from './services/stats-history-service.js';
 import { ThumbnailsService } from './services/thumbnails-service.js';
 import { ResumableDataStore } from './uploads/resumable-data-store.js';

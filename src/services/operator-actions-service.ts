@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { SessionService } from '../auth/session-service.js';
 import { sqlDateTime } from '../domain/dates.js';
 import { InputError } from '../domain/errors.js';
 import { money } from '../domain/money.js';
@@ -7,7 +8,6 @@ import type { AccountsService, CreateAccountInput } from './accounts-service.js'
 import type { AuditService } from './audit-service.js';
 import type { FilesService } from './files-service.js';
 import type { ModerationService } from './moderation-service.js';
-import type { SessionService } from './session-service.js';
 
 export interface OperatorActionsServiceDeps {
   accounts: AccountsService;

@@ -4,13 +4,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { SessionService } from '../../src/auth/session-service.js';
 import { openSqlite } from '../../src/db/dialect.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
 import { cryptoIds } from '../../src/domain/ids.js';
 import { ServerSecrets } from '../../src/security/secrets.js';
 import { AccountsService } from '../../src/services/accounts-service.js';
-import { SessionService } from '../../src/services/session-service.js';
 import { TestClock } from '../helpers/server.js';
 
 const MINUTE = 60_000;

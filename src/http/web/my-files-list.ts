@@ -1,5 +1,5 @@
+import type { ActiveSession } from '../../auth/session-service.js';
 import { type FileRecord, FileStatus, type Folder } from '../../domain/types.js';
-import type { ActiveSession } from '../../services/session-service.js';
 import { type Html, html } from '../html.js';
 import type { Links } from '../links.js';
 import { humanDate, humanSize } from './format.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ActiveSession } from '../../auth/session-service.js';
 import { ApiError, InputError } from '../../domain/errors.js';
-import type { ActiveSession } from '../../services/session-service.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { bodyField, CSRF_FIELD, redirectTo, setSessionCookie } from './session-plugin.js';

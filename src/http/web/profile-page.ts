@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ActiveSession } from '../../auth/session-service.js';
 import { money } from '../../domain/money.js';
 import { type Account, premiumState } from '../../domain/types.js';
-import type { ActiveSession } from '../../services/session-service.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { PROFILE_PATH } from './account-pages.js';

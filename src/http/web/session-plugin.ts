@@ -1,6 +1,6 @@
 import cookie, { type CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ActiveSession } from '../../services/session-service.js';
+import type { ActiveSession } from '../../auth/session-service.js';
 import { bodyField } from '../api/form.js';
 import type { HttpContext, RouteFlags } from '../context.js';
 import { html } from '../html.js';

@@ -3,7 +3,7 @@ import type { MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import { constantTimeEqual, type ServerSecrets } from '../security/secrets.js';
-import type { AccountsService } from './accounts-service.js';
+import type { AccountsService } from '../services/accounts-service.js';
 
 const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;

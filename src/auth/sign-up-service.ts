@@ -1,6 +1,6 @@
 import { InputError } from '../domain/errors.js';
 import type { Account } from '../domain/types.js';
-import type { AccountsService } from './accounts-service.js';
+import type { AccountsService } from '../services/accounts-service.js';
 
 /** What a visitor fills in to create an account. */
 export interface SignUpInput {
