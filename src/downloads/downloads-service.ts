@@ -84,12 +84,12 @@ export class DownloadsService implements FileBytes {
    * Admits a download of `file` by `requester` (a public one takes a free slot at once:
    * errorTooManyDownloads). `range` is the Range header as the client sent it: a download
    * is counted as started once, on the request that starts at byte 0 (no Range, or one
-   * from byte 0), so resumed ranges are not new downloads (expiry reads the count). A
+   * from byte 0; an empty Range is none), so resumed ranges are not new downloads (expiry reads the count). A
    * preview is never a download start; its bytes are served like any others.
    */
   async file(file: FileRecord, requester: Requester, request: DownloadRequest & { purpose: 'download' | 'preview'; range?: string }): Promise<FileDownload> {
     const cost = await this.deps.costs.admit(requester, request.signal);
-    const startsDownload = request.purpose === 'download' && (request.range === undefined || request.range.startsWith('bytes=0-'));
+    const startsDownload = request.purpose === 'download' && (!request.range || request.range.startsWith('bytes=0-'));
     let metered: ((sent: number) => void) | undefined;
     let ended = false;
     return {

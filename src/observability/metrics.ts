@@ -201,6 +201,17 @@ export class Metrics {
   }
 
   /**
+   * A resumable upload ended at its finish, stored or refused: its bytes, counted once here
+   * (a finish that fails for another reason is tried again by the client's next request,
+   * and counts then), and its time since its creation. It is not among the uploads in
+   * flight: those are the requests carrying a whole file.
+   */
+  resumableUploadEnded(outcome: 'stored' | 'failed', bytes: number, seconds: number): void {
+    this.uploadBytes.inc(bytes);
+    this.uploadDuration.observe({ outcome }, Math.max(0, seconds));
+  }
+
+  /**
    * A file body starts (its traffic or slot taken); call the result once when the response
    * is over with the body bytes sent. Bytes are counted once, at the end, from the figure
    * the download already keeps: nothing per chunk.

@@ -304,7 +304,7 @@ export class ResumableUploadsService {
         folder: record.folderId === null ? null : { id: record.folderId, ifGone: 'root' },
         // A failure that is no refusal leaves the bytes where they are, for the client's
         // next request to finish the upload again.
-        source: { kind: 'staged', staged, name: record.filename, reservationId: record.reservationId },
+        source: { kind: 'staged', staged, name: record.filename, reservationId: record.reservationId, startedAt: record.createdAt },
         // The upload's row says stored in the file's transaction, so it is made once.
         within: async (repos, file) => {
           if (!(await repos.resumableUploads.markStored(record.id, file.id))) throw new Error(`upload ${record.id} was stored or removed meanwhile`);

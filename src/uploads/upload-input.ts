@@ -45,6 +45,8 @@ export interface StagedSource {
   name: string;
   /** The detached volume reservation that becomes the upload log row; null for an unlimited owner. */
   reservationId: number | null;
+  /** When the upload began (a tus creation, maybe hours ago), for its duration in the metrics. */
+  startedAt: number;
 }
 
 /** Where the bytes come from. */

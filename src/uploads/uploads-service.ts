@@ -1,6 +1,6 @@
 import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
-import { errors } from '../domain/errors.js';
+import { ApiError, errors } from '../domain/errors.js';
 import type { Clock, IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
 import type { Account, Folder } from '../domain/types.js';
@@ -44,7 +44,7 @@ export interface UploadsServiceDeps {
   /** The largest file (--max-file-size), enforced while staging. */
   maxFileSize: number;
   /** Uploads in flight, their bytes and outcomes, counted here for every entry point. */
-  metrics: Pick<Metrics, 'uploadStarted'>;
+  metrics: Pick<Metrics, 'uploadStarted' | 'resumableUploadEnded'>;
   /** Where unexpected storage failures are reported. */
   log: (error: unknown, message: string) => void;
 }
@@ -148,8 +148,8 @@ export class UploadsService {
 
   /** Bytes staged already, their volume reserved ahead: the reservation becomes the upload log row in the file's transaction. */
   private async staged(input: UploadInput, source: StagedSource): Promise<CreatedFile> {
-    const meter = this.deps.metrics.uploadStarted();
-    meter.received(source.staged.size);
+    const ended = (outcome: 'stored' | 'failed') =>
+      this.deps.metrics.resumableUploadEnded(outcome, source.staged.size, (this.deps.clock() - source.startedAt) / 1000);
     try {
       const created = await admitUpload(this.admission(), input.owner.id, source.staged, source.name, {
         folder: input.folder,
@@ -162,10 +162,11 @@ export class UploadsService {
           else await settleDetached(repos, source.reservationId, stored);
         },
       });
-      meter.end('stored');
+      ended('stored');
       return created;
     } catch (error) {
-      meter.end('failed');
+      // A refusal ends the upload; anything else leaves it to be finished again.
+      if (error instanceof ApiError && error.status < 500) ended('failed');
       throw error;
     }
   }

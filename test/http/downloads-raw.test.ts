@@ -158,6 +158,23 @@ describe('raw download', () => {
     await expectWhole({ Range: 'bytes=0-9,-5' });
   });
 
+  test('a download start is counted for no Range, an empty one, or one from byte 0; never for a resumed range', async () => {
+    const up = await uploadNamed(t, key, 'counted.bin', randomPayload(4096));
+    const countOf = async () => (await t.server.services.store.files.byId(up.id))!.downloads;
+    const download = async (headers: Record<string, string>) => bodyBytes(await fetch(`${up.downloadLink}?download=1`, { headers }));
+    for (const [headers, counted] of [
+      [{}, 1],
+      [{ Range: '' }, 1],
+      [{ Range: 'bytes=0-99' }, 1],
+      [{ Range: 'bytes=100-' }, 0],
+    ] as const) {
+      const before = await countOf();
+      await download(headers);
+      // Counted before the first byte is sent.
+      assert.equal((await countOf()) - before, counted, JSON.stringify(headers));
+    }
+  });
+
   test('overlapping ranges that combine into one are served as that one range', async () => {
     await expectPartial({ Range: 'bytes=0-99,50-149' }, 0, 149);
   });

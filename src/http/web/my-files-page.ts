@@ -103,7 +103,8 @@ export function registerMyFiles(app: FastifyInstance, context: Context): void {
     ]);
     const known = new Map(all.items.map(({ folder }) => [folder.id, folder]));
     const menu = all.items.map(({ folder }) => ({ id: folder.id, name: pathName(folder, known) })).sort((a, b) => a.name.localeCompare(b.name));
-    const chain = current ? [...(await services.folders.ancestors(current, known)), current] : [];
+    // At most MAX_DEPTH entries, the nearest folders above this one.
+    const chain = current ? [...(await services.folders.ancestors(current, known)).slice(1 - MAX_DEPTH), current] : [];
 
     const state: ListState = { folder: current?.id ?? null, q, sort };
     const view: ListView = { session, current, known, menu, back: listUrl(state) };
