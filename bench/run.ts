@@ -43,7 +43,7 @@ import { parseBytes } from '../src/config/units.js';
 import { defer, section, unwind, unwindOnExit } from './lib/cleanup.js';
 import type { BenchContext } from './lib/context.js';
 import { figure, type SectionResult } from './lib/figures.js';
-import { apiKey, type BackendSettings, createAccount, startFilehaven } from './lib/filehaven-server.js';
+import { apiKey, type BackendSettings, createAccount, filehavenCli, startFilehaven } from './lib/filehaven-server.js';
 import { describeMachine } from './lib/machine.js';
 import { MiB, rssOf } from './lib/measure.js';
 import { type NginxReference, nginxMissing, startNginx } from './lib/nginx.js';
@@ -170,6 +170,8 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
     defer(`remove ${work}`, () => rm(work, { recursive: true, force: true }));
     const dataDir = path.join(work, 'data');
     mkdirSync(dataDir);
+    // Operator commands run only on a site `init` (or `serve`) set up.
+    filehavenCli(dataDir, storage.settings, 'init');
     createAccount(dataDir, storage.settings, 'bench');
     const server = await startFilehaven(dataDir, storage.settings);
     // Idle: started, settled, not yet asked anything.
