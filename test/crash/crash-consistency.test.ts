@@ -24,7 +24,9 @@ const seed = process.env.FILEHAVEN_CRASH_SEED ? Number(process.env.FILEHAVEN_CRA
 // (FILEHAVEN_CRASH_ROUNDS=5), and `npm run soak` forty.
 const rounds = process.env.FILEHAVEN_CRASH_ROUNDS ? Number(process.env.FILEHAVEN_CRASH_ROUNDS) : 3;
 
-test('SIGKILL at random moments loses no acknowledged operation and leaves nothing partial', { timeout: 60_000 + 30_000 * rounds }, async (context) => {
+// The timeout only guards against a hang: a machine three times slower than the development
+// one took 143 s for three rounds, and the final checks grow with what the workload did.
+test('SIGKILL at random moments loses no acknowledged operation and leaves nothing partial', { timeout: 120_000 + 60_000 * rounds }, async (context) => {
   assert.ok(Number.isSafeInteger(seed), `FILEHAVEN_CRASH_SEED must be a whole number, got ${process.env.FILEHAVEN_CRASH_SEED}`);
   assert.ok(Number.isSafeInteger(rounds) && rounds >= 1, `FILEHAVEN_CRASH_ROUNDS must be a whole number from 1, got ${process.env.FILEHAVEN_CRASH_ROUNDS}`);
   const dataDir = await mkdtemp(path.join(tmpdir(), 'filehaven-crash-'));
