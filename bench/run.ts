@@ -23,6 +23,8 @@
  *   BENCH_S3_ENDPOINT      S3 for postgres-s3, with BENCH_S3_ACCESS_KEY and BENCH_S3_SECRET_KEY;
  *                          unset: a one-node radosgw is started (scripts/ceph-rgw.sh) for the run.
  *                          A fresh bucket is made either way, and emptied and removed at the end.
+ *   BENCH_OUTPUT           a folder for the figures (results/<date>.json) and BENCHMARKS.md instead of
+ *                          bench/results/ and the checkout's BENCHMARKS.md
  *   BENCH_S3_PART_SIZE, BENCH_S3_QUEUE_SIZE   the server's --s3-part-size / --s3-queue-size,
  *                          used by the raw S3 reference too (default the server's, 8 MiB and 4)
  *
@@ -259,14 +261,18 @@ async function main(): Promise<number> {
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   console.log(`\nrun took ${seconds.toFixed(0)} s`);
-  mkdirSync('bench/results', { recursive: true });
-  const json = `bench/results/${started.toISOString().replace(/[:.]/g, '-')}.json`;
+  // BENCH_OUTPUT: a folder for both files instead of the checkout (the smoke test's).
+  const output = process.env.BENCH_OUTPUT;
+  const resultsDir = output ? path.join(output, 'results') : 'bench/results';
+  mkdirSync(resultsDir, { recursive: true });
+  const json = path.join(resultsDir, `${started.toISOString().replace(/[:.]/g, '-')}.json`);
   writeFileSync(json, JSON.stringify({ startedAt: started.toISOString(), seconds, machine, settings, reports }, null, 2));
   console.log(`figures in ${json}`);
   const complete = settings.sections.length === SECTIONS.length && reports.some((report) => 'sections' in report);
   if (complete) {
-    writeReport('BENCHMARKS.md', { started, seconds, machine, settings: describeSettings(), reports });
-    console.log('BENCHMARKS.md written');
+    const report = output ? path.join(output, 'BENCHMARKS.md') : 'BENCHMARKS.md';
+    writeReport(report, { started, seconds, machine, settings: describeSettings(), reports });
+    console.log(`${report} written`);
   } else {
     console.log('a partial run (BENCH_SECTIONS): BENCHMARKS.md left as it was');
   }

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+// `npm run bench` runs end to end, at sizes too small to mean anything: the bench is only
+// run by hand, so nothing else would notice a step of it breaking (it once stopped at its
+// first step, an account created on a data folder no server had set up, for a whole
+// release). Figures are the bench's business, never this test's: it asserts that every
+// section ran and that the kill test ended with the right bytes, not how fast anything was.
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const TINY = {
+  BENCH_BACKENDS: 'local',
+  BENCH_SECTIONS: 'bytes,memory,requests,copies,rows,small,resumable,cluster',
+  BENCH_SIZE: '4MiB',
+  BENCH_CONCURRENT_SIZE: '4MiB',
+  BENCH_COPY_SIZE: '4MiB',
+  BENCH_ROWS: '2000',
+  BENCH_ROUNDS: '1',
+  BENCH_LOAD_SECONDS: '1',
+  BENCH_KILL_SIZE: '32MiB',
+  BENCH_CLUSTER_UPLOAD_SIZE: '4MiB',
+};
+
+test('npm run bench runs every section end to end (tiny sizes, local backend)', { timeout: 300_000 }, async () => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('BENCH_')));
+  // Its report and figures go to a folder of the test's, not over the checkout's BENCHMARKS.md.
+  const output = await mkdtemp(path.join(tmpdir(), 'filehaven-bench-smoke-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
+    cwd: ROOT,
+    env: { ...env, ...TINY, BENCH_OUTPUT: output },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let printed = '';
+  for (const stream of [child.stdout, child.stderr]) stream.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  assert.equal(code, 0, printed);
+  for (const section of TINY.BENCH_SECTIONS.split(',')) assert.match(printed, new RegExp(`^local: ${section}\\.\\.\\. \\d+ s$`, 'm'), `section ${section} ran`);
+  assert.match(printed, /server killed 3 times mid-PATCH and resumed\s+right SHA-256/, 'the kill test ended with the right bytes');
+  try {
+    // Every section ran, so the run is complete and writes its report (there).
+    assert.match(await readFile(path.join(output, 'BENCHMARKS.md'), 'utf8'), /^# Benchmarks/);
+    assert.equal((await readdir(path.join(output, 'results'))).length, 1);
+  } finally {
+    await rm(output, { recursive: true, force: true });
+  }
+});
