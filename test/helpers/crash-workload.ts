@@ -78,6 +78,12 @@ const SERVE_ARGS = [
   '1m',
 ];
 
+/** Acknowledged since `before`: what the test asks of every round (10 uploads, 6 copies, moves and deletes). */
+function didSomeWork(before: Counts, now: Counts): boolean {
+  const changes = (counts: Counts) => counts.copies + counts.moves + counts.deletes;
+  return now.uploads - before.uploads >= 10 && changes(now) - changes(before) >= 6;
+}
+
 /** Creates the accounts through the services before the first start (premium, so details and direct links work). */
 async function createAccounts(dataDir: string, logins: string[], trafficBytes: number[]): Promise<void> {
   const services = await openServices({ ...DEFAULTS, dataDir, logLevel: 'silent' }, { log: () => {} });
@@ -154,8 +160,15 @@ export async function runCrashWorkload(options: CrashWorkloadOptions): Promise<C
       }
       const state: RoundState = { url: server.url, stopping: false };
       const running = [...clients.map((c) => c.run(state)), ...trafficClients.map((c) => c.run(state))];
+      const before = { ...model.acknowledged };
       // Anywhere from just after the start to the end of the round.
       await sleep(Math.round(options.roundMs * (0.1 + 0.9 * rng())));
+      // On a slow or loaded machine that can be before the workload did much (a CI run
+      // once saw 14 uploads in a round); the kill waits until this round has some of each,
+      // so that every kill lands in a workload that really runs. Bounded: a workload that
+      // stalls is for the checks below to report, not a reason to wait forever.
+      const stalledAt = Date.now() + 10 * options.roundMs;
+      while (!didSomeWork(before, model.acknowledged) && Date.now() < stalledAt) await sleep(50);
       state.stopping = true;
       await server.kill();
       report.kills += 1;
