@@ -39,6 +39,15 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * Whether the request was refused for what it is (a 4xx ApiError: empty, blacklisted, over
+ * a limit): asking again changes nothing. Anything else (storage unavailable a moment) may
+ * go through on another try.
+ */
+export function isRefusal(error: unknown): error is ApiError {
+  return error instanceof ApiError && error.status < 500;
+}
+
 /** Constructors for the catalogue, so status and wording live in one place. */
 export const errors = {
   wrongCredentials: () => new ApiError('errorWrongCredentials', 401, 'Invalid login or password'),

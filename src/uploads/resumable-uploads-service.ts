@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { ResumableStorage } from '../blob/resumable-storage.js';
 import type { MetadataStore, ResumableUploadRecord } from '../db/repositories/repositories.js';
-import { ApiError, errors } from '../domain/errors.js';
+import { ApiError, errors, isRefusal } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import { settleDetached } from '../limits/upload-quota.js';
@@ -314,7 +314,7 @@ export class ResumableUploadsService {
       // Nothing of a refused upload is kept (API.md 8: empty, blacklisted). Any other
       // failure (the database or the store unavailable for a moment) keeps the upload
       // whole: the client's next HEAD or PATCH finishes it.
-      if (error instanceof ApiError && error.status < 500) {
+      if (isRefusal(error)) {
         await this.deps.storage
           .remove(record.id)
           .catch((removeError: unknown) => this.deps.log(removeError, `removing the refused upload ${record.id} failed; gc removes it at its expiry`));

@@ -1,6 +1,6 @@
 import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
-import { ApiError, errors } from '../domain/errors.js';
+import { errors, isRefusal } from '../domain/errors.js';
 import type { Clock, IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
 import type { Account, Folder } from '../domain/types.js';
@@ -166,7 +166,7 @@ export class UploadsService {
       return created;
     } catch (error) {
       // A refusal ends the upload; anything else leaves it to be finished again.
-      if (error instanceof ApiError && error.status < 500) ended('failed');
+      if (isRefusal(error)) ended('failed');
       throw error;
     }
   }
