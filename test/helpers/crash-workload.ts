@@ -78,10 +78,15 @@ const SERVE_ARGS = [
   '1m',
 ];
 
-/** Acknowledged since `before`: what the test asks of every round (10 uploads, 6 copies, moves and deletes). */
+/** What every round must acknowledge at least, for its kill to land in a workload that runs (the test asserts it per round). */
+export const ROUND_MINIMUM = { uploads: 10, changes: 6 } as const;
+
+/** Copies, moves and deletes: the operations that change a file that exists. */
+export const changesOf = (counts: Counts): number => counts.copies + counts.moves + counts.deletes;
+
+/** Whether the round that began at `before` has acknowledged its ROUND_MINIMUM. */
 function didSomeWork(before: Counts, now: Counts): boolean {
-  const changes = (counts: Counts) => counts.copies + counts.moves + counts.deletes;
-  return now.uploads - before.uploads >= 10 && changes(now) - changes(before) >= 6;
+  return now.uploads - before.uploads >= ROUND_MINIMUM.uploads && changesOf(now) - changesOf(before) >= ROUND_MINIMUM.changes;
 }
 
 /** Creates the accounts through the services before the first start (premium, so details and direct links work). */
