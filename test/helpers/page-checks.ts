@@ -75,13 +75,22 @@ export async function sidewaysCulprits(page: Page): Promise<string[]> {
  * Visible text under `minimum` contrast (WCAG 2 ratio) against the background it sits
  * on, at most five, lowest first: every element's own text, and what form fields show
  * (their value, or the placeholder when empty). A text colour with alpha is blended over
- * its background first, as it is painted.
+ * its background first, as it is painted. Framed documents (a text file's preview) are
+ * read too, over their frame element's background: the browser draws a framed text file
+ * in the scheme's colours, whatever the frame's background is.
  */
 export async function lowContrastText(page: Page, minimum = 4.5): Promise<string[]> {
-  return page.evaluate(`(${CONTRAST_PROBE})(${minimum})`) as Promise<string[]>;
+  const low = (await page.evaluate(`(${CONTRAST_PROBE})(${minimum}, 'rgb(255, 255, 255)')`)) as string[];
+  for (const frame of page.mainFrame().childFrames()) {
+    const element = await frame.frameElement();
+    const under = await element.evaluate((frameElement) => getComputedStyle(frameElement as Element).backgroundColor);
+    const inFrame = (await frame.evaluate(`(${CONTRAST_PROBE})(${minimum}, ${JSON.stringify(under)})`)) as string[];
+    low.push(...inFrame.map((line) => `in a frame: ${line}`));
+  }
+  return low;
 }
 
-const CONTRAST_PROBE = `(minimum) => {
+const CONTRAST_PROBE = `(minimum, canvas) => {
   const parse = (color) => {
     const [r = 0, g = 0, b = 0, a = 1] = (color.match(/[0-9.]+/g) ?? []).map(Number);
     return { r, g, b, a };
@@ -95,7 +104,7 @@ const CONTRAST_PROBE = `(minimum) => {
       const color = parse(getComputedStyle(at).backgroundColor);
       if (color.a > 0.5) return color;
     }
-    return { r: 255, g: 255, b: 255, a: 1 };
+    return parse(canvas);
   };
   const over = (text, under) => ({
     r: text.r * text.a + under.r * (1 - text.a),
