@@ -48,6 +48,8 @@ const WEB_EXACT = new Set([
   '/signup',
   '/signout',
   '/static/site.css',
+  '/favicon.svg',
+  '/favicon.ico',
   browserScript('my-files').path,
   browserScript('profile').path,
   '/accounts/profile/misc',
