@@ -27,6 +27,11 @@ export const API_ERROR_CODES = [
   'errorBadRequest',
   'errorRateLimited',
   'errorInternal',
+  'errorShareNotFound',
+  'errorShareExpired',
+  'errorShareDownloadLimit',
+  'errorSharePassword',
+  'errorWrongParameters',
 ] as const;
 
 /** A code the server sends in an Atom error entry. */

@@ -22,7 +22,13 @@ export type ErrorCode =
   | 'errorFolderNotEmpty'
   | 'errorBadRequest'
   | 'errorRateLimited'
-  | 'errorInternal';
+  | 'errorInternal'
+  // Sharing (issue 25, docs/api.md "Shares", "Upload requests").
+  | 'errorShareNotFound'
+  | 'errorShareExpired'
+  | 'errorShareDownloadLimit'
+  | 'errorSharePassword'
+  | 'errorWrongParameters';
 
 export class ApiError extends Error {
   constructor(
@@ -81,6 +87,21 @@ export const errors = {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
     }),
   internal: () => new ApiError('errorInternal', 500, 'Internal server error'),
+  /** A share or upload request that does not exist, was revoked or closed, or is another account's. */
+  shareNotFound: () => new ApiError('errorShareNotFound', 404, 'Share does not exist or was revoked'),
+  requestNotFound: () => new ApiError('errorShareNotFound', 404, 'Upload request does not exist or was closed'),
+  shareExpired: () => new ApiError('errorShareExpired', 410, 'Share has expired'),
+  requestExpired: () => new ApiError('errorShareExpired', 410, 'Upload request has expired'),
+  shareDownloadLimit: () => new ApiError('errorShareDownloadLimit', 410, 'Share has reached its download limit'),
+  /** A protected share or request asked without its password, or with a wrong one. */
+  sharePassword: () => new ApiError('errorSharePassword', 401, 'This share needs its password'),
+  /** Too many wrong passwords for one share from one address, or for one share in all. */
+  sharePasswordThrottled: (retryAfterSeconds: number) =>
+    new ApiError('errorSharePassword', 429, 'Too many wrong passwords, try again later', {
+      'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+    }),
+  /** A form field of a share, request or expiry that is missing, malformed or out of range. */
+  wrongParameters: (why: string) => new ApiError('errorWrongParameters', 400, why),
   /** The HTTP parser refused the request (bad request line, header or chunk syntax). */
   malformedHttp: () => new ApiError('errorBadRequest', 400, 'Malformed HTTP request'),
   /** The request head did not arrive within the headers timeout (a slow or stalled client). */
@@ -127,6 +148,12 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorBadRequest: 'Extension: a malformed parameter or body.',
   errorRateLimited: 'Extension: too many requests or open connections from this key or address.',
   errorInternal: 'Extension: an unexpected server failure; details stay in the server log.',
+  errorShareNotFound: 'Extension: the share or upload request does not exist, was revoked or closed, or is not yours.',
+  errorShareExpired: 'Extension: the share or upload request has expired.',
+  errorShareDownloadLimit: 'Extension: the share has been downloaded as many times as its owner allowed.',
+  errorSharePassword:
+    'Extension: the share or upload request needs its password (Filehaven-Share-Password), or the one given is wrong; 429 with Retry-After after too many wrong ones.',
+  errorWrongParameters: 'Extension: a share, upload request or expiry field is missing, malformed or out of range.',
 };
 
 /**
