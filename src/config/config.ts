@@ -58,6 +58,16 @@ export interface Config {
   uploadExpiryMs: number;
   /** Whether anyone may create an account on the web site (`open`) or only operators (`closed`). */
   signup: 'open' | 'closed';
+  /** Whether every share and upload request must carry a password (issue 25). */
+  sharePasswordRequired: boolean;
+  /** Longest a share or upload request may live, ms; null = no cap (then "never" is allowed). */
+  shareMaxExpiryMs: number | null;
+  /** Expiry given to a new file when its upload names none, ms; null = never. */
+  fileExpiryDefaultMs: number | null;
+  /** Longest expiry a file may have, ms; null = no cap (then "never" is allowed). */
+  fileExpiryMaxMs: number | null;
+  /** Whether accounts may open upload requests (links where others upload into their folders). */
+  uploadRequests: boolean;
   /** Time a client has to send a request's whole head (request line and headers). */
   headersTimeoutMs: number;
   /** A connection with no byte in either direction for this long during a request is closed. */
@@ -158,6 +168,8 @@ const duration = (min: number) => (raw: string) => {
   const n = parseDuration(raw);
   return n !== null && n >= min ? n : undefined;
 };
+/** A duration of at least a second, or `never` (null). */
+const durationOrNever = (raw: string) => (/^\s*never\s*$/i.test(raw) ? null : duration(1000)(raw));
 
 /** The settings table; the table in docs/configuration.md is written from it. */
 export const SETTINGS = [
@@ -346,6 +358,46 @@ export const SETTINGS = [
     parse: (raw: string) => (/^(open|closed)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'open' | 'closed') : undefined),
     expected: 'open or closed',
     description: 'whether visitors may create accounts at /signup',
+  },
+  {
+    key: 'sharePasswordRequired',
+    flag: 'share-password-required',
+    env: 'FILEHAVEN_SHARE_PASSWORD_REQUIRED',
+    parse: bool,
+    expected: 'true or false',
+    description: 'every share and upload request must carry a password',
+  },
+  {
+    key: 'shareMaxExpiryMs',
+    flag: 'share-max-expiry',
+    env: 'FILEHAVEN_SHARE_MAX_EXPIRY',
+    parse: durationOrNever,
+    expected: 'a duration of at least 1s, such as 30d, or never',
+    description: 'longest a share or upload request may live (also its default)',
+  },
+  {
+    key: 'fileExpiryDefaultMs',
+    flag: 'file-expiry-default',
+    env: 'FILEHAVEN_FILE_EXPIRY_DEFAULT',
+    parse: durationOrNever,
+    expected: 'a duration of at least 1s, such as 30d, or never',
+    description: 'expiry of a new file whose upload names none',
+  },
+  {
+    key: 'fileExpiryMaxMs',
+    flag: 'file-expiry-max',
+    env: 'FILEHAVEN_FILE_EXPIRY_MAX',
+    parse: durationOrNever,
+    expected: 'a duration of at least 1s, such as 365d, or never',
+    description: 'longest expiry a file may have',
+  },
+  {
+    key: 'uploadRequests',
+    flag: 'upload-requests',
+    env: 'FILEHAVEN_UPLOAD_REQUESTS',
+    parse: bool,
+    expected: 'true or false',
+    description: 'whether accounts may open upload requests',
   },
   {
     key: 'headersTimeoutMs',
@@ -539,6 +591,11 @@ export const DEFAULTS: Config = {
   expireAfterDays: 0,
   uploadExpiryMs: 24 * 3_600_000,
   signup: 'closed',
+  sharePasswordRequired: false,
+  shareMaxExpiryMs: null,
+  fileExpiryDefaultMs: null,
+  fileExpiryMaxMs: null,
+  uploadRequests: true,
   headersTimeoutMs: 20_000,
   idleTimeoutMs: 60_000,
   shutdownGraceMs: 30_000,

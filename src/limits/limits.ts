@@ -7,6 +7,7 @@ import { ApiRateLimiter } from './api-rate-limiter.js';
 import { MemorySlots, RedisSlots } from './download-slots.js';
 import { FreeDownloads } from './free-downloads.js';
 import { KnownSignInAddresses } from './known-sign-in-addresses.js';
+import { LinkPasswordThrottle } from './link-password-throttle.js';
 import { type RateLimiterAbstract, RateLimiterMemory } from './rate-limiter-classes.js';
 import type { RedisConnection } from './redis-connection.js';
 import type { ReservationsService } from './reservations-service.js';
@@ -27,6 +28,8 @@ export interface Limits {
   api: ApiRateLimiter;
   /** Concurrent free downloads per client address, and their speed cap. */
   freeDownloads: FreeDownloads;
+  /** Wrong passwords of shares and upload requests per client address and per link. */
+  linkPasswords: LinkPasswordThrottle;
 }
 
 export interface LimitsDeps {
@@ -89,6 +92,15 @@ export function createLimits(config: Config, deps: LimitsDeps): Limits {
       bytesPerSecond: config.freeDownloadSpeed,
       slots: redis ? new RedisSlots({ redis, name: 'download-slots', fallback: new MemorySlots(), hash }) : new MemorySlots(),
       refused: () => deps.refused('free-download-slots'),
+    }),
+    // A link's password is guessed like an account's: the same per-address budget, and ten
+    // times that per link, so a link shared with many people is not locked by one of them.
+    linkPasswords: new LinkPasswordThrottle({
+      perAddressPerMinute: config.loginAttemptsPerMinute,
+      perLinkPerMinute: config.loginAttemptsPerMinute * 10,
+      byAddress: counter('link-password-address', config.loginAttemptsPerMinute),
+      byLink: counter('link-password-link', config.loginAttemptsPerMinute * 10),
+      refused: () => deps.refused('link-password'),
     }),
   };
 }

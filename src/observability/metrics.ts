@@ -4,7 +4,7 @@ import type { PoolConnections } from '../db/dialect.js';
 import type { Clock } from '../domain/ids.js';
 import { Counter, Gauge, Histogram, Registry } from './prom-client-classes.js';
 
-const LIMITS = ['sign-in', 'api-rate', 'upload-volume', 'free-download-slots', 'traffic', 'connections-per-ip'] as const;
+const LIMITS = ['sign-in', 'api-rate', 'upload-volume', 'free-download-slots', 'traffic', 'connections-per-ip', 'link-password'] as const;
 /** Why a shared limit counted in this process alone: no connection to Redis, or Redis answered a command with an error. */
 export type FallbackReason = 'not-connected' | 'error';
 
