@@ -12,6 +12,11 @@ export interface IdSource {
   deleteSecret(): string;
   /** A new id for a server process, naming the reservations it holds (a random UUID). */
   processId(): string;
+  /**
+   * A new share or upload request id: the link itself is the key, so it is unguessable,
+   * 22 characters of A-Za-z0-9 (about 131 bits), and URL- and regex-safe like API keys.
+   */
+  linkId(): string;
 }
 
 const ID_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
@@ -34,7 +39,11 @@ export const cryptoIds: IdSource = {
   apiKey: () => randomString(KEY_ALPHABET, 32),
   deleteSecret: () => randomBytes(16).toString('hex'),
   processId: () => randomUUID(),
+  linkId: () => randomString(KEY_ALPHABET, 22),
 };
+
+/** What a share or upload request id looks like: anything else is not looked up at all. */
+export const LINK_ID_PATTERN = /^[A-Za-z0-9]{22}$/;
 
 /** A clock; injected so tests can move time without touching the database. */
 export type Clock = () => number;
