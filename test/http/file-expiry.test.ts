@@ -14,8 +14,10 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { Browser, csrfOf } from '../helpers/browser.js';
 import { directLink, sha256 } from '../helpers/downloads.js';
 import { assertGoldenLines, replaceLine, type Slot, substitute, xmlBlocks } from '../helpers/golden-lines.js';
+import { fieldPart, filePart, multipartBody } from '../helpers/raw-upload.js';
 import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 import { createUpload, patchUpload } from '../helpers/tus.js';
 
@@ -348,6 +350,48 @@ describe('file expiry', { timeout: 300_000 }, () => {
     assert.equal(download.status, 200);
     assert.equal(sha256(Buffer.from(await download.arrayBuffer())), sha256(shared), 'the live twin still downloads its bytes');
     assert.equal((await srv.server.services.gc.run({ dryRun: true })).filesExpired, 0, 'nothing left to expire');
+  });
+
+  test('the web form takes expires_in before its files, refuses a bad one, and My files says when a file expires', async () => {
+    clock.set(NOW);
+    const dora = await srv.account({ login: 'dora' });
+    const b = new Browser(srv.url);
+    await b.signIn(dora.login, dora.password);
+    const send = async (expiresIn: string) => {
+      const csrf = csrfOf((await b.get('/my/files')).body)!;
+      const boundary = `----web${randomBytes(6).toString('hex')}`;
+      const body = multipartBody(boundary, [
+        fieldPart('csrf', csrf),
+        fieldPart('expires_in', expiresIn),
+        filePart('upload', `web-${expiresIn}.bin`, randomBytes(500)),
+      ]);
+      return fetch(`${srv.url}/my/files/upload`, {
+        method: 'POST',
+        headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, Accept: 'application/json', Cookie: b.cookieHeader() ?? '' },
+        body: new Uint8Array(body),
+      });
+    };
+    assert.equal((await send(String(3 * DAY))).status, 201);
+    assert.equal((await send('soon')).status, 400);
+    const page = (await b.get('/my/files')).body;
+    assert.match(page, /<span class="expires" title="2026-11-24 10:04 UTC">expires in 3 days<\/span>/, page);
+    assert.ok(!page.includes('web-soon.bin'), 'the refused file is not there');
+    clock.advance(2 * DAY * 1000 + 3_600_000);
+    assert.match((await b.get('/my/files')).body, /expires in 23 hours/);
+  });
+
+  test("the operator console's file search still shows an expired file, marked expired", async () => {
+    clock.set(NOW);
+    await srv.server.services.accounts.create({ login: 'root-expiry', password: 'operator password', isOperator: true });
+    const b = new Browser(srv.url);
+    await b.signIn('root-expiry', 'operator password');
+    const up = await uploadWith(ada, [['expires_in', '600']], 'before', randomBytes(700), 'console-expiring.bin');
+    assert.equal(up.status, 201);
+    const search = () => b.get('/console/files?name=console-expiring');
+    assert.match((await search()).body, /console-expiring\.bin[\s\S]*expires 2026-11-21 10:14 UTC/);
+    clock.advance(600_000);
+    const after = (await search()).body;
+    assert.match(after, /console-expiring\.bin[\s\S]*<span class="badge state-D" title="since 2026-11-21 10:14 UTC">expired<\/span>/, after);
   });
 
   test('tus: Upload-Metadata expires_in is checked at creation and applied when the upload is stored', async () => {
