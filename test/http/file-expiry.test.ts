@@ -463,6 +463,9 @@ describe('file expiry under the operator settings', { timeout: 120_000 }, () => 
     assert.match(await never.text(), /<title>errorWrongParameters<\/title>/);
     const longer = await put(id, String(8 * DAY));
     assert.equal(longer.status, 400);
+    const copy = await srv.fetch(`/files/copy/${id}`, { method: 'POST', headers: { Authorization: ada.key } });
+    assert.equal(copy.status, 201);
+    assert.equal(copy.headers.get('filehaven-expires'), '2026-11-22 10:04:05', 'a copy gets the default, not the source’s expiry');
     const shorter = await put(id, '3600');
     assert.equal(shorter.status, 200);
     assert.equal(shorter.headers.get('filehaven-expires'), '2026-11-21 11:04:05');

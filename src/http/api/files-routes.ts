@@ -79,6 +79,8 @@ export function registerFileRoutes(app: FastifyInstance, context: Context): void
     const account = await requireAccount(context, request);
     const { file, deleteSecret } = await services.files.copy(account, id);
     reply.header('Cache-Control', 'no-store');
+    // A copy gets the server's default expiry (--file-expiry-default), told as an upload's is.
+    expiresHeader(reply, file);
     return sendAtom(context, request, reply, 201, 'File copy', [entryEl(...createdFileEntry(links, file, deleteSecret, 'related'))]);
   };
 
