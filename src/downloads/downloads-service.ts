@@ -7,6 +7,7 @@ import type { DownloadCounts } from './download-counts.js';
 import type { FileBytes } from './file-bytes.js';
 import type { FolderArchiveService } from './folder-archive-service.js';
 import type { Requester } from './requester.js';
+import type { ShareCounts } from './share-counts.js';
 
 export interface DownloadsServiceDeps {
   /** What a download costs, from who asks through what link. */
@@ -19,6 +20,8 @@ export interface DownloadsServiceDeps {
   counts: DownloadCounts;
   /** Downloads in flight, their bytes and durations. */
   metrics: Pick<Metrics, 'downloadStarted'>;
+  /** The download counts of shares (issue 25): exact, taken before the first body byte. */
+  shareCounts: Pick<ShareCounts, 'take'>;
 }
 
 /** What every download request says besides the file and who asks. */
@@ -95,6 +98,8 @@ export class DownloadsService implements FileBytes {
     return {
       open: async (range) => cost.pace(await this.deps.bytes.open(file, range)),
       begin: async (length) => {
+        // A share's count first: a refusal then has nothing taken to give back.
+        if (startsDownload) await this.countShare(requester);
         await cost.charge(length);
         if (startsDownload) await this.countStart(file.id, cost.holdsCharge ? request.log : null);
         // Last: end, which ends the meter, comes only after begin went through.
@@ -129,6 +134,8 @@ export class DownloadsService implements FileBytes {
         sent = bytes;
       },
       start: async () => {
+        // One count per ZIP response (the ZIP has no ranges: every response starts at byte 0).
+        await this.countShare(requester);
         await cost.charge(plan.size);
         const metered = metrics.downloadStarted(cost.kind);
         const zip = archives.stream(plan, {
@@ -150,6 +157,11 @@ export class DownloadsService implements FileBytes {
         return body;
       },
     };
+  }
+
+  /** Takes one download of a share (issue 25), refusing past its limit or expiry; nothing for other requesters. */
+  private async countShare(requester: Requester): Promise<void> {
+    if (requester.link === 'share') await this.deps.shareCounts.take(requester.share.id);
   }
 
   /**
