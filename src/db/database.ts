@@ -21,6 +21,35 @@ export interface Database {
   resumable_uploads: ResumableUploadsTable;
   upload_locks: UploadLocksTable;
   served_days: ServedDaysTable;
+  upload_requests: UploadRequestsTable;
+  upload_request_slots: UploadRequestSlotsTable;
+}
+
+/** An upload request: a link where others upload into the owner's folder (migration 0013). */
+export interface UploadRequestsTable {
+  id: string;
+  owner_id: number;
+  folder_id: string | null;
+  title: Generated<string>;
+  message: Generated<string>;
+  password_hash: string | null;
+  expires_at: number | null;
+  max_files: number | null;
+  max_bytes: number | null;
+  max_file_size: number | null;
+  files: Generated<number>;
+  bytes: Generated<number>;
+  created_at: number;
+  closed: Generated<number>;
+}
+
+/** An upload into a request still arriving: its file and bytes count until it ends (migration 0013). */
+export interface UploadRequestSlotsTable {
+  id: Generated<number>;
+  request_id: string;
+  bytes: number;
+  lease_until: number;
+  created_at: number;
 }
 
 /** Bytes served in one UTC day (migration 0011). */

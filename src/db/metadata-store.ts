@@ -16,6 +16,7 @@ import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
+import { uploadRequestsRepository } from './repositories/upload-requests-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
   return {
@@ -36,6 +37,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     resumableUploads: resumableUploadsRepository(db),
     uploadLocks: uploadLocksRepository(db),
     servedDays: servedDaysRepository(db),
+    uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
   };
 }

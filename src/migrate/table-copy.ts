@@ -47,6 +47,11 @@ export const TABLES = {
   upload_locks: { key: 'upload_id' },
   // Bytes served per day: history, copied as it is.
   served_days: { key: 'day' },
+  // Upload requests after accounts (their owners), and the slots of uploads into them
+  // that were still arriving: with the site stopped their leases have run out, so they
+  // count no more and the next upload's check deletes them.
+  upload_requests: { key: 'id' },
+  upload_request_slots: { key: 'id', serial: true },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;
