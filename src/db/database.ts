@@ -50,6 +50,7 @@ export interface UploadRequestSlotsTable {
   bytes: number;
   lease_until: number;
   created_at: number;
+  upload_id: string | null;
 }
 
 /** Bytes served in one UTC day (migration 0011). */

@@ -8,7 +8,8 @@ import { isPostgres } from '../dialect.js';
  * Uploads still arriving hold a slot (upload_request_slots): its bytes and one file count
  * against the limits until the upload is stored (the slot becomes the counts) or given up
  * (the slot goes); a slot whose lease ran out (its server died) counts no more and is
- * deleted by the next check (sharing/request-slots.ts).
+ * deleted by the next check (sharing/request-slots.ts). A resumable upload's slot names its
+ * upload and lasts until the upload expires: it binds the upload to the request.
  * Additive: servers of the previous version ignore both tables.
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -37,7 +38,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('bytes', 'bigint', (c) => c.notNull())
     .addColumn('lease_until', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
+    // The resumable upload holding the slot (its tus id); null for a multipart upload.
+    .addColumn('upload_id', 'varchar(64)')
     .execute();
+  await db.schema.createIndex('upload_request_slots_upload').on('upload_request_slots').column('upload_id').execute();
   await db.schema.createIndex('upload_request_slots_request').on('upload_request_slots').column('request_id').execute();
 }
 

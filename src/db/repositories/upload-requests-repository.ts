@@ -26,7 +26,14 @@ function toRequest(row: Selectable<UploadRequestsTable>): UploadRequestRecord {
 }
 
 function toSlot(row: Selectable<UploadRequestSlotsTable>): UploadRequestSlot {
-  return { id: Number(row.id), requestId: row.request_id, bytes: Number(row.bytes), leaseUntil: Number(row.lease_until), createdAt: Number(row.created_at) };
+  return {
+    id: Number(row.id),
+    requestId: row.request_id,
+    bytes: Number(row.bytes),
+    leaseUntil: Number(row.lease_until),
+    createdAt: Number(row.created_at),
+    uploadId: row.upload_id,
+  };
 }
 
 /** Slot ids per renewing statement. */
@@ -94,10 +101,14 @@ export function uploadRequestsRepository(db: Kysely<Database>): UploadRequestsRe
     async openSlot(slot) {
       const inserted = await db
         .insertInto('upload_request_slots')
-        .values({ request_id: slot.requestId, bytes: slot.bytes, lease_until: slot.leaseUntil, created_at: slot.createdAt })
+        .values({ request_id: slot.requestId, bytes: slot.bytes, lease_until: slot.leaseUntil, created_at: slot.createdAt, upload_id: slot.uploadId ?? null })
         .returning('id')
         .executeTakeFirstOrThrow();
       return Number(inserted.id);
+    },
+    async slotOfUpload(uploadId) {
+      const row = await db.selectFrom('upload_request_slots').selectAll().where('upload_id', '=', uploadId).executeTakeFirst();
+      return row ? toSlot(row) : null;
     },
     async takeSlot(id) {
       // DELETE … RETURNING: of two callers taking one slot, one gets it.
