@@ -23,6 +23,14 @@ export interface Database {
   served_days: ServedDaysTable;
   upload_requests: UploadRequestsTable;
   upload_request_slots: UploadRequestSlotsTable;
+  upload_request_uploads: UploadRequestUploadsTable;
+}
+
+/** The upload request a resumable upload goes into (migration 0013). */
+export interface UploadRequestUploadsTable {
+  upload_id: string;
+  request_id: string;
+  created_at: number;
 }
 
 /** An upload request: a link where others upload into the owner's folder (migration 0013). */

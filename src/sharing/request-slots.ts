@@ -98,6 +98,7 @@ export class RequestSlots {
         createdAt: now,
         ...(detached ? { uploadId: detached.uploadId } : {}),
       });
+      if (detached) await repos.uploadRequests.bindUpload(detached.uploadId, requestId, now);
       await within?.(repos, id);
       return { id, bytes };
     });

@@ -262,11 +262,12 @@ export class ResumableUploadsService {
   }
 
   /**
-   * The upload request a resumable upload goes into, while it is in progress; null for an
-   * upload of the account itself (or one already stored or ended).
+   * The upload request a resumable upload goes into, for as long as its row lives (a
+   * stored one too: a retried last PATCH or a HEAD answers its file); null for an upload
+   * of the account itself.
    */
   async requestOf(id: string): Promise<string | null> {
-    return (await this.deps.store.uploadRequests.slotOfUpload(id))?.requestId ?? null;
+    return this.deps.store.uploadRequests.requestOfUpload(id);
   }
 
   /** The upload's row when it has become a file; null otherwise. */
@@ -370,6 +371,7 @@ export class ResumableUploadsService {
       if (row && row.fileId === null && row.reservationId !== null) await settleDetached(repos, row.reservationId, null);
       const slot = await repos.uploadRequests.slotOfUpload(id);
       if (slot) await repos.uploadRequests.takeSlot(slot.id);
+      await repos.uploadRequests.unbindUpload(id);
     });
   }
 }

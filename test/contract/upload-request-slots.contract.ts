@@ -220,7 +220,14 @@ export function uploadRequestSlotsContract(name: string, makeStore: MetadataStor
         uploadId: 'u'.repeat(32),
       });
       assert.equal(await store.uploadRequests.slotOfUpload('v'.repeat(32)), null);
-      assert.deepEqual(await store.uploadRequests.slotsInFlight(req.id, T0 + 86_400_000), { files: 1, bytes: 9 });
+      // The upload stays bound to its request after its slot goes, until it is forgotten.
+      assert.equal(await store.uploadRequests.requestOfUpload('u'.repeat(32)), req.id);
+      await store.transaction((repos) => settleSlot(repos, now, req.id, detached.id, 9));
+      assert.equal(await store.uploadRequests.slotOfUpload('u'.repeat(32)), null);
+      assert.equal(await store.uploadRequests.requestOfUpload('u'.repeat(32)), req.id);
+      await store.uploadRequests.unbindUpload('u'.repeat(32));
+      assert.equal(await store.uploadRequests.requestOfUpload('u'.repeat(32)), null);
+      assert.equal(await store.uploadRequests.requestOfUpload('v'.repeat(32)), null);
     });
 
     test('a closed or unknown request takes no slot, and a slot of a request closed meanwhile stores nothing', async () => {

@@ -92,6 +92,20 @@ describe('tus into an upload request', () => {
     const file = (await t.server.services.store.files.byId(fileId))!;
     assert.deepEqual([file.ownerId, file.folderId, file.size], [owner.account.id, folder.id, content.length]);
     assert.deepEqual(await counts(id), { files: 1, bytes: content.length, inFlight: { files: 0, bytes: 0 } });
+
+    // The last answer was lost: the client asks again and is told of the same file, still
+    // nothing more, and only with the password; the file is counted once.
+    const again = await t.fetch(`/uploads/${created.id}`, { method: 'HEAD', headers: { ...TUS, ...PASSWORD } });
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('upload-offset'), String(content.length));
+    assert.equal(again.headers.get('filehaven-file-id'), fileId);
+    assert.equal(again.headers.get('filehaven-download-link'), null);
+    assert.equal((await t.fetch(`/uploads/${created.id}`, { method: 'HEAD', headers: { ...TUS } })).status, 401);
+    const retried = await patchUpload(t, null, created.id, content.length, Buffer.alloc(0), PASSWORD);
+    assert.equal(retried.response.status, 204, retried.body);
+    assert.equal(retried.response.headers.get('filehaven-file-id'), fileId);
+    assert.equal(retried.response.headers.get('filehaven-delete-link'), null);
+    assert.deepEqual(await counts(id), { files: 1, bytes: content.length, inFlight: { files: 0, bytes: 0 } });
   });
 
   test('the request’s URL reaches its own uploads only: another upload of the owner is refused without the owner’s key', async () => {

@@ -148,6 +148,10 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
     .insertInto('upload_request_slots')
     .values({ request_id: 'R'.repeat(22), bytes: 9, lease_until: 2, created_at: 1, upload_id: 'a'.repeat(32) })
     .execute();
+  await db
+    .insertInto('upload_request_uploads')
+    .values({ upload_id: 'a'.repeat(32), request_id: 'R'.repeat(22), created_at: 1 })
+    .execute();
   await db.insertInto('audit_log').values({ at: 1, actor: 'cli:root', action: 'a', object: 'o', details: '' }).execute();
   await db
     .insertInto('blacklist')

@@ -43,9 +43,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('upload_request_slots_upload').on('upload_request_slots').column('upload_id').execute();
   await db.schema.createIndex('upload_request_slots_request').on('upload_request_slots').column('request_id').execute();
+  // Which request a resumable upload goes into, for as long as the upload's row lives (its
+  // slot goes when the file is stored; a retried last PATCH or a HEAD still needs this).
+  await db.schema
+    .createTable('upload_request_uploads')
+    .addColumn('upload_id', 'varchar(64)', (c) => c.primaryKey())
+    .addColumn('request_id', 'varchar(32)', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('upload_request_uploads').execute();
   await db.schema.dropTable('upload_request_slots').execute();
   await db.schema.dropTable('upload_requests').execute();
 }

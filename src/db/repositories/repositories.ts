@@ -667,6 +667,12 @@ export interface UploadRequestsRepository {
   openSlot(slot: Omit<UploadRequestSlot, 'id' | 'uploadId'> & { uploadId?: string }): Promise<number>;
   /** The slot a resumable upload holds; null when it holds none (any more). */
   slotOfUpload(uploadId: string): Promise<UploadRequestSlot | null>;
+  /** Records that a resumable upload goes into a request (for as long as the upload's row lives). */
+  bindUpload(uploadId: string, requestId: string, at: number): Promise<void>;
+  /** The request a resumable upload goes into; null for an upload of the account itself. */
+  requestOfUpload(uploadId: string): Promise<string | null>;
+  /** Forgets which request a resumable upload went into (the upload is gone). */
+  unbindUpload(uploadId: string): Promise<void>;
   /** Deletes a slot and returns it as it was; null when it is gone already. */
   takeSlot(id: number): Promise<UploadRequestSlot | null>;
   /** Deletes the request's slots whose lease ended before `now`; returns how many. */

@@ -110,6 +110,16 @@ export function uploadRequestsRepository(db: Kysely<Database>): UploadRequestsRe
       const row = await db.selectFrom('upload_request_slots').selectAll().where('upload_id', '=', uploadId).executeTakeFirst();
       return row ? toSlot(row) : null;
     },
+    async bindUpload(uploadId, requestId, at) {
+      await db.insertInto('upload_request_uploads').values({ upload_id: uploadId, request_id: requestId, created_at: at }).execute();
+    },
+    async requestOfUpload(uploadId) {
+      const row = await db.selectFrom('upload_request_uploads').select('request_id').where('upload_id', '=', uploadId).executeTakeFirst();
+      return row?.request_id ?? null;
+    },
+    async unbindUpload(uploadId) {
+      await db.deleteFrom('upload_request_uploads').where('upload_id', '=', uploadId).execute();
+    },
     async takeSlot(id) {
       // DELETE … RETURNING: of two callers taking one slot, one gets it.
       const row = await db.deleteFrom('upload_request_slots').where('id', '=', id).returningAll().executeTakeFirst();
