@@ -105,7 +105,8 @@ describe('web: the Share action and the Shares page', () => {
     assert.equal(await visitor.text(), 'report body');
     assert.match(metaOf(itemOf(page(await u.b.get(SHARES), 200), 'share', id)), / · 1 of 3 downloads · /);
 
-    // A folder share, protected, never expiring.
+    // A folder share, protected, never expiring (a second later: the list is newest first).
+    clock.advance(1000);
     const folderShare = await share(u, { folder: folderId }, { expires: 'longest', password: 'open sesame' });
     const listed = page(await u.b.get(SHARES), 200);
     assert.deepEqual(shareIds(listed), [folderShare, id]);
