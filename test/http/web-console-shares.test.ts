@@ -73,10 +73,10 @@ describe('console: shares and upload requests', () => {
 
     let body = page(await operator.get('/console/shares'));
     assert.match(body, /<a href="\/console\/shares" aria-current="page">Shares<\/a>/);
-    assert.deepEqual(cells(rowOf(body, 'share', aliceShare)).slice(1), [alice.login, '1 / 4', '2026-11-21 11:00 UTC', 'password', 'live', 'Revoke']);
+    assert.deepEqual(cells(rowOf(body, 'share', aliceShare)).slice(1), [alice.login, '1 / 4', '2026-11-21 11:00 UTC', 'live password', 'Revoke']);
     assert.match(rowOf(body, 'share', aliceShare), /<bdi>&lt;i &amp; &#39;y&#39;&gt;\.txt<\/bdi>/);
-    assert.deepEqual(cells(rowOf(body, 'share', bobShare)).slice(1), [bob.login, '0', '2026-11-28 10:00 UTC', '', 'live', 'Revoke']);
-    assert.deepEqual(cells(rowOf(body, 'request', bobRequest)).slice(1), [bob.login, '1 / 2', '5 B / 1.0 MiB', '2026-11-22 10:00 UTC', '', 'live', 'Close']);
+    assert.deepEqual(cells(rowOf(body, 'share', bobShare)).slice(1), [bob.login, '0', '2026-11-28 10:00 UTC', 'live', 'Revoke']);
+    assert.deepEqual(cells(rowOf(body, 'request', bobRequest)).slice(1), [bob.login, '1 / 2', '5 B / 1.0 MiB', '2026-11-22 10:00 UTC', 'live', 'Close']);
     assert.match(rowOf(body, 'request', bobRequest), /<bdi>&lt;i &quot;x&quot; &amp; &#39;y&#39;&gt;<\/bdi><div class="meta-line">into <bdi>Bob inbox<\/bdi>/);
 
     // By owner.
@@ -87,7 +87,7 @@ describe('console: shares and upload requests', () => {
 
     // Expired ones say so, and can still be revoked.
     clock.advance(2 * 3_600_000);
-    assert.equal(cells(rowOf(page(await operator.get('/console/shares')), 'share', aliceShare))[5], 'expired');
+    assert.equal(cells(rowOf(page(await operator.get('/console/shares')), 'share', aliceShare))[4], 'expired password');
     clock.advance(-2 * 3_600_000);
 
     // Revoke: back to the list with a note; the link is gone; the owner's list drops it; audited.
@@ -97,7 +97,7 @@ describe('console: shares and upload requests', () => {
     assert.equal(revoked.response.headers.get('location'), `${back}&done=revoke`);
     body = page(await operator.get(`${back}&done=revoke`));
     assert.match(body, /<p class="notice ok" role="status">Share revoked: its link no longer works\.<\/p>/);
-    assert.deepEqual(cells(rowOf(body, 'share', aliceShare)).slice(5), ['revoked', '']);
+    assert.deepEqual(cells(rowOf(body, 'share', aliceShare)).slice(4), ['revoked password', '']);
     assert.equal((await fetch(`${t.url}/s/${aliceShare}/download`, { headers: { 'Filehaven-Share-Password': 'pw' } })).status, 404);
     assert.doesNotMatch(await api(t, 'GET', '/shares', alice.key), new RegExp(aliceShare));
     const [entry, ...more] = await audit('shares.revoke');
@@ -111,7 +111,7 @@ describe('console: shares and upload requests', () => {
     // Close a request: its link takes nothing; the file it brought stays Bob's.
     const closed = await operator.post(`/console/requests/${bobRequest}/close`, { csrf, back: '/console/shares' });
     assert.equal(closed.response.headers.get('location'), '/console/shares?done=close');
-    assert.equal(cells(rowOf(page(await operator.get('/console/shares')), 'request', bobRequest))[6], 'closed');
+    assert.equal(cells(rowOf(page(await operator.get('/console/shares')), 'request', bobRequest))[5], 'closed');
     assert.equal((await fetch(`${t.url}/r/${bobRequest}`)).status, 404);
     assert.match(await api(t, 'GET', '/files', bob.key), /<title>five\.txt<\/title>/);
     assert.deepEqual(

@@ -53,14 +53,13 @@ export function registerConsoleShares(app: FastifyInstance, context: Context): v
 <td><bdi>${target || '(gone)'}</bdi><div class="meta-line">${share.fileId !== null ? 'file' : 'folder'} <code>${share.fileId ?? share.folderId ?? ''}</code> · link <code>${share.id}</code> · ${humanDate(share.createdAt)}</div></td>
 <td>${ownerCell(ownerLogin, share.ownerId)}</td>
 <td class="size">${ofMax(share.downloads, share.maxDownloads)}</td>
-<td>${until(share.expiresAt)}</td>
-<td>${share.passwordHash !== null ? 'password' : ''}${share.fast ? html` <span class="badge ok">fast</span>` : ''}</td>
-<td><span class="${STATE_BADGES[state]}">${state}</span></td>
+<td class="when">${until(share.expiresAt)}</td>
+<td><span class="${STATE_BADGES[state]}">${state}</span>${share.passwordHash !== null ? html` <span class="badge">password</span>` : ''}${share.fast ? html` <span class="badge ok">fast</span>` : ''}</td>
 <td class="actions">${state === 'live' || state === 'expired' ? button(request, `${SHARES_PATH}/${share.id}/revoke`, 'Revoke', back) : ''}</td>
 </tr>`,
     );
-    return html`<div class="table-scroll"><table class="console-table">
-<thead><tr><th>Shared</th><th>Owner</th><th class="size">Downloads</th><th>Expires</th><th>Protection</th><th>State</th><th>Actions</th></tr></thead>
+    return html`<div class="table-scroll"><table class="console-table shares-table">
+<thead><tr><th>Shared</th><th>Owner</th><th class="size">Downloads</th><th>Expires</th><th>State</th><th>Actions</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`;
   };
@@ -73,14 +72,13 @@ export function registerConsoleShares(app: FastifyInstance, context: Context): v
 <td>${ownerCell(ownerLogin, r.ownerId)}</td>
 <td class="size">${ofMax(r.files, r.maxFiles)}</td>
 <td class="size">${ofMax(r.bytes, r.maxBytes, humanSize)}</td>
-<td>${until(r.expiresAt)}</td>
-<td>${r.passwordHash !== null ? 'password' : ''}</td>
-<td><span class="${STATE_BADGES[state]}">${state}</span></td>
+<td class="when">${until(r.expiresAt)}</td>
+<td><span class="${STATE_BADGES[state]}">${state}</span>${r.passwordHash !== null ? html` <span class="badge">password</span>` : ''}</td>
 <td class="actions">${state !== 'closed' ? button(request, `${REQUESTS_PATH}/${r.id}/close`, 'Close', back) : ''}</td>
 </tr>`,
     );
-    return html`<div class="table-scroll"><table class="console-table">
-<thead><tr><th>Request</th><th>Owner</th><th class="size">Files</th><th class="size">Bytes</th><th>Expires</th><th>Protection</th><th>State</th><th>Actions</th></tr></thead>
+    return html`<div class="table-scroll"><table class="console-table shares-table">
+<thead><tr><th>Request</th><th>Owner</th><th class="size">Files</th><th class="size">Bytes</th><th>Expires</th><th>State</th><th>Actions</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`;
   };
@@ -110,7 +108,7 @@ export function registerConsoleShares(app: FastifyInstance, context: Context): v
 ${doneNote(queryText(request.query, 'done'), NOTES)}
 <form class="filter-grid" method="get" action="${SHARES_PATH}" role="search">
 <label>Owner login<input name="owner" value="${filters.owner}" maxlength="64" autocapitalize="none" spellcheck="false"></label>
-<label class="check"><input type="checkbox" name="live" value="1"${filters.live ? html` checked` : ''}> Live only (not revoked or closed)</label>
+<label>Show<select name="live"><option value="">all</option><option value="1"${filters.live ? html` selected` : ''}>live only (not revoked or closed)</option></select></label>
 <button class="button small" type="submit">Search</button>
 </form>
 <h2 id="shares">Shares</h2>
