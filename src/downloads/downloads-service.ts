@@ -98,9 +98,19 @@ export class DownloadsService implements FileBytes {
     return {
       open: async (range) => cost.pace(await this.deps.bytes.open(file, range)),
       begin: async (length) => {
-        // A share's count first: a refusal then has nothing taken to give back.
-        if (startsDownload) await this.countShare(requester);
         await cost.charge(length);
+        // A share's count after the charge: a charge that fails (no free slot left for a
+        // fast share whose owner's traffic ran out) must not use up one of its downloads.
+        // A refused count gives the whole charge back; no body follows, so end never comes.
+        if (startsDownload && requester.link === 'share') {
+          try {
+            await this.deps.shareCounts.take(requester.share.id);
+          } catch (error) {
+            ended = true;
+            cost.settle(0, request.log);
+            throw error;
+          }
+        }
         if (startsDownload) await this.countStart(file.id, cost.holdsCharge ? request.log : null);
         // Last: end, which ends the meter, comes only after begin went through.
         metered ??= this.deps.metrics.downloadStarted(cost.kind);
@@ -134,9 +144,17 @@ export class DownloadsService implements FileBytes {
         sent = bytes;
       },
       start: async () => {
-        // One count per ZIP response (the ZIP has no ranges: every response starts at byte 0).
-        await this.countShare(requester);
         await cost.charge(plan.size);
+        // One count per ZIP response (no ranges: every response starts at byte 0), after
+        // the charge as for a file; a refusal gives the charge back.
+        if (requester.link === 'share') {
+          try {
+            await this.deps.shareCounts.take(requester.share.id);
+          } catch (error) {
+            cost.settle(0, request.log);
+            throw error;
+          }
+        }
         const metered = metrics.downloadStarted(cost.kind);
         const zip = archives.stream(plan, {
           signal: request.signal,
@@ -157,11 +175,6 @@ export class DownloadsService implements FileBytes {
         return body;
       },
     };
-  }
-
-  /** Takes one download of a share (issue 25), refusing past its limit or expiry; nothing for other requesters. */
-  private async countShare(requester: Requester): Promise<void> {
-    if (requester.link === 'share') await this.deps.shareCounts.take(requester.share.id);
   }
 
   /**

@@ -74,6 +74,7 @@ describe('shares API', () => {
     const id = shareIdOf(created.body);
     assert.equal(created.status, 201);
     assert.match(created.headers.get('content-type') ?? '', /^application\/atom\+xml/);
+    assert.equal(created.headers.get('cache-control'), 'no-store', 'the link is the key: never cached');
     const fileShare = {
       title: 'report 2026 &lt;final&gt; &amp; more.pdf',
       target: fileId,
@@ -110,6 +111,7 @@ describe('shares API', () => {
     // The list: newest first.
     const listed = await call('GET', '/shares', owner.key);
     assert.equal(listed.status, 200);
+    assert.equal(listed.headers.get('cache-control'), 'no-store');
     assert.equal(
       listed.body,
       feed('Share list', '/shares', [entry(folderShareId, plainFolder), entry(id, { ...open, max: '3', expires: '2026-11-21 10:05:05' })]),

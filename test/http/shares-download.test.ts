@@ -267,6 +267,16 @@ describe('share downloads', () => {
     assert.equal(await trafficOf(), 3000);
     assert.equal(await downloadsOf(fast), 2, 'both full downloads counted, whoever paid');
 
+    // At its limit, a fast share's refusal takes nothing: the charge comes back whole.
+    const once = await share({ file: fileId, fast: '1', max_downloads: '1' }, t, premium.key);
+    await t.server.services.accounts.extendPremium(premium.login, 0, 7000);
+    await eventually(async () => (await trafficOf()) === 10_000, 'traffic topped up');
+    assert.equal((await bodyBytes(await t.fetch(`/s/${once}/download`))).length, 4000);
+    await eventually(async () => (await trafficOf()) === 6000, 'the one download charged');
+    assertAtomError(await get(`/s/${once}/download`), 410, 'errorShareDownloadLimit');
+    await eventually(async () => (await t.server.services.store.reservations.list(10)).length === 0, 'no reservation left open');
+    assert.equal(await trafficOf(), 6000, 'the refused download cost nothing');
+
     // An owner without premium: fast is stored, and served free.
     const plain = await t.account();
     const plainFile = await upload('plain.bin', randomPayload(100), plain.key);

@@ -47,10 +47,14 @@ export function registerShareRoutes(app: FastifyInstance, context: Context): voi
     fast: formField(request, 'fast'),
   });
 
+  /** A share's link is the key to what it shares: like a delete link, never kept by a cache. */
+  const send = (request: FastifyRequest, reply: FastifyReply, status: number, title: string, entries: XmlElement[], more?: XmlElement[]) =>
+    sendAtom(context, request, reply.header('Cache-Control', 'no-store'), status, title, entries, more);
+
   const create = async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
     const view = await services.shares.create(account, fields(request));
-    return sendAtom(context, request, reply, 201, 'Share', [shareEntry(view)]);
+    return send(request, reply, 201, 'Share', [shareEntry(view)]);
   };
 
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
@@ -60,22 +64,22 @@ export function registerShareRoutes(app: FastifyInstance, context: Context): voi
     const after = cursor === undefined ? undefined : decodeCursor('shares', cursor);
     const page = await services.shares.list(account, { limit, after });
     const filters: Array<[string, string | undefined]> = [['limit', queryParam(request, 'limit') === undefined ? undefined : String(limit)]];
-    return sendAtom(context, request, reply, 200, 'Share list', page.items.map(shareEntry), nextLinks(request, 'shares', filters, page.next));
+    return send(request, reply, 200, 'Share list', page.items.map(shareEntry), nextLinks(request, 'shares', filters, page.next));
   };
 
   const show = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
-    return sendAtom(context, request, reply, 200, 'Share', [shareEntry(await services.shares.get(account, id))]);
+    return send(request, reply, 200, 'Share', [shareEntry(await services.shares.get(account, id))]);
   };
 
   const change = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
-    return sendAtom(context, request, reply, 200, 'Share', [shareEntry(await services.shares.change(account, id, fields(request)))]);
+    return send(request, reply, 200, 'Share', [shareEntry(await services.shares.change(account, id, fields(request)))]);
   };
 
   const revoke = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const account = await requireAccount(context, request);
-    return sendAtom(context, request, reply, 200, 'Share', [shareEntry(await services.shares.revoke(account, id))]);
+    return send(request, reply, 200, 'Share', [shareEntry(await services.shares.revoke(account, id))]);
   };
 
   apiRoute(app, '/shares', { GET: list, POST: create });
