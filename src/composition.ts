@@ -214,6 +214,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     expiryMs: config.uploadExpiryMs,
     log,
     digestReread: (bytes) => metrics.resumableDigestReread(bytes),
+    requestSlots,
   });
   const resumable = { service: resumableService, dataStore: new ResumableDataStore(resumableStorage, resumableService), locker, storage: resumableStorage };
   const gc = new GcService({

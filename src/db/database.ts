@@ -24,6 +24,14 @@ export interface Database {
   shares: SharesTable;
   upload_requests: UploadRequestsTable;
   upload_request_slots: UploadRequestSlotsTable;
+  upload_request_uploads: UploadRequestUploadsTable;
+}
+
+/** The upload request a resumable upload goes into (migration 0013). */
+export interface UploadRequestUploadsTable {
+  upload_id: string;
+  request_id: string;
+  created_at: number;
 }
 
 /** A share link to one file or folder (migration 0012). */
@@ -68,6 +76,7 @@ export interface UploadRequestSlotsTable {
   bytes: number;
   lease_until: number;
   created_at: number;
+  upload_id: string | null;
 }
 
 /** Bytes served in one UTC day (migration 0011). */

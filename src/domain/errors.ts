@@ -145,7 +145,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorFolderFilesAddFailed: 'Files were not added to the folder; nothing was moved.',
   errorFileSize: 'File size exceeds the limit.',
   errorPermissionDenied: 'No permission to run the command: a missing or wrong API key, no active premium, not the owner.',
-  errorUploadLimit: 'Upload volume limit of the account exceeded for now.',
+  errorUploadLimit: 'Upload volume limit of the account exceeded for now, or an upload request is full (its max_files or max_bytes).',
   errorUploadFaild: 'Upload failed: a malformed or interrupted body, or a storage failure. (The spelling is the code as defined.)',
   errorWrongCredentials: 'Invalid login or password, or too many failed attempts.',
   errorNotFound: 'Extension: no such API path.',

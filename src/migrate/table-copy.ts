@@ -54,6 +54,7 @@ export const TABLES = {
   // count no more and the next upload's check deletes them.
   upload_requests: { key: 'id' },
   upload_request_slots: { key: 'id', serial: true },
+  upload_request_uploads: { key: 'upload_id' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

@@ -63,14 +63,14 @@ export class RequestSlots {
   /**
    * Takes a slot in `requestId` for one upload: errorShareNotFound when the request is
    * unknown or closed, errorFileSize when an exact length passes its max_file_size,
-   * errorUploadLimit when it is full. Held (renewed by this process) unless `detachedUntil`
-   * names the lease's end (a resumable upload's expiry); `within` writes in the same
-   * transaction (the upload's own row).
+   * errorUploadLimit when it is full. Held (renewed by this process) unless `detached`
+   * names the lease's end and the resumable upload that holds it (until its expiry);
+   * `within` writes in the same transaction.
    */
   async reserve(
     requestId: string,
     wanted: SlotWanted,
-    detachedUntil?: number,
+    detached?: { until: number; uploadId: string },
     within?: (repos: Repositories, slotId: number) => Promise<void>,
   ): Promise<GrantedSlot> {
     const now = this.deps.clock();
@@ -94,13 +94,15 @@ export class RequestSlots {
       const id = await repos.uploadRequests.openSlot({
         requestId,
         bytes: bytes ?? declared ?? 0,
-        leaseUntil: detachedUntil ?? now + this.leaseMs,
+        leaseUntil: detached?.until ?? now + this.leaseMs,
         createdAt: now,
+        ...(detached ? { uploadId: detached.uploadId } : {}),
       });
+      if (detached) await repos.uploadRequests.bindUpload(detached.uploadId, requestId, now);
       await within?.(repos, id);
       return { id, bytes };
     });
-    if (detachedUntil === undefined) this.hold(granted.id);
+    if (!detached) this.hold(granted.id);
     return granted;
   }
 

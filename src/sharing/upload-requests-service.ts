@@ -187,6 +187,17 @@ export class UploadRequestsService {
     return record;
   }
 
+  /**
+   * `unlock`, and the request's owner: whose file an upload into it becomes (a resumable
+   * upload's creation and its later requests act as the owner, on this request only).
+   */
+  async uploader(id: string, credentials: LinkCredentials): Promise<{ record: UploadRequestRecord; owner: Account }> {
+    const record = await this.unlock(id, credentials);
+    const owner = await this.deps.accounts.activeAccount(record.ownerId);
+    if (!owner) throw errors.requestNotFound();
+    return { record, owner };
+  }
+
   /** The cookie (name and value) that opens a protected request after a right password; null for an open one. */
   accessCookie(record: UploadRequestRecord): { name: string; value: string } | null {
     if (record.passwordHash === null) return null;

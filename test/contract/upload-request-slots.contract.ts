@@ -192,9 +192,14 @@ export function uploadRequestSlotsContract(name: string, makeStore: MetadataStor
       const slots = slotsOn(store, 5);
       const req = await request({});
       const held = await slots.reserve(req.id, { exact: false });
-      const detached = await slots.reserve(req.id, { declaredBytes: 9, exact: true }, T0 + 86_400_000, async (repos, id) => {
-        assert.equal((await repos.uploadRequests.slotsInFlight(req.id, now)).files, 2, `within sees slot ${id} in the same transaction`);
-      });
+      const detached = await slots.reserve(
+        req.id,
+        { declaredBytes: 9, exact: true },
+        { until: T0 + 86_400_000, uploadId: 'u'.repeat(32) },
+        async (repos, id) => {
+          assert.equal((await repos.uploadRequests.slotsInFlight(req.id, now)).files, 2, `within sees slot ${id} in the same transaction`);
+        },
+      );
       assert.ok(held.id !== detached.id);
       // Past the first lease only a renewed slot still counts; the detached one always does.
       const later = T0 + LEASE_MS + 500;
@@ -206,7 +211,23 @@ export function uploadRequestSlotsContract(name: string, makeStore: MetadataStor
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       slots.stored(held.id);
-      assert.deepEqual(await store.uploadRequests.slotsInFlight(req.id, T0 + 86_400_000), { files: 1, bytes: 9 });
+      assert.deepEqual(await store.uploadRequests.slotOfUpload('u'.repeat(32)), {
+        id: detached.id,
+        requestId: req.id,
+        bytes: 9,
+        leaseUntil: T0 + 86_400_000,
+        createdAt: T0,
+        uploadId: 'u'.repeat(32),
+      });
+      assert.equal(await store.uploadRequests.slotOfUpload('v'.repeat(32)), null);
+      // The upload stays bound to its request after its slot goes, until it is forgotten.
+      assert.equal(await store.uploadRequests.requestOfUpload('u'.repeat(32)), req.id);
+      await store.transaction((repos) => settleSlot(repos, now, req.id, detached.id, 9));
+      assert.equal(await store.uploadRequests.slotOfUpload('u'.repeat(32)), null);
+      assert.equal(await store.uploadRequests.requestOfUpload('u'.repeat(32)), req.id);
+      await store.uploadRequests.unbindUpload('u'.repeat(32));
+      assert.equal(await store.uploadRequests.requestOfUpload('u'.repeat(32)), null);
+      assert.equal(await store.uploadRequests.requestOfUpload('v'.repeat(32)), null);
     });
 
     test('a closed or unknown request takes no slot, and a slot of a request closed meanwhile stores nothing', async () => {

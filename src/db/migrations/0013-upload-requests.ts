@@ -8,7 +8,8 @@ import { isPostgres } from '../dialect.js';
  * Uploads still arriving hold a slot (upload_request_slots): its bytes and one file count
  * against the limits until the upload is stored (the slot becomes the counts) or given up
  * (the slot goes); a slot whose lease ran out (its server died) counts no more and is
- * deleted by the next check (sharing/request-slots.ts).
+ * deleted by the next check (sharing/request-slots.ts). A resumable upload's slot names its
+ * upload and lasts until the upload expires: it binds the upload to the request.
  * Additive: servers of the previous version ignore both tables.
  */
 export async function up(db: Kysely<any>): Promise<void> {
@@ -37,11 +38,23 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('bytes', 'bigint', (c) => c.notNull())
     .addColumn('lease_until', 'bigint', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
+    // The resumable upload holding the slot (its tus id); null for a multipart upload.
+    .addColumn('upload_id', 'varchar(64)')
     .execute();
+  await db.schema.createIndex('upload_request_slots_upload').on('upload_request_slots').column('upload_id').execute();
   await db.schema.createIndex('upload_request_slots_request').on('upload_request_slots').column('request_id').execute();
+  // Which request a resumable upload goes into, for as long as the upload's row lives (its
+  // slot goes when the file is stored; a retried last PATCH or a HEAD still needs this).
+  await db.schema
+    .createTable('upload_request_uploads')
+    .addColumn('upload_id', 'varchar(64)', (c) => c.primaryKey())
+    .addColumn('request_id', 'varchar(32)', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('upload_request_uploads').execute();
   await db.schema.dropTable('upload_request_slots').execute();
   await db.schema.dropTable('upload_requests').execute();
 }

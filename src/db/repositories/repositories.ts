@@ -714,6 +714,8 @@ export interface UploadRequestSlot {
   /** Until when it counts unless renewed (epoch ms). */
   leaseUntil: number;
   createdAt: number;
+  /** The resumable upload holding it (its tus id); null for an upload that arrives in one request. */
+  uploadId: string | null;
 }
 
 /**
@@ -734,7 +736,15 @@ export interface UploadRequestsRepository {
   /** Adds a stored file to the counts. */
   countStored(id: string, bytes: number): Promise<void>;
   /** Inserts a slot; returns its id. */
-  openSlot(slot: Omit<UploadRequestSlot, 'id'>): Promise<number>;
+  openSlot(slot: Omit<UploadRequestSlot, 'id' | 'uploadId'> & { uploadId?: string }): Promise<number>;
+  /** The slot a resumable upload holds; null when it holds none (any more). */
+  slotOfUpload(uploadId: string): Promise<UploadRequestSlot | null>;
+  /** Records that a resumable upload goes into a request (for as long as the upload's row lives). */
+  bindUpload(uploadId: string, requestId: string, at: number): Promise<void>;
+  /** The request a resumable upload goes into; null for an upload of the account itself. */
+  requestOfUpload(uploadId: string): Promise<string | null>;
+  /** Forgets which request a resumable upload went into (the upload is gone). */
+  unbindUpload(uploadId: string): Promise<void>;
   /** Deletes a slot and returns it as it was; null when it is gone already. */
   takeSlot(id: number): Promise<UploadRequestSlot | null>;
   /** Deletes the request's slots whose lease ended before `now`; returns how many. */

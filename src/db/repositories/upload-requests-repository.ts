@@ -27,7 +27,14 @@ export function toRequest(row: Selectable<UploadRequestsTable>): UploadRequestRe
 }
 
 function toSlot(row: Selectable<UploadRequestSlotsTable>): UploadRequestSlot {
-  return { id: Number(row.id), requestId: row.request_id, bytes: Number(row.bytes), leaseUntil: Number(row.lease_until), createdAt: Number(row.created_at) };
+  return {
+    id: Number(row.id),
+    requestId: row.request_id,
+    bytes: Number(row.bytes),
+    leaseUntil: Number(row.lease_until),
+    createdAt: Number(row.created_at),
+    uploadId: row.upload_id,
+  };
 }
 
 /** Slot ids per renewing statement. */
@@ -95,10 +102,24 @@ export function uploadRequestsRepository(db: Kysely<Database>): UploadRequestsRe
     async openSlot(slot) {
       const inserted = await db
         .insertInto('upload_request_slots')
-        .values({ request_id: slot.requestId, bytes: slot.bytes, lease_until: slot.leaseUntil, created_at: slot.createdAt })
+        .values({ request_id: slot.requestId, bytes: slot.bytes, lease_until: slot.leaseUntil, created_at: slot.createdAt, upload_id: slot.uploadId ?? null })
         .returning('id')
         .executeTakeFirstOrThrow();
       return Number(inserted.id);
+    },
+    async slotOfUpload(uploadId) {
+      const row = await db.selectFrom('upload_request_slots').selectAll().where('upload_id', '=', uploadId).executeTakeFirst();
+      return row ? toSlot(row) : null;
+    },
+    async bindUpload(uploadId, requestId, at) {
+      await db.insertInto('upload_request_uploads').values({ upload_id: uploadId, request_id: requestId, created_at: at }).execute();
+    },
+    async requestOfUpload(uploadId) {
+      const row = await db.selectFrom('upload_request_uploads').select('request_id').where('upload_id', '=', uploadId).executeTakeFirst();
+      return row?.request_id ?? null;
+    },
+    async unbindUpload(uploadId) {
+      await db.deleteFrom('upload_request_uploads').where('upload_id', '=', uploadId).execute();
     },
     async takeSlot(id) {
       // DELETE … RETURNING: of two callers taking one slot, one gets it.

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { UploadRequestRecord } from '../../db/repositories/repositories.js';
 import { ApiError, errors } from '../../domain/errors.js';
-import type { LinkCredentials } from '../../sharing/upload-requests-service.js';
 import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
+import { linkCredentials } from '../link-credentials.js';
 import { receiveSingleFile } from '../multipart-upload.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { wantsHtml } from '../request-kind.js';
@@ -16,18 +16,8 @@ import { UPLOAD_PAGE_CSP } from './upload-form.js';
 /** The services this module calls. */
 type Context = HttpContext<'clock' | 'config' | 'uploadRequests' | 'accounts' | 'sessions'>;
 
-/** The header a script gives a link's password in (never the URL: issue 25). */
-export const SHARE_PASSWORD_HEADER = 'filehaven-share-password';
-
 /** Multipart framing around the file: boundaries, part headers, small fields (as POST /files). */
 const MULTIPART_SLACK = 1024 * 1024;
-
-/** The password header (the first, when repeated) and the link's cookie, with the client's address. */
-export function linkCredentials(request: FastifyRequest, cookieName: string): LinkCredentials {
-  const header = request.headers[SHARE_PASSWORD_HEADER];
-  const password = Array.isArray(header) ? header[0] : header;
-  return { password, token: request.cookies?.[cookieName], ip: request.ip };
-}
 
 /**
  * The uploader's side of upload requests (issue 25), no account needed:
