@@ -34,6 +34,7 @@ import { OperatorSearchService } from './services/operator-search-service.js';
 import { StatsHistoryService } from './services/stats-history-service.js';
 import { ThumbnailsService } from './services/thumbnails-service.js';
 import { LinkAccess } from './sharing/link-access.js';
+import { OperatorSharingService } from './sharing/operator-sharing-service.js';
 import { RequestSlots } from './sharing/request-slots.js';
 import { SharesService } from './sharing/shares-service.js';
 import { UploadRequestsService } from './sharing/upload-requests-service.js';
@@ -75,7 +76,7 @@ export interface Services {
   /** The audit log of operator actions. */
   audit: AuditService;
   /** Operators' audited changes, searches and history: one use case for the CLI and the web console. */
-  operator: { actions: OperatorActionsService; search: OperatorSearchService; history: StatsHistoryService };
+  operator: { actions: OperatorActionsService; search: OperatorSearchService; history: StatsHistoryService; sharing: OperatorSharingService };
   /** This server's Prometheus metrics (`/metrics`); counted where each event happens. */
   metrics: Metrics;
   /** Upload requests (issue 25): links where others upload into an account's folder. */
@@ -156,6 +157,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
     search: new OperatorSearchService({ store }),
     history: new StatsHistoryService({ store, clock }),
+    sharing: new OperatorSharingService({ store, clock, audit }),
   };
   const limits = createLimits(config, {
     store,

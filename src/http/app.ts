@@ -33,6 +33,7 @@ import { registerFolderPage } from './web/folder-page.js';
 import { registerFolderZip } from './web/folder-zip.js';
 import { registerMyFiles } from './web/my-files-page.js';
 import { registerMyFilesUpload } from './web/my-files-upload.js';
+import { registerMySharesPage } from './web/my-shares-routes.js';
 import { registerProfilePage } from './web/profile-page.js';
 import { registerRequestPages } from './web/request-routes.js';
 import { registerSessions } from './web/session-plugin.js';
@@ -138,6 +139,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerProfilePage(app, context);
   registerMyFiles(app, context);
   registerMyFilesUpload(app, context);
+  registerMySharesPage(app, context);
   registerRequestPages(app, context);
   registerConsole(app, context);
   return { app, links, lifecycle };

@@ -4,6 +4,8 @@ import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { OperatorQueriesRepository } from './repositories.js';
 import { containsText, listedAfter, toAccount, toFile } from './rows.js';
+import { toShare } from './shares-repository.js';
+import { toRequest } from './upload-requests-repository.js';
 
 const DAY_MS = 86_400_000;
 
@@ -44,6 +46,20 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
         .orderBy(day)
         .execute();
       return rows.map((r) => ({ day: Number(r.day) * DAY_MS, files: Number(r.files), bytes: Number(r.bytes) }));
+    },
+    async searchShares({ ownerId, liveOnly, before, limit }) {
+      let q = db.selectFrom('shares').selectAll();
+      if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+      if (liveOnly) q = q.where('revoked_at', 'is', null);
+      if (before) q = q.where(listedAfter(before));
+      return (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()).map(toShare);
+    },
+    async searchRequests({ ownerId, liveOnly, before, limit }) {
+      let q = db.selectFrom('upload_requests').selectAll();
+      if (ownerId !== undefined) q = q.where('owner_id', '=', ownerId);
+      if (liveOnly) q = q.where('closed', '=', 0);
+      if (before) q = q.where(listedAfter(before));
+      return (await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute()).map(toRequest);
     },
     async liveBytesAt(at) {
       const [files, stored] = await Promise.all([

@@ -342,6 +342,21 @@ export interface OperatorQueriesRepository {
    * distinct contents (what the store held for them; the difference is de-duplication).
    */
   liveBytesAt(at: number): Promise<{ fileBytes: number; storedBytes: number }>;
+  /** A page of every account's shares, revoked ones included, newest first (created_at, then id, descending); one owner's when given. */
+  searchShares(query: LinkSearch): Promise<ShareRecord[]>;
+  /** A page of every account's upload requests, closed ones included, newest first; one owner's when given. */
+  searchRequests(query: LinkSearch): Promise<UploadRequestRecord[]>;
+}
+
+/** The console's search of shares and upload requests (issue 25). */
+export interface LinkSearch {
+  /** Only this owner's; every account's when absent. */
+  ownerId?: number;
+  /** Only live ones (not revoked or closed). */
+  liveOnly?: boolean;
+  /** Where the page starts: after this (created_at, id), newest first. */
+  before?: { createdAt: number; id: string };
+  limit: number;
 }
 
 /** Bytes served per UTC day (the console's chart); a day is floor(epoch ms / 86 400 000). */

@@ -6,7 +6,8 @@ import { translateDuplicate } from './rows.js';
 /** PostgreSQL returns bigint columns as strings. */
 const nullableNumber = (value: number | string | null) => (value === null ? null : Number(value));
 
-function toShare(row: Selectable<SharesTable>): ShareRecord {
+/** A shares row as a ShareRecord (also the console's search, operator-queries-repository.ts). */
+export function toShare(row: Selectable<SharesTable>): ShareRecord {
   return {
     id: row.id,
     ownerId: Number(row.owner_id),

@@ -6,7 +6,8 @@ import { listedAfter, translateDuplicate } from './rows.js';
 // PostgreSQL returns bigint columns as strings; Number() keeps the mappers dialect-neutral.
 const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
 
-function toRequest(row: Selectable<UploadRequestsTable>): UploadRequestRecord {
+/** An upload_requests row as a record (also the console's search, operator-queries-repository.ts). */
+export function toRequest(row: Selectable<UploadRequestsTable>): UploadRequestRecord {
   return {
     id: row.id,
     ownerId: Number(row.owner_id),

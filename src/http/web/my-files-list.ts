@@ -4,6 +4,7 @@ import { type Html, html } from '../html.js';
 import type { Links } from '../links.js';
 import { humanDate, humanSize, timeLeftInWords } from './format.js';
 import { MY_DELETE_PATH, MY_MOVE_PATH, MY_RENAME_PATH, myFilesUrl } from './my-files-paths.js';
+import { type ShareFormOptions, shareForm } from './my-files-share.js';
 import { previewOf } from './preview.js';
 import { CSRF_FIELD } from './session-plugin.js';
 import { thumbnailPath } from './thumbnail-route.js';
@@ -21,6 +22,8 @@ export interface ListView {
   back: string;
   /** The page's time (epoch ms), for "expires in 3 days"; without it no expiry is shown. */
   now?: number;
+  /** What the Share forms need (issue 25). */
+  share: ShareFormOptions;
 }
 
 /** The move menu's value for "out of its folder". */
@@ -35,7 +38,7 @@ const hasListThumb = (file: FileRecord) => file.status === FileStatus.Active && 
 
 /**
  * The file entries of My files: a row of the list, or a tile of the grid. Both carry the
- * same forms (move, rename, delete), which work without JavaScript; the rename form sits in
+ * same forms (share, move, rename, delete), which work without JavaScript; the rename form sits in
  * a <details>, so it costs no page of its own.
  */
 export function fileEntries(links: Links) {
@@ -64,6 +67,7 @@ export function fileEntries(links: Links) {
         : '';
     return html`<div class="file-actions">
 <button class="button small secondary" type="button" data-copy-text="${download}" hidden>Copy link</button>
+${file.status === FileStatus.Active ? shareForm({ kind: 'file', id: file.id, name: file.name }, view.share, view.back) : ''}
 ${move}
 <details class="rename"><summary class="button small secondary">Rename</summary><form method="post" action="${MY_RENAME_PATH}">${hidden}<input name="name" value="${file.name}" required maxlength="255" autocomplete="off" aria-label="New name for ${file.name}"><button class="button small" type="submit">Save name</button></form></details>
 <form class="delete" method="post" action="${MY_DELETE_PATH}">${hidden}<button class="button small danger" type="submit">Delete</button></form>

@@ -21,12 +21,13 @@ import {
   type NoteKey,
 } from './my-files-paths.js';
 import { DEFAULT_SORT, decodeBrowseCursor, encodeBrowseCursor, isSort, type ListState, listUrl, SORTS, VIEW_COOKIE, type ViewMode } from './my-files-query.js';
+import { registerShareAction, type ShareFormOptions, shareForm } from './my-files-share.js';
 import { signInUrl } from './return-path.js';
 import { CSRF_FIELD, redirectTo } from './session-plugin.js';
 import { registerUploadScripts, UPLOAD_PAGE_CSP, UPLOAD_SCRIPTS, uploadForm } from './upload-form.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'clock' | 'config' | 'files' | 'folders' | 'listing' | 'sessions' | 'uploads'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'files' | 'folders' | 'listing' | 'sessions' | 'shares' | 'uploads'>;
 
 /** Files per page of the list. */
 export const MY_FILES_PAGE_SIZE = 50;
@@ -107,7 +108,12 @@ export function registerMyFiles(app: FastifyInstance, context: Context): void {
     const chain = current ? [...(await services.folders.ancestors(current, known)).slice(1 - MAX_DEPTH), current] : [];
 
     const state: ListState = { folder: current?.id ?? null, q, sort };
-    const view: ListView = { session, current, known, menu, back: listUrl(state), now: services.clock() };
+    const share: ShareFormOptions = {
+      csrfToken: session.csrfToken,
+      premium: services.accounts.isPremium(account),
+      maxExpiryMs: services.config.shareMaxExpiryMs,
+    };
+    const view: ListView = { session, current, known, menu, back: listUrl(state), now: services.clock(), share };
     const nextUrl = page.next ? listUrl(state, { cursor: encodeBrowseCursor(sort, page.next) }) : null;
     const noteText = note !== undefined && Object.hasOwn(NOTES, note) ? NOTES[note as NoteKey] : null;
     const newestFirst = sort === DEFAULT_SORT;
@@ -121,13 +127,13 @@ export function registerMyFiles(app: FastifyInstance, context: Context): void {
 ${current ? breadcrumb(chain) : ''}
 <h1>${current ? html`<bdi>${current.name}</bdi>` : 'My files'}</h1>
 ${current ? html`<p class="public-link">Public page, for anyone with the link: <a href="${links.folder(current)}">${links.folder(current)}</a></p>` : ''}
-${current ? folderActions(current, session.csrfToken, chain) : ''}
+${current ? folderActions(current, session.csrfToken, chain, share) : ''}
 ${noteText ? html`<p class="notice ok" role="status">${noteText}</p>` : ''}
 ${uploadForm({ csrfToken: session.csrfToken, accountId: account.id, folder: current, allowance, maxChunkSize: services.config.uploadChunkSize })}
 </section>
 <section class="card" id="folders">
 <h2>${current ? 'Folders in this folder' : 'Folders'}</h2>
-${children.items.length > 0 ? html`<ul class="folder-list">${children.items.map(folderItem)}</ul>` : html`<p class="hint">${current ? 'No folders in this folder.' : 'No folders yet.'}</p>`}
+${children.items.length > 0 ? html`<ul class="folder-list">${children.items.map((summary) => folderItem(summary, share, view.back))}</ul>` : html`<p class="hint">${current ? 'No folders in this folder.' : 'No folders yet.'}</p>`}
 <form class="new-folder" method="post" action="${MY_FOLDERS_PATH}">
 <input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">
 ${current ? html`<input type="hidden" name="parent" value="${current.id}">` : ''}
@@ -188,11 +194,12 @@ ${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '
 </div>`;
 
   /** A folder's own actions: its ZIP, rename, leave (contents up a level), delete when empty. */
-  const folderActions = (folder: Folder, csrfToken: string, chain: Folder[]): Html => {
+  const folderActions = (folder: Folder, csrfToken: string, chain: Folder[], share: ShareFormOptions): Html => {
     const fields = html`<input type="hidden" name="${CSRF_FIELD}" value="${csrfToken}"><input type="hidden" name="folder" value="${folder.id}">`;
     const up = chain.length > 1 ? chain[chain.length - 2]!.name : 'My files';
     return html`<div class="folder-actions">
 <a class="button small secondary" href="${folderZipPath(folder)}" download>Download as ZIP</a>
+${shareForm({ kind: 'folder', id: folder.id, name: folder.name }, share, myFilesUrl(folder.id))}
 <details class="rename"><summary class="button small secondary">Rename folder</summary><form method="post" action="${MY_FOLDER_RENAME_PATH}">${fields}<input name="name" value="${folder.name}" required maxlength="255" autocomplete="off" aria-label="New name for the folder"><button class="button small" type="submit">Save name</button></form></details>
 <form method="post" action="${MY_FOLDER_LEAVE_PATH}">${fields}<button class="button small secondary" type="submit">Move contents up to <bdi>${up}</bdi></button></form>
 <form method="post" action="${MY_FOLDER_DELETE_PATH}">${fields}<button class="button small danger" type="submit">Delete folder</button></form>
@@ -206,9 +213,14 @@ ${state.q !== '' ? html`<a class="clear-search" href="${listUrl({ ...state, q: '
         : html` <span aria-hidden="true">›</span> <a href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a>`,
     )}</nav>`;
 
-  const folderItem = ({ folder, activeFiles, activeBytes }: FolderSummary): Html =>
-    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span> <a class="zip-link" href="${folderZipPath(folder)}" download title="Download ${folder.name} as ZIP">ZIP</a></li>`;
+  const folderItem = ({ folder, activeFiles, activeBytes }: FolderSummary, share: ShareFormOptions, back: string): Html =>
+    html`<li><a class="folder-name" href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a> <span class="file-meta">${plural(activeFiles, 'file')} · ${humanSize(activeBytes)}</span> <a class="zip-link" href="${folderZipPath(folder)}" download title="Download ${folder.name} as ZIP">ZIP</a> ${shareForm(
+      { kind: 'folder', id: folder.id, name: folder.name },
+      share,
+      back,
+    )}</li>`;
 
   registerMyFilesActions(app, context);
   registerMyFolderActions(app, context);
+  registerShareAction(app, context);
 }

@@ -17,9 +17,9 @@ export function viewerOf(request: FastifyRequest): Viewer | null {
 
 /**
  * The account part of the header: "Sign in" (to `signInHref`, which returns to this page),
- * or "My files", the login, "Profile" and a sign-out button (a form: no JS needed).
+ * or "My files", "Shares", the login, "Profile" and a sign-out button (a form: no JS needed).
  */
 export function accountNav(viewer: Viewer | null, signInHref = '/signin'): Html {
   if (!viewer) return html`<a href="${signInHref}">Sign in</a>`;
-  return html`${viewer.operator ? html`<a href="/console">Console</a>` : ''}<a href="/my/files">My files</a><span class="who" title="Signed in"><bdi>${viewer.login}</bdi></span><a href="/accounts/profile/misc">Profile</a><form class="inline" method="post" action="/signout"><input type="hidden" name="csrf" value="${viewer.csrfToken}"><button class="link" type="submit">Sign out</button></form>`;
+  return html`${viewer.operator ? html`<a href="/console">Console</a>` : ''}<a href="/my/files">My files</a><a href="/my/shares">Shares</a><span class="who" title="Signed in"><bdi>${viewer.login}</bdi></span><a href="/accounts/profile/misc">Profile</a><form class="inline" method="post" action="/signout"><input type="hidden" name="csrf" value="${viewer.csrfToken}"><button class="link" type="submit">Sign out</button></form>`;
 }

@@ -7,7 +7,8 @@
 // Files over 4 MiB are resumable uploads (tus-upload.ts), sent in pieces no larger than
 // the site takes. Smaller files, or every file when tus-js-client is missing, are one POST
 // to the form's action (form-post-upload.ts). Without this script every form still works
-// (the upload form posts all files at once).
+// (the upload form posts all files at once). The Share form of each file and folder (a
+// <details> without the script) opens as a dialog.
 
 import { refusalBeforeSending } from '../upload-messages.js';
 import { element, enableCopyButtons } from './dom.js';
@@ -122,3 +123,36 @@ enableCopyButtons(document);
 document.addEventListener('change', (event) => {
   if (event.target instanceof HTMLSelectElement && event.target.id === 'sort-select') event.target.form?.requestSubmit();
 });
+
+/**
+ * The Share forms as a dialog: a press on "Share" moves that entry's form into one modal
+ * <dialog> (ids stay unique: the form is moved, not copied) and back when it closes. The
+ * form posts as it would without the script. Delegated, so refreshed lists keep it.
+ */
+function enableShareDialogs(): void {
+  if (typeof HTMLDialogElement !== 'function') return;
+  const dialog = element('dialog', { class: 'share-dialog', 'aria-label': 'Share' });
+  const close = element('button', { class: 'button small secondary dialog-close', type: 'button' }, 'Close');
+  dialog.append(close);
+  document.body.append(dialog);
+  let home: HTMLDetailsElement | null = null;
+  close.addEventListener('click', () => dialog.close());
+  dialog.addEventListener('close', () => {
+    const form = dialog.querySelector('form');
+    if (home && form) home.append(form);
+    home = null;
+  });
+  document.addEventListener('click', (event) => {
+    const summary = event.target instanceof Element ? event.target.closest('summary[data-share-summary]') : null;
+    const details = summary?.parentElement;
+    const form = details?.querySelector('form');
+    if (!(details instanceof HTMLDetailsElement) || !form) return;
+    event.preventDefault();
+    home = details;
+    dialog.append(form);
+    dialog.showModal();
+    form.querySelector('select')?.focus();
+  });
+}
+
+enableShareDialogs();

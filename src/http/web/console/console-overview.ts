@@ -16,7 +16,14 @@ const RANGES = [7, 30, 90] as const;
 const count = (n: number) => n.toLocaleString('en');
 const orUnlimited = (bytes: number | null) => (bytes === null ? 'unlimited' : humanSize(bytes));
 const perMinute = (n: number) => (n === 0 ? 'unlimited' : `${n} a minute`);
-const duration = (ms: number) => (ms % 3_600_000 === 0 ? `${ms / 3_600_000} h` : ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`);
+const duration = (ms: number) =>
+  ms % 86_400_000 === 0 && ms >= 86_400_000
+    ? `${ms / 86_400_000} d`
+    : ms % 3_600_000 === 0
+      ? `${ms / 3_600_000} h`
+      : ms % 60_000 === 0
+        ? `${ms / 60_000} min`
+        : `${ms / 1000} s`;
 
 /** The limits and settings the console shows, with the flag that sets each. Secrets never appear. */
 function settingsRows(config: Config): [string, string, string][] {
@@ -34,6 +41,15 @@ function settingsRows(config: Config): [string, string, string][] {
     ['Direct links need the API key', config.directLinkRequiresKey ? 'yes' : 'no', '--direct-link-requires-key'],
     ['Sign-up', config.signup, '--signup'],
     ['Housekeeping (gc) every', config.gcIntervalMs === 0 ? 'never' : duration(config.gcIntervalMs), '--gc-interval'],
+    ['Password on every share and upload request', config.sharePasswordRequired ? 'required' : 'optional', '--share-password-required'],
+    [
+      'Longest share or upload request',
+      config.shareMaxExpiryMs === null ? 'no limit (never expiring allowed)' : duration(config.shareMaxExpiryMs),
+      '--share-max-expiry',
+    ],
+    ['File expiry by default', config.fileExpiryDefaultMs === null ? 'never' : duration(config.fileExpiryDefaultMs), '--file-expiry-default'],
+    ['Longest file expiry', config.fileExpiryMaxMs === null ? 'no limit' : duration(config.fileExpiryMaxMs), '--file-expiry-max'],
+    ['Upload requests', config.uploadRequests ? 'on' : 'off', '--upload-requests'],
     ['Expire files not downloaded for', config.expireAfterDays === 0 ? 'off' : `${config.expireAfterDays} days`, '--expire-after-days'],
     ['Resumable upload expiry', duration(config.uploadExpiryMs), '--upload-expiry'],
     ['Metadata', config.databaseUrl === null ? 'SQLite in the data folder' : `PostgreSQL, schema ${config.databaseSchema}`, '--database-url'],

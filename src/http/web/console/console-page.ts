@@ -11,6 +11,7 @@ const SECTIONS = [
   { path: CONSOLE_PATH, label: 'Overview' },
   { path: `${CONSOLE_PATH}/accounts`, label: 'Accounts' },
   { path: `${CONSOLE_PATH}/files`, label: 'Files' },
+  { path: `${CONSOLE_PATH}/shares`, label: 'Shares' },
   { path: `${CONSOLE_PATH}/blacklist`, label: 'Blacklists' },
   { path: `${CONSOLE_PATH}/audit`, label: 'Audit log' },
   { path: `${CONSOLE_PATH}/settings`, label: 'Settings' },

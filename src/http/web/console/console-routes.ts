@@ -7,6 +7,7 @@ import { registerConsoleAudit } from './console-audit.js';
 import { registerConsoleBlacklist } from './console-blacklist.js';
 import { registerConsoleFiles } from './console-files.js';
 import { registerConsoleOverview } from './console-overview.js';
+import { registerConsoleShares } from './console-shares.js';
 
 /** The services this module calls. */
 type Context = HttpContext<'audit' | 'clock' | 'config' | 'files' | 'gc' | 'moderation' | 'operator' | 'sessions'>;
@@ -33,6 +34,7 @@ export function registerConsole(app: FastifyInstance, context: Context): void {
     registerConsoleOverview(scope, context);
     registerConsoleAccounts(scope, context);
     registerConsoleFiles(scope, context);
+    registerConsoleShares(scope, context);
     registerConsoleBlacklist(scope, context);
     registerConsoleAudit(scope, context);
   });
