@@ -60,12 +60,39 @@ export function targetOfUrl(url: URL): DownloadTarget | null {
   const direct = DIRECT_PATH.exec(url.pathname);
   if (direct) return { url: url.href, id: decode(direct[1]!), name: decode(direct[2]!), size: undefined, direct: true };
   const page = PUBLIC_PATH.exec(url.pathname);
-  if (!page || page[1] === 'folder') return null;
+  // `/folder/<id>` is a folder's page, `/s/<id>` a share's and `/r/<id>` an upload request's (issue 25).
+  if (!page || page[1] === 'folder' || page[1] === 's' || page[1] === 'r') return null;
   const raw = new URL(url.href);
   // The raw bytes of the download page (API.md 1): `?download=1`.
   raw.search = '';
   raw.searchParams.set('download', '1');
   return { url: raw.href, id: decode(page[1]!), name: decode(page[2]!), size: undefined, direct: false };
+}
+
+/** A link of issue 25 taken apart: `{web_url}/s/<id>[/download[/<file id>]]` or `{web_url}/r/<id>`. */
+export interface LinkParts {
+  /** {web_url}: what comes before `/s/` or `/r/` (a site may live under a path). */
+  webUrl: string;
+  /** The share or request id. */
+  id: string;
+  /** A file of a folder share, when the link names one. */
+  fileId?: string;
+}
+
+const SHARE_LINK = /^(.*)\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9]+))?)?\/?$/;
+const REQUEST_LINK = /^(.*)\/r\/([A-Za-z0-9]+)\/?$/;
+
+/** The parts of a share link, or null when the URL is not one. */
+export function shareOfUrl(url: URL): LinkParts | null {
+  const match = SHARE_LINK.exec(url.pathname);
+  if (!match) return null;
+  return { webUrl: `${url.origin}${match[1]}`, id: match[2]!, ...(match[3] === undefined ? {} : { fileId: match[3] }) };
+}
+
+/** The parts of an upload request link, or null when the URL is not one. */
+export function requestOfUrl(url: URL): LinkParts | null {
+  const match = REQUEST_LINK.exec(url.pathname);
+  return match ? { webUrl: `${url.origin}${match[1]}`, id: match[2]! } : null;
 }
 
 /** Counts the body and fails it when it ends short of (or past) the announced length. */
@@ -111,9 +138,15 @@ async function downloadError(response: Response): Promise<FilehavenApiError> {
  * body as a stream; only a direct link carries the API key (SPEC.md rule 3 of the direct
  * link), and only to the server's own origins.
  */
-export async function openDownload(connection: ApiConnection, target: DownloadTarget, options: DownloadOptions, keyAllowed: boolean): Promise<DownloadStream> {
+export async function openDownload(
+  connection: ApiConnection,
+  target: DownloadTarget,
+  options: DownloadOptions,
+  keyAllowed: boolean,
+  extraHeaders: Record<string, string> = {},
+): Promise<DownloadStream> {
   const offset = options.offset ?? 0;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (target.direct && keyAllowed) Object.assign(headers, connection.authHeaders());
   if (offset > 0) {
     headers.Range = `bytes=${offset}-`;
@@ -130,7 +163,7 @@ export async function openDownload(connection: ApiConnection, target: DownloadTa
     // The bytes held are already the whole file: nothing left to fetch.
     if (range && range.total === offset) return { body: Readable.from([]), size: offset, offset, etag, name };
     // More bytes held than the file has: they are not this file's; start again.
-    if (range && range.total < offset) return openDownload(connection, target, { ...options, offset: 0 }, keyAllowed);
+    if (range && range.total < offset) return openDownload(connection, target, { ...options, offset: 0 }, keyAllowed, extraHeaders);
   }
   if (response.status !== 200 && response.status !== 206) throw await downloadError(response);
   const declared = response.headers.get('content-length');
