@@ -52,6 +52,8 @@ export interface FileDetails {
   status: FileStatus;
   size: number;
   downloadLink: string;
+  /** When the file expires (`Filehaven-Expires`, issue 25), present only when it does. */
+  expires?: string;
 }
 
 /** A direct download link (`File info`, premium): signed, expiring, needs the key too. */

@@ -42,7 +42,7 @@ import {
 } from './sharing-forms.js';
 import { serverOffersTus, TusUploadTransport } from './tus-upload-transport.js';
 import { type UploadInput, type UploadSource, uploadSource } from './upload-source.js';
-import { MultipartUploadTransport, SHARE_PASSWORD_HEADER, type UploadProgress, type UploadTransport } from './upload-transport.js';
+import { EXPIRES_HEADER, MultipartUploadTransport, SHARE_PASSWORD_HEADER, type UploadProgress, type UploadTransport } from './upload-transport.js';
 
 export interface ClientOptions {
   /** The server's {base_url}, e.g. `https://files.example.com`. */
@@ -218,8 +218,19 @@ export class FilehavenClient {
 
   /** GET /files/<id> (premium): file details. */
   async fileDetails(id: string, options: CallOptions = {}): Promise<FileDetails> {
-    const feed = await this.connection.call({ method: 'GET', path: `/files/${ref(id)}`, expect: 'File Full info', ...options });
-    return entries.fileDetails(entries.firstEntry(feed));
+    let expires: string | null = null;
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: `/files/${ref(id)}`,
+      expect: 'File Full info',
+      onHeaders: (headers) => {
+        expires = headers.get(EXPIRES_HEADER);
+      },
+      ...options,
+    });
+    const details = entries.fileDetails(entries.firstEntry(feed));
+    const when = (expires as string | null)?.trim();
+    return when ? { ...details, expires: when } : details;
   }
 
   /** GET /files/<id>;DirectLink (premium): a signed, expiring direct link. */
