@@ -122,13 +122,13 @@ describe('shares from the terminal', () => {
     assert.match(again.stderr, /^filehaven unshare: errorShareNotFound: /);
   });
 
-  test('share --folder shares a folder; --fast is sent; a file of another account is errorFileNotFound', async () => {
+  test('share --folder shares a folder; --fast is sent; a file of another account is errorPermissionDenied', async () => {
     const folder = await json(['mkdir', 'Shared folder']);
     const share = await json(['share', folder.id, '--folder', '--fast']);
     assert.deepEqual([share.name, share.target, share.fast], ['Shared folder', folder.id, true]);
     const other = await json(['upload', await localFile('bobs.txt', 'bob')], bob);
     const theirs = await jsonFailure(['share', other.files[0].id], 1);
-    assert.equal(theirs.code, 'errorFileNotFound');
+    assert.deepEqual([theirs.code, theirs.status], ['errorPermissionDenied', 403]);
   });
 
   test('usage mistakes exit 2 before anything is sent', async () => {
@@ -222,7 +222,7 @@ describe('upload requests from the terminal', () => {
 });
 
 describe('file expiry from the terminal', () => {
-  test('upload --expires prints the expiry; expire changes it, or never; a bad file is errorFileNotFound', async () => {
+  test("upload --expires prints the expiry; expire changes it, or never; another account's file is errorPermissionDenied", async () => {
     const file = await localFile('temporary.txt', 'short-lived');
     const human = await run(['upload', file, '--expires', '2h']);
     assert.equal(human.code, 0, human.stderr);
@@ -238,6 +238,8 @@ describe('file expiry from the terminal', () => {
     const never = await run(['expire', id, 'never']);
     assert.equal(never.stdout, `${id} never expires\n`);
     const theirs = await jsonFailure(['expire', id, '1d'], 1, bob);
-    assert.equal(theirs.code, 'errorFileNotFound');
+    assert.deepEqual([theirs.code, theirs.status], ['errorPermissionDenied', 403]);
+    const unknown = await jsonFailure(['expire', 'ZZZZZZZZZZ', '1d'], 1);
+    assert.deepEqual([unknown.code, unknown.status], ['errorFileNotFound', 404]);
   });
 });
