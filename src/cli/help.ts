@@ -121,11 +121,12 @@ const CATALOGUE: Record<string, Entry> = {
   },
   download: {
     audience: 'user',
-    usage: 'URL|ID [-o FILE|DIR/|-] [--force] [--json]',
-    summary: 'downloads a file by link or id; resumes from FILE.part',
+    usage: 'URL|ID [-o FILE|DIR/|-] [--force] [--password-stdin] [--json]',
+    summary: 'downloads a file by link or id, or a share by its link; resumes from FILE.part',
     flags: [
       { name: 'output', short: 'o', value: 'FILE|DIR/|-', text: "where to save it (default: the file's name here; - writes to standard output)" },
       { name: 'force', text: 'replace an existing FILE' },
+      { ...passwordStdin, text: "a share link's password, read from the first line of standard input" },
     ],
   },
   ls: {

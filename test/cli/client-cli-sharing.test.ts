@@ -3,7 +3,7 @@
 // `filehaven` process against a real server, --json parsed, exit codes checked.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -35,6 +35,19 @@ function run(args: string[], account: TestAccount = ada, stdin = ''): Promise<Cl
   const child = spawn(process.execPath, [filehavenEntry(), ...args], {
     cwd: work,
     env: cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), FILEHAVEN_SERVER: t.url, FILEHAVEN_KEY: account.key }),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const outcome = outcomeOf(child);
+  child.stdin.end(stdin);
+  return outcome;
+}
+
+/** Runs `filehaven <args>` with nothing stored and no key: someone who only has a link. */
+function spawnCli(args: string[], stdin = ''): Promise<CliResult> {
+  const home = path.join(work, 'stranger-home');
+  const child = spawn(process.execPath, [filehavenEntry(), ...args], {
+    cwd: work,
+    env: cleanEnv({ HOME: home, XDG_CONFIG_HOME: path.join(home, 'config') }),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const outcome = outcomeOf(child);
@@ -129,6 +142,26 @@ describe('shares from the terminal', () => {
     const other = await json(['upload', await localFile('bobs.txt', 'bob')], bob);
     const theirs = await jsonFailure(['share', other.files[0].id], 1);
     assert.deepEqual([theirs.code, theirs.status], ['errorPermissionDenied', 403]);
+  });
+
+  test('download takes a share link: the password from stdin, no key, one download counted; a wrong one exits 1', async () => {
+    const content = 'bytes behind a password';
+    const uploaded = await json(['upload', await localFile('guarded.txt', content)]);
+    const share = await json(['share', uploaded.files[0].id, '--password-stdin', '--max-downloads', '2'], ada, 'let me in\n');
+    const out = path.join(work, 'from-share');
+    await mkdir(out);
+    // Someone with the link only: no server stored, no key in the environment.
+    const stranger = spawnCli(['download', share.link, '-o', `${out}/`, '--password-stdin', '--json'], 'let me in\n');
+    const result = await stranger;
+    assert.equal(result.code, 0, result.stderr);
+    const saved = JSON.parse(result.stdout);
+    assert.deepEqual(saved, { id: share.id, name: 'guarded.txt', file: path.join(out, 'guarded.txt'), size: content.length, resumedFrom: 0, direct: false });
+    assert.equal(await readFile(saved.file, 'utf8'), content);
+    assert.equal((await json(['shares'])).shares.find((s: { id: string }) => s.id === share.id).downloads, 1, 'the HEAD before is not a download');
+    const wrong = await spawnCli(['download', share.link, '-o', `${out}/again.txt`, '--password-stdin'], 'guess\n');
+    assert.equal(wrong.code, 1, `a wrong share password is no sign-in problem: ${wrong.stderr}`);
+    assert.match(wrong.stderr, /^filehaven download: errorSharePassword: /);
+    assertFails(await run(['download', 'K7Q2M9X4PA', '--password-stdin']), 2, /^filehaven download: --password-stdin is for share links/);
   });
 
   test('usage mistakes exit 2 before anything is sent', async () => {
