@@ -127,11 +127,29 @@ function nameOf(response: Response, fallback: string): string {
 }
 
 /** The error of a failed download answer: Atom on direct links, an HTML page on public ones. */
-async function downloadError(response: Response): Promise<FilehavenApiError> {
+async function downloadError(response: Response, bodiless?: BodilessErrors): Promise<FilehavenApiError> {
   const text = await response.text().catch(() => '');
   const feed = readFeed(text);
-  return feed ? errorOf(response, feed) : statusError(response.status, errorOf(response, null).retryAfter);
+  if (feed) return errorOf(response, feed);
+  const retryAfter = errorOf(response, null).retryAfter;
+  return bodiless?.(response.status, retryAfter) ?? statusError(response.status, retryAfter);
 }
+
+/** The error of an answer without a body (a HEAD's), from its status; undefined: the usual reading. */
+export type BodilessErrors = (status: number, retryAfter: number | undefined) => FilehavenApiError | undefined;
+
+/**
+ * A share download's refusal without its Atom body (a HEAD's answer has none), told by
+ * its status alone: 410 cannot tell an expired share from a spent one, and says so.
+ */
+export const shareStatusErrors: BodilessErrors = (status, retryAfter) => {
+  if (status === 401) return new FilehavenApiError('errorSharePassword', status, 'The share needs its password, or the one given is wrong');
+  if (status === 404) return new FilehavenApiError('errorShareNotFound', status, 'Share does not exist or was revoked');
+  if (status === 410) return new FilehavenApiError('errorShareExpired', status, 'The share has expired or reached its download limit');
+  if (status === 429 && retryAfter !== undefined)
+    return new FilehavenApiError('errorSharePassword', status, 'Too many wrong passwords; try again later', retryAfter);
+  return undefined;
+};
 
 /**
  * Sends the GET of a download (with Range and If-Range when resuming) and returns its
@@ -144,6 +162,7 @@ export async function openDownload(
   options: DownloadOptions,
   keyAllowed: boolean,
   extraHeaders: Record<string, string> = {},
+  bodiless?: BodilessErrors,
 ): Promise<DownloadStream> {
   const offset = options.offset ?? 0;
   const headers: Record<string, string> = { ...extraHeaders };
@@ -163,9 +182,9 @@ export async function openDownload(
     // The bytes held are already the whole file: nothing left to fetch.
     if (range && range.total === offset) return { body: Readable.from([]), size: offset, offset, etag, name };
     // More bytes held than the file has: they are not this file's; start again.
-    if (range && range.total < offset) return openDownload(connection, target, { ...options, offset: 0 }, keyAllowed, extraHeaders);
+    if (range && range.total < offset) return openDownload(connection, target, { ...options, offset: 0 }, keyAllowed, extraHeaders, bodiless);
   }
-  if (response.status !== 200 && response.status !== 206) throw await downloadError(response);
+  if (response.status !== 200 && response.status !== 206) throw await downloadError(response, bodiless);
   const declared = response.headers.get('content-length');
   const length = declared === null ? NaN : Number(declared);
   let start = 0;

@@ -26,6 +26,7 @@ import {
   openDownload,
   requestOfUrl,
   shareOfUrl,
+  shareStatusErrors,
   targetOfUrl,
 } from './download.js';
 import * as entries from './entry-mappers.js';
@@ -489,7 +490,7 @@ export class FilehavenClient {
     const url = `${parts.webUrl}/s/${ref(parts.id, 'share id')}/download${file === undefined ? '' : `/${ref(file)}`}`;
     const headers: Record<string, string> = options.password === undefined ? {} : { [SHARE_PASSWORD_HEADER]: options.password };
     const target: DownloadTarget = { url, id: file ?? parts.id, name: file ?? parts.id, size: undefined, direct: false };
-    return openDownload(this.connection, target, options, false, headers);
+    return openDownload(this.connection, target, options, false, headers, shareStatusErrors);
   }
 
   /** POST /requests (issue 25): a link where others upload into one of your folders; `request.link` is what you hand out. */
