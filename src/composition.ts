@@ -123,9 +123,10 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const server = config.serverName ?? hostname();
   const instance = ids.processId();
   const reservations = new ReservationsService({ store, clock, server, instance, report: log, metrics });
-  const files = new FilesService({ store, blobs, ids, clock, log });
+  const fileExpiry = { defaultMs: config.fileExpiryDefaultMs, maxMs: config.fileExpiryMaxMs };
+  const files = new FilesService({ store, blobs, ids, clock, fileExpiry, log });
   const folders = new FoldersService({ store, ids, clock });
-  const listing = new ListingService({ store, folders });
+  const listing = new ListingService({ store, folders, clock });
   const bytes = fileBytes(store, blobs);
   const directLinks = new DirectLinks({
     store,
@@ -137,7 +138,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     directLinkRequiresKey: config.directLinkRequiresKey,
   });
   const thumbs = await openThumbnailStore(config, blobs);
-  const thumbnails = new ThumbnailsService({ thumbs, store, downloads: bytes, log });
+  const thumbnails = new ThumbnailsService({ thumbs, store, downloads: bytes, clock, log });
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
@@ -160,11 +161,11 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const downloads = new DownloadsService({
     costs: new DownloadCosts({ freeDownloads: limits.freeDownloads, reservations }),
     bytes,
-    archives: new FolderArchiveService({ store, downloads: bytes }),
+    archives: new FolderArchiveService({ store, downloads: bytes, clock }),
     counts: new DownloadCounts({ store, clock }),
     metrics,
   });
-  const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, metrics, log });
+  const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, fileExpiry, metrics, log });
   const resumableStorage = await openResumableStorage(config, blobs);
   const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({

@@ -43,6 +43,8 @@ export interface ResumableUploadsTable {
   file_id: string | null;
   created_at: number;
   expires_at: number;
+  /** The file expiry asked for in the upload's metadata, seconds; null = none asked (migration 0014). */
+  expires_in: number | null;
 }
 
 /** Who writes a resumable upload now (migration 0010). */
@@ -95,6 +97,8 @@ export interface FilesTable {
   last_download_at: number | null;
   /** Body bytes sent by downloads of this file (free and direct). */
   bytes_served: Generated<number>;
+  /** From this moment (epoch ms) the file behaves as deleted; null = never (migration 0014). */
+  expires_at: number | null;
 }
 
 export interface FoldersTable {

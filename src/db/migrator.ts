@@ -11,6 +11,7 @@ import * as listingIndexes from './migrations/0008-listing-indexes.js';
 import * as runLeases from './migrations/0009-run-leases.js';
 import * as resumableUploads from './migrations/0010-resumable-uploads.js';
 import * as dailyServed from './migrations/0011-daily-served.js';
+import * as fileExpiry from './migrations/0014-file-expiry.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -30,6 +31,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009-run-leases': runLeases,
   '0010-resumable-uploads': resumableUploads,
   '0011-daily-served': dailyServed,
+  '0014-file-expiry': fileExpiry,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

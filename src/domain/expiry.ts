@@ -46,3 +46,21 @@ export function expiryMoment(asked: ExpiresIn, rules: { now: number; defaultMs: 
   }
   return ms === null ? null : now + ms;
 }
+
+/** The operator's file expiry settings (--file-expiry-default, --file-expiry-max), ms; null = none. */
+export interface FileExpiryRules {
+  /** Expiry of a new file whose upload names none; null = never. */
+  defaultMs: number | null;
+  /** Longest expiry a file may have; null = no cap ("never" allowed). */
+  maxMs: number | null;
+}
+
+/**
+ * When a file expires (epoch ms, null = never), from what was asked at `now` and the
+ * operator's rules: the one rule for an upload (any entry point), a copy (which names
+ * none, so gets the default) and a change (`PUT /files/<id>;expiry`). Over the cap,
+ * or "never" under one, is errorWrongParameters.
+ */
+export function fileExpiresAt(asked: ExpiresIn, rules: FileExpiryRules, now: number): number | null {
+  return expiryMoment(asked, { now, defaultMs: rules.defaultMs, maxMs: rules.maxMs, what: 'A file' });
+}

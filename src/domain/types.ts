@@ -54,6 +54,17 @@ export interface FileRecord {
   downloads: number;
   /** Time of the last download start, epoch ms. */
   lastDownloadAt: number | null;
+  /** From this moment (epoch ms) the file behaves as deleted (isExpired); null = never. */
+  expiresAt: number | null;
+}
+
+/**
+ * Whether a file has reached its expiry at `now` (issue 25): from that moment it behaves
+ * as deleted everywhere, decided per request, whether or not gc has marked it yet. The
+ * repositories' `liveAt` filters are the same rule in SQL (repositories/rows.ts unexpiredAt).
+ */
+export function isExpired(file: Pick<FileRecord, 'expiresAt'>, now: number): boolean {
+  return file.expiresAt !== null && file.expiresAt <= now;
 }
 
 /** A folder of one account. */

@@ -3,13 +3,16 @@ import { ZipFile } from 'yazl';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { ArchivePaths, safeSegment } from '../domain/archive-paths.js';
 import { errors } from '../domain/errors.js';
-import { type FileRecord, FileStatus, type Folder } from '../domain/types.js';
+import type { Clock } from '../domain/ids.js';
+import { type FileRecord, FileStatus, type Folder, isExpired } from '../domain/types.js';
 import type { FileBytes } from './file-bytes.js';
 
 export interface FolderArchiveServiceDeps {
   store: MetadataStore;
   /** Opens a file's bytes (errorFileNotFound when its blob is gone). */
   downloads: FileBytes;
+  /** Expired files are left out of a plan, and not sent once they expire (they behave as deleted). */
+  clock: Clock;
   /** What one archive may hold; FOLDER_ARCHIVE_LIMITS unless a test makes them small. */
   limits?: Partial<FolderArchiveLimits>;
 }
@@ -202,7 +205,15 @@ export class FolderArchiveService {
    */
   private async openEntry(top: Folder, planned: FileRecord): Promise<Readable> {
     const file = await this.deps.store.files.byId(planned.id);
-    if (!file || file.status !== FileStatus.Active || file.sha256 !== planned.sha256 || file.folderId !== planned.folderId) throw errors.fileNotFound();
+    if (
+      !file ||
+      file.status !== FileStatus.Active ||
+      isExpired(file, this.deps.clock()) ||
+      file.sha256 !== planned.sha256 ||
+      file.folderId !== planned.folderId
+    ) {
+      throw errors.fileNotFound();
+    }
     if (!(await this.isBelow(file.folderId, top.id))) throw errors.fileNotFound();
     return this.deps.downloads.open(file);
   }
@@ -221,7 +232,7 @@ export class FolderArchiveService {
     let before: { createdAt: number; id: string } | undefined;
     for (let left = most; left > 0; ) {
       const limit = Math.min(PAGE, left);
-      const page = await this.deps.store.files.list({ folderId, states: [FileStatus.Active], before, limit });
+      const page = await this.deps.store.files.list({ folderId, states: [FileStatus.Active], before, liveAt: this.deps.clock(), limit });
       yield* page;
       left -= page.length;
       if (page.length < limit) return;

@@ -19,14 +19,19 @@ export class ClientGoneError extends Error {
 
 type Stage = (source: Readable, signal: AbortSignal) => Promise<StagedBlob>;
 type Discard = (staged: StagedBlob) => Promise<void>;
+/** Reads a form field beside the file; throwing an ApiError refuses the upload (the file is then discarded). */
+type OnField = (name: string, value: string) => void;
 
 /**
  * Reads a multipart upload with exactly one file (API.md section 2): the part named
  * `upload`, or the first part with a filename. The file streams straight into `stage`;
  * on any failure (malformed or truncated body, a second file, the client gone, a limit)
- * the staging is aborted or discarded, so nothing is left on disk.
+ * the staging is aborted or discarded, so nothing is left on disk. Other fields go to
+ * `onField` as they are parsed, before or after the file part: a field after the file is
+ * read once the file's bytes have streamed into staging (nothing is buffered for it), and
+ * a refusal then discards what was staged.
  */
-export function receiveSingleFile(request: IncomingMessage, stage: Stage, discard: Discard): Promise<ReceivedFile> {
+export function receiveSingleFile(request: IncomingMessage, stage: Stage, discard: Discard, onField?: OnField): Promise<ReceivedFile> {
   return new Promise((resolve, reject) => {
     let parser: BusboyInstance;
     try {
@@ -61,6 +66,15 @@ export function receiveSingleFile(request: IncomingMessage, stage: Stage, discar
       filename = name ?? '';
       staging = stage(stream, abort.signal);
       staging.catch((error: unknown) => fail(error instanceof ApiError ? error : errors.uploadMalformed('the file could not be read')));
+    });
+    parser.on('field', (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      if (settled || !onField) return;
+      try {
+        if (valueTruncated) throw errors.wrongParameters(`the field ${name} is too long`);
+        onField(name, value);
+      } catch (error) {
+        fail(error instanceof ApiError ? error : errors.uploadMalformed(`the field ${name} could not be read`));
+      }
     });
     parser.on('filesLimit', () => fail(errors.uploadMalformed('exactly one file per request')));
     parser.on('partsLimit', () => fail(errors.uploadMalformed('too many parts')));

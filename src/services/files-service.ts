@@ -1,9 +1,10 @@
 import { type BlobStore, SHA256_PATTERN } from '../blob/blob-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
 import { errors, InputError } from '../domain/errors.js';
+import { type FileExpiryRules, fileExpiresAt, parseExpiresIn } from '../domain/expiry.js';
 import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
-import { type Account, type FileRecord, FileStatus } from '../domain/types.js';
+import { type Account, type FileRecord, FileStatus, isExpired } from '../domain/types.js';
 import { constantTimeEqual } from '../security/secrets.js';
 import { dropUnreferencedBlobRow, removeUnnamedBytes } from './blob-lifecycle.js';
 import { blacklistedNamePattern } from './moderation-service.js';
@@ -15,6 +16,8 @@ export interface FilesServiceDeps {
   blobs: BlobStore;
   ids: IdSource;
   clock: Clock;
+  /** The operator's file expiry settings: a copy's default, the cap of a change. */
+  fileExpiry: FileExpiryRules;
   /** Where unexpected storage failures are reported. */
   log: (error: unknown, message: string) => void;
 }
@@ -37,24 +40,49 @@ export class FilesService {
     return file;
   }
 
-  /** The file with this id, blocked ones included (their pages say so); null when unknown or deleted. */
+  /**
+   * The file with this id, blocked ones included (their pages say so); null when unknown,
+   * deleted or expired. Everything that resolves a live file by id goes through here (or
+   * `visible`): an expired file behaves as deleted from its expiry on, whether or not gc
+   * has marked it yet (issue 25).
+   */
   async live(id: string): Promise<FileRecord | null> {
     const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
-    return file && file.status !== FileStatus.Deleted ? file : null;
+    return file && isLive(file, this.deps.clock()) ? file : null;
+  }
+
+  /**
+   * The owner changes a file's expiry (`PUT /files/<id>;expiry`): `expires_in` seconds from
+   * now, `0` = never (refused, like anything past it, under the operator's cap).
+   * errorWrongParameters for a bad or missing value; another account's file is
+   * errorPermissionDenied, an unknown, deleted or expired one errorFileNotFound.
+   */
+  async setExpiry(caller: Account, id: string, rawExpiresIn: string | undefined): Promise<FileRecord> {
+    const file = await this.visible(id);
+    if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    const asked = parseExpiresIn(rawExpiresIn, { zeroMeansNever: true });
+    if (asked.kind === 'absent') throw errors.wrongParameters('expires_in is required (seconds, 0 = never)');
+    const now = this.deps.clock();
+    const expiresAt = fileExpiresAt(asked, this.deps.fileExpiry, now);
+    // Conditional on the row being live and unexpired now: an expiry that passed meanwhile stays passed.
+    if (!(await this.deps.store.files.setExpiry(file.id, expiresAt, now))) throw errors.fileNotFound();
+    return { ...file, expiresAt };
   }
 
   /** Copies any active file into the caller's root; no bytes are duplicated (API.md 7). */
   async copy(caller: Account, id: string): Promise<CreatedFile> {
     const source = await this.visible(id);
     if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
-    return createFileRow(this.deps, { ownerId: caller.id, name: source.name, sha256: source.sha256, size: source.size }, async (repos, row) => {
+    // A copy is a new file of the caller's, which names no expiry: the server's default (never the source's).
+    const fields = { ownerId: caller.id, name: source.name, sha256: source.sha256, size: source.size };
+    return createFileRow(this.deps, fields, async (repos, row, at) => {
       // Under the digest's lock the source cannot lose its last reference meanwhile, so a
       // concurrent delete cannot remove the bytes under the copy.
       await repos.locks.blob(source.sha256);
       const now = await repos.files.byId(source.id);
-      if (!now || now.status === FileStatus.Deleted) throw errors.fileNotFound();
+      if (!now || !isLive(now, at)) throw errors.fileNotFound();
       if (now.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
-      return { file: await repos.files.create(row) };
+      return { file: await repos.files.create({ ...row, expiresAt: fileExpiresAt({ kind: 'absent' }, this.deps.fileExpiry, at) }) };
     });
   }
 
@@ -82,15 +110,16 @@ export class FilesService {
     for (let attempt = 1; attempt <= 5; attempt++) {
       const folderId = file.folderId;
       const renamed = await this.deps.store.transaction(async (repos) => {
-        const scope = { ownerId: caller.id, folderId, exceptId: file.id };
+        const at = this.deps.clock();
+        const scope = { ownerId: caller.id, folderId, exceptId: file.id, liveAt: at };
         await lockNames(repos, scope);
         const now = await repos.files.byId(file.id);
-        if (!now || now.status === FileStatus.Deleted) throw errors.fileNotFound();
+        if (!now || !isLive(now, at)) throw errors.fileNotFound();
         // Moved since it was read: its names are another lock's; go again under that one.
         if (now.folderId !== folderId) return { moved: now };
         if (now.name === name) return { renamed: now };
         await assertFree(repos, 'file', scope, name);
-        await repos.files.rename(now.id, name);
+        await repos.files.rename(now.id, name, at);
         return { renamed: { ...now, name } };
       });
       if (renamed.renamed) return renamed.renamed;
@@ -103,7 +132,7 @@ export class FilesService {
   async byDeleteSecret(id: string, secret: string): Promise<FileRecord | null> {
     if (!ID_PATTERN.test(id) || !/^[0-9a-f]{32}$/.test(secret)) return null;
     const [file, hash] = await Promise.all([this.deps.store.files.byId(id), this.deps.store.files.deleteHash(id)]);
-    if (!file || hash === null || file.status === FileStatus.Deleted) return null;
+    if (!file || hash === null || !isLive(file, this.deps.clock())) return null;
     return constantTimeEqual(hash, deleteHashOf(secret)) ? file : null;
   }
 
@@ -193,6 +222,11 @@ export class FilesService {
     }
     return changed;
   }
+}
+
+/** Not deleted, and not expired at `now`: what every lookup of a live file asks. */
+function isLive(file: FileRecord, now: number): boolean {
+  return file.status !== FileStatus.Deleted && !isExpired(file, now);
 }
 
 function normalizeDigest(sha256: string): string {

@@ -2,7 +2,7 @@ import { DuplicateError, type MetadataStore } from '../db/repositories/repositor
 import { ApiError, errors } from '../domain/errors.js';
 import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
 import { sanitizeFolderName } from '../domain/names.js';
-import { type Account, type FileRecord, FileStatus, type Folder } from '../domain/types.js';
+import { type Account, type FileRecord, FileStatus, type Folder, isExpired } from '../domain/types.js';
 import type { ListPosition } from './listing-service.js';
 import { assertFree, lockNames, NameTakenError } from './sibling-names.js';
 
@@ -100,11 +100,12 @@ export class FoldersService {
    * SUM: a folder of any size costs one page of rows, never all of them.
    */
   async listing(folder: Folder, query: FolderPageQuery): Promise<FolderListing> {
+    const now = this.deps.clock();
     const [rows, children, totals] = await Promise.all([
       // One row more than asked tells whether a next page exists.
-      this.deps.store.files.list({ folderId: folder.id, states: [FileStatus.Active], before: query.after, limit: query.limit + 1 }),
+      this.deps.store.files.list({ folderId: folder.id, states: [FileStatus.Active], before: query.after, liveAt: now, limit: query.limit + 1 }),
       query.children ? this.deps.store.folders.children(folder.id) : Promise.resolve([]),
-      this.deps.store.folders.activeTotals([folder.id]),
+      this.deps.store.folders.activeTotals([folder.id], now),
     ]);
     const files = rows.slice(0, query.limit);
     const last = files.at(-1);
@@ -115,7 +116,12 @@ export class FoldersService {
 
   /** Active files and their bytes in each of these folders (not counting sub-folders). */
   async totals(folders: Folder[]): Promise<Map<string, { files: number; bytes: number }>> {
-    return folders.length === 0 ? new Map() : this.deps.store.folders.activeTotals(folders.map((folder) => folder.id));
+    return folders.length === 0
+      ? new Map()
+      : this.deps.store.folders.activeTotals(
+          folders.map((folder) => folder.id),
+          this.deps.clock(),
+        );
   }
 
   /**
@@ -143,10 +149,12 @@ export class FoldersService {
       // Under the folder's lock no file moves in and no sub-folder is created meanwhile,
       // so the emptiness seen below still holds at DELETE.
       await repos.locks.folder(folder.id);
-      await repos.files.detachDeleted(folder.id);
+      // Expired files behave as deleted: they leave with the deleted ones, to the top, for gc.
+      const now = this.deps.clock();
+      await repos.files.detachDeleted(folder.id, now);
       // One live file is enough to refuse: never read them all.
       const [live, children] = await Promise.all([
-        repos.files.list({ folderId: folder.id, states: [FileStatus.Active, FileStatus.Blocked], limit: 1 }),
+        repos.files.list({ folderId: folder.id, states: [FileStatus.Active, FileStatus.Blocked], liveAt: now, limit: 1 }),
         repos.folders.children(folder.id),
       ]);
       if (live.length > 0 || children.length > 0) throw errors.folderNotEmpty();
@@ -220,11 +228,12 @@ export class FoldersService {
 
   /** Moves one of the caller's live files out of its folder, back to the top. */
   async moveToTop(caller: Account, fileId: string): Promise<FileRecord> {
+    const now = this.deps.clock();
     const file = ID_PATTERN.test(fileId) ? await this.deps.store.files.byId(fileId) : null;
-    if (!file || file.status === FileStatus.Deleted) throw errors.fileNotFound();
+    if (!file || file.status === FileStatus.Deleted || isExpired(file, now)) throw errors.fileNotFound();
     if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
     // The same conditional UPDATE as a move: only the owner's live file moves.
-    if ((await this.deps.store.files.moveOwned([file.id], caller.id, null)) !== 1) throw errors.fileNotFound();
+    if ((await this.deps.store.files.moveOwned([file.id], caller.id, null, now)) !== 1) throw errors.fileNotFound();
     return { ...file, folderId: null };
   }
 
@@ -246,7 +255,7 @@ export class FoldersService {
         // here: errorFolderNotFound) or waits and then sees these files (not empty).
         await repos.locks.folder(folder.id);
         if ((await repos.folders.byId(folder.id)) === null) throw errors.folderNotFound();
-        const moved = await repos.files.moveOwned(fileIds, caller.id, folder.id);
+        const moved = await repos.files.moveOwned(fileIds, caller.id, folder.id, this.deps.clock());
         if (moved !== fileIds.length) throw errors.folderFilesAddFailed('');
       });
     } catch (error) {
@@ -257,14 +266,15 @@ export class FoldersService {
       if (!(error instanceof ApiError) && (await this.deps.store.folders.byId(folder.id)) === null) throw errors.folderNotFound();
       throw error;
     }
-    return { folder, moved: fileIds.length, activeBytes: await this.deps.store.files.folderActiveBytes(folder.id) };
+    return { folder, moved: fileIds.length, activeBytes: await this.deps.store.files.folderActiveBytes(folder.id, this.deps.clock()) };
   }
 
   private async whyNotMovable(caller: Account, fileIds: string[]): Promise<string> {
     const found = new Map((await this.deps.store.files.byIds(fileIds)).map((f) => [f.id, f]));
+    const now = this.deps.clock();
     for (const id of fileIds) {
       const file = found.get(id);
-      if (!file || file.status === FileStatus.Deleted) return `File ${id} does not exist or is deleted`;
+      if (!file || file.status === FileStatus.Deleted || isExpired(file, now)) return `File ${id} does not exist or is deleted`;
       if (file.ownerId !== caller.id) return `File ${id} belongs to another account`;
     }
     return 'Files were not added to the folder';

@@ -42,7 +42,10 @@ export interface GcServiceDeps {
 /** What one gc run removed (or, in a dry run, would remove). */
 export interface GcReport {
   dryRun: boolean;
-  /** Live files deleted (A/B → D) because nobody downloaded them for `expireAfterDays`. */
+  /**
+   * Live files deleted (A/B → D) because they reached their own expiry (files.expires_at,
+   * issue 25) or nobody downloaded them for `expireAfterDays`.
+   */
   filesExpired: number;
   /** Blob rows with no live file, removed with their bytes. */
   blobsRemoved: number;
@@ -169,16 +172,31 @@ export class GcService {
     };
   }
 
-  /** (d) Deletes live files not downloaded (or, never downloaded, not uploaded) since the cutoff. */
+  /**
+   * (d) Deletes live files past their own expiry (issue 25), then those not downloaded (or,
+   * never downloaded, not uploaded) since the cutoff. A file past its expiry behaves as
+   * deleted already (decided per request); this makes it so, and releases its blob under
+   * the blob protocol when no other live file (a dedup twin, a copy) still points at it.
+   */
   private async expire(report: GcReport): Promise<void> {
+    const now = this.deps.clock();
+    const housekeeping = this.deps.store.housekeeping;
+    if (report.dryRun) report.filesExpired += await housekeeping.countPastExpiry(now);
+    else await this.deleteEach(report, () => housekeeping.pastExpiry(now, this.batch));
     const cutoff = this.expiryCutoff();
     if (cutoff === null) return;
     if (report.dryRun) {
-      report.filesExpired = await this.countExpired(cutoff);
+      // A file past both expiries is counted once: the cutoff's count leaves them out.
+      report.filesExpired += await this.deps.store.housekeeping.countExpired(cutoff, now);
       return;
     }
+    await this.deleteEach(report, () => housekeeping.expiredFiles(cutoff, this.batch));
+  }
+
+  /** Deletes, the way an operator does, each file of `next()`'s batches until a short batch. */
+  private async deleteEach(report: GcReport, next: () => Promise<string[]>): Promise<void> {
     for (;;) {
-      const ids = await this.deps.store.housekeeping.expiredFiles(cutoff, this.batch);
+      const ids = await next();
       for (const id of ids) {
         try {
           // The operator's delete: A/B → D and the blob released in one transaction.

@@ -1,5 +1,6 @@
 import type { BrowsePosition, FileSortKey, MetadataStore } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
+import type { Clock } from '../domain/ids.js';
 import { type Account, type FileRecord, FileStatus, type Folder } from '../domain/types.js';
 import type { FoldersService } from './folders-service.js';
 
@@ -7,6 +8,8 @@ export interface ListingServiceDeps {
   store: MetadataStore;
   /** Ownership checks of the folder filters (errorFolderNotFound, errorPermissionDenied). */
   folders: FoldersService;
+  /** Files expired now are left out of every listing (they behave as deleted, issue 25). */
+  clock: Clock;
 }
 
 /** Page size when none is asked for. */
@@ -102,6 +105,7 @@ export class ListingService {
       states: query.states,
       folderId,
       before: query.after,
+      liveAt: this.deps.clock(),
       limit: query.limit + 1,
     });
     return paged(rows, query.limit);
@@ -128,6 +132,7 @@ export class ListingService {
       sort: query.sort,
       descending: query.descending,
       after: query.after,
+      liveAt: this.deps.clock(),
       limit: query.limit + 1,
     });
     const items = rows.slice(0, query.limit);
@@ -143,7 +148,10 @@ export class ListingService {
     const rows = await this.deps.store.folders.list({ ownerId: caller.id, parentId, before: query.after, limit: query.limit + 1 });
     const page = paged(rows, query.limit);
     // One grouped query for the whole page, not one per folder.
-    const totals = await this.deps.store.folders.activeTotals(page.items.map((folder) => folder.id));
+    const totals = await this.deps.store.folders.activeTotals(
+      page.items.map((folder) => folder.id),
+      this.deps.clock(),
+    );
     return {
       items: page.items.map((folder) => {
         const total = totals.get(folder.id);

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import type { ThumbnailStore } from '../blob/thumbnail-store.js';
 import type { MetadataStore } from '../db/repositories/repositories.js';
-import { ID_PATTERN } from '../domain/ids.js';
-import { type FileRecord, FileStatus } from '../domain/types.js';
+import { type Clock, ID_PATTERN } from '../domain/ids.js';
+import { type FileRecord, FileStatus, isExpired } from '../domain/types.js';
 import type { FileBytes } from '../downloads/file-bytes.js';
 
 export interface ThumbnailsServiceDeps {
@@ -11,6 +11,8 @@ export interface ThumbnailsServiceDeps {
   store: Pick<MetadataStore, 'files'>;
   /** Opens a file's bytes. */
   downloads: FileBytes;
+  /** Expired files have no thumbnail (they behave as deleted). */
+  clock: Clock;
   log: (error: unknown, message: string) => void;
   /** Limits; THUMBNAIL_LIMITS unless a test changes them. */
   limits?: Partial<ThumbnailLimits>;
@@ -124,12 +126,12 @@ export class ThumbnailsService {
   }
 
   /**
-   * The active file a thumbnail URL (`/thumb/<id>/<key>`) names: blocked and deleted
-   * files have none, and a key other than the file's current one names nothing.
+   * The active file a thumbnail URL (`/thumb/<id>/<key>`) names: blocked, deleted and
+   * expired files have none, and a key other than the file's current one names nothing.
    */
   async target(id: string, key: string): Promise<ThumbnailTarget> {
     const file = ID_PATTERN.test(id) ? await this.deps.store.files.byId(id) : null;
-    if (!file || file.status !== FileStatus.Active) return { kind: 'missing' };
+    if (!file || file.status !== FileStatus.Active || isExpired(file, this.deps.clock())) return { kind: 'missing' };
     if (key !== thumbnailKey(file)) return { kind: 'outdated' };
     return { kind: 'file', file };
   }

@@ -1,6 +1,7 @@
 import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
 import type { Repositories } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
+import { type ExpiresIn, type FileExpiryRules, fileExpiresAt } from '../domain/expiry.js';
 import { sanitizeFileName } from '../domain/names.js';
 import type { FileRecord } from '../domain/types.js';
 import { abandonStagedBlob, admitStagedBlob } from '../services/blob-lifecycle.js';
@@ -10,6 +11,8 @@ import type { UploadFolder } from './upload-input.js';
 
 export interface AdmissionDeps extends NewFileRowDeps {
   blobs: BlobStore;
+  /** The operator's file expiry settings (the default, the cap). */
+  fileExpiry: FileExpiryRules;
   /** Where unexpected storage failures are reported. */
   log: (error: unknown, message: string) => void;
 }
@@ -17,6 +20,8 @@ export interface AdmissionDeps extends NewFileRowDeps {
 /** How staged bytes are admitted as a file. */
 export interface AdmitOptions {
   folder: UploadFolder | null;
+  /** The expiry asked for (checked against the cap again, from the row's creation time). */
+  expiresIn: ExpiresIn;
   /** Runs in the file's transaction, after its row (UploadInput.within, the volume's settlement). */
   within?: (repos: Repositories, file: FileRecord) => Promise<void>;
   /**
@@ -65,7 +70,9 @@ async function insertUploadedFile(deps: AdmissionDeps, ownerId: number, name: st
       // admitUpload's first check alone left a gap.
       if (await repos.blacklist.has(staged.sha256)) throw errors.blacklisted();
       const folderId = options.folder ? await lockedFolder(repos, ownerId, options.folder) : null;
-      const file = await repos.files.create({ ...row, folderId });
+      // From the row's own time, so "expires_in=60" means 60 s after the file exists.
+      const expiresAt = fileExpiresAt(options.expiresIn, deps.fileExpiry, now);
+      const file = await repos.files.create({ ...row, folderId, expiresAt });
       await options.within?.(repos, file);
       return file;
     });

@@ -28,7 +28,7 @@ export interface ResumableUploadsDeps {
   /** An upload that became a file answers that file again. */
   files: Pick<FilesService, 'visible'>;
   /** The upload use case: the volume reserved at creation and checked before each write, and the file made at the finish. */
-  uploads: Pick<UploadsService, 'reserveAhead' | 'recheck' | 'upload'>;
+  uploads: Pick<UploadsService, 'reserveAhead' | 'recheck' | 'upload' | 'expiresIn'>;
   locker: UploadLocker;
   clock: Clock;
   /** How long an upload may take from its creation (--upload-expiry). */
@@ -43,6 +43,8 @@ export interface NewUpload {
   length: number;
   filename: string | undefined;
   folderId: string | undefined;
+  /** The metadata's `expires_in` (seconds), checked now and applied when the upload is stored. */
+  expiresIn?: string | undefined;
 }
 
 /** A finished upload: its file, and the delete secret when this call stored it (it is shown once). */
@@ -70,12 +72,15 @@ export class ResumableUploadsService {
   /**
    * Checks what the client declares and records the upload with its volume reservation,
    * before tus creates its storage: errorEmptyFile, errorFileSize, errorFolderNotFound,
-   * errorFileInBlackList (by name), errorUploadLimit, or errorUploadFaild for a missing
-   * file name.
+   * errorFileInBlackList (by name), errorUploadLimit, errorWrongParameters for a bad
+   * `expires_in`, or errorUploadFaild for a missing file name.
    */
   async create(owner: Account, id: string, input: NewUpload): Promise<{ expiresAt: number }> {
     const { length, filename, folderId } = input;
     if (filename === undefined || filename.trim() === '') throw errors.uploadMalformed('Upload-Metadata must carry the file name (key "filename")');
+    // Checked before anything is reserved; the file's expiry counts from when it is stored.
+    const asked = this.deps.uploads.expiresIn(input.expiresIn);
+    const expiresIn = asked.kind === 'in' ? asked.seconds : null;
     const now = this.deps.clock();
     const expiresAt = now + this.deps.expiryMs;
     await this.deps.uploads.reserveAhead(
@@ -83,7 +88,17 @@ export class ResumableUploadsService {
       { length, name: filename, folderId: folderId ?? null },
       { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt },
       (repos, reservationId) =>
-        repos.resumableUploads.create({ id, accountId: owner.id, filename, folderId: folderId ?? null, length, reservationId, createdAt: now, expiresAt }),
+        repos.resumableUploads.create({
+          id,
+          accountId: owner.id,
+          filename,
+          folderId: folderId ?? null,
+          length,
+          reservationId,
+          createdAt: now,
+          expiresAt,
+          expiresIn,
+        }),
     );
     return { expiresAt };
   }
@@ -305,6 +320,7 @@ export class ResumableUploadsService {
         // A failure that is no refusal leaves the bytes where they are, for the client's
         // next request to finish the upload again.
         source: { kind: 'staged', staged, name: record.filename, reservationId: record.reservationId, startedAt: record.createdAt },
+        expiresIn: record.expiresIn === null ? undefined : { kind: 'in', seconds: record.expiresIn },
         // The upload's row says stored in the file's transaction, so it is made once.
         within: async (repos, file) => {
           if (!(await repos.resumableUploads.markStored(record.id, file.id))) throw new Error(`upload ${record.id} was stored or removed meanwhile`);

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import type { StagedBlob } from '../blob/blob-store.js';
 import type { Repositories } from '../db/repositories/repositories.js';
+import type { ExpiresIn } from '../domain/expiry.js';
 import type { Account, FileRecord } from '../domain/types.js';
 
 /*
@@ -30,8 +31,12 @@ export interface StreamSource {
   kind: 'stream';
   /** A length the bytes cannot exceed (a request's Content-Length), reserved whole when it fits. */
   declaredBytes?: number;
-  /** Stages the bytes through `tools.stage` and says the name the client gave them. */
-  receive(tools: StagingTools): Promise<{ staged: StagedBlob; name: string | undefined }>;
+  /**
+   * Stages the bytes through `tools.stage` and says the name the client gave them, and
+   * the expiry its body asked for when that came with the bytes (a multipart field, read
+   * before or after the file part; UploadsService.expiresIn checks it as it is read).
+   */
+  receive(tools: StagingTools): Promise<{ staged: StagedBlob; name: string | undefined; expiresIn?: ExpiresIn }>;
 }
 
 /**
@@ -78,6 +83,12 @@ export interface UploadInput {
   folder: UploadFolder | null;
   source: UploadSource;
   limits?: UploadLimits;
+  /**
+   * The file expiry asked for up front (a tus upload's metadata); a stream source's own
+   * answer wins. Absent: the operator's default (--file-expiry-default). The moment is
+   * taken from when the row is written, and written with it (issue 25).
+   */
+  expiresIn?: ExpiresIn;
   /**
    * Runs in the transaction that creates the file row, after the row: what else must
    * commit with it or not at all (a resumable upload marks itself stored; an upload

@@ -1,6 +1,7 @@
 import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import { errors, isRefusal } from '../domain/errors.js';
+import { type ExpiresIn, type FileExpiryRules, fileExpiresAt, parseExpiresIn } from '../domain/expiry.js';
 import type { Clock, IdSource } from '../domain/ids.js';
 import { sanitizeFileName } from '../domain/names.js';
 import type { Account, Folder } from '../domain/types.js';
@@ -43,6 +44,8 @@ export interface UploadsServiceDeps {
   folders: { owned(owner: Account, id: string): Promise<Folder> };
   /** The largest file (--max-file-size), enforced while staging. */
   maxFileSize: number;
+  /** The operator's file expiry settings: the default of an upload naming none, and the cap. */
+  fileExpiry: FileExpiryRules;
   /** Uploads in flight, their bytes and outcomes, counted here for every entry point. */
   metrics: Pick<Metrics, 'uploadStarted' | 'resumableUploadEnded'>;
   /** Where unexpected storage failures are reported. */
@@ -70,6 +73,17 @@ export class UploadsService {
    */
   upload(input: UploadInput): Promise<CreatedFile> {
     return input.source.kind === 'stream' ? this.streamed(input, input.source) : this.staged(input, input.source);
+  }
+
+  /**
+   * Reads an upload's `expires_in` field (seconds, at least 1) and checks it against the
+   * operator's cap now, so a bad one is refused before any byte is kept:
+   * errorWrongParameters. The moment itself is taken when the file row is written.
+   */
+  expiresIn(raw: string | undefined): ExpiresIn {
+    const asked = parseExpiresIn(raw, { zeroMeansNever: false });
+    fileExpiresAt(asked, this.deps.fileExpiry, this.deps.clock());
+    return asked;
   }
 
   /**
@@ -120,8 +134,9 @@ export class UploadsService {
     const meter = this.deps.metrics.uploadStarted();
     let staged: StagedBlob;
     let name: string | undefined;
+    let expiresIn: ExpiresIn | undefined;
     try {
-      ({ staged, name } = await source.receive({
+      ({ staged, name, expiresIn } = await source.receive({
         stage: async (stream, signal) => {
           const received = await stageUpload(blobs, allowance.meter(stream), { maxBytes, signal, log });
           meter.received(received.size);
@@ -136,7 +151,12 @@ export class UploadsService {
     }
     try {
       const created = await allowance.whenStored(
-        admitUpload(this.admission(), input.owner.id, staged, name, { folder: input.folder, within: input.within, keepStagedOnFailure: false }),
+        admitUpload(this.admission(), input.owner.id, staged, name, {
+          folder: input.folder,
+          expiresIn: expiresIn ?? input.expiresIn ?? { kind: 'absent' },
+          within: input.within,
+          keepStagedOnFailure: false,
+        }),
       );
       meter.end('stored');
       return created;
@@ -153,6 +173,7 @@ export class UploadsService {
     try {
       const created = await admitUpload(this.admission(), input.owner.id, source.staged, source.name, {
         folder: input.folder,
+        expiresIn: input.expiresIn ?? { kind: 'absent' },
         keepStagedOnFailure: true,
         within: async (repos, file) => {
           await input.within?.(repos, file);
@@ -172,7 +193,7 @@ export class UploadsService {
   }
 
   private admission(): AdmissionDeps {
-    const { store, blobs, ids, clock, log } = this.deps;
-    return { store, blobs, ids, clock, log };
+    const { store, blobs, ids, clock, fileExpiry, log } = this.deps;
+    return { store, blobs, ids, clock, fileExpiry, log };
   }
 }

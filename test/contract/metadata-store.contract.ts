@@ -259,6 +259,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
           createdAt: T0,
           downloads: 0,
           lastDownloadAt: null,
+          expiresAt: null,
         });
         assert.deepEqual(await store.files.byId('ABCDEFGHIJ'), created);
         assert.deepEqual(await store.files.byIds(['ABCDEFGHIJ', 'NOSUCHFILE']), [created]);
@@ -1091,7 +1092,7 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         };
         await store.resumableUploads.create(row);
         await store.resumableUploads.saveCheckpoints(row.id, '[{"at":4,"state":"x"}]');
-        assert.deepEqual(await peer.resumableUploads.byId(row.id), { ...row, digestCheckpoints: '[{"at":4,"state":"x"}]', fileId: null });
+        assert.deepEqual(await peer.resumableUploads.byId(row.id), { ...row, digestCheckpoints: '[{"at":4,"state":"x"}]', fileId: null, expiresIn: null });
         const marks = await Promise.all([store.resumableUploads.markStored(row.id, 'FILEAAAAAA'), peer.resumableUploads.markStored(row.id, 'FILEBBBBBB')]);
         assert.equal(marks.filter(Boolean).length, 1, `one file per upload: ${marks}`);
         await store.resumableUploads.saveCheckpoints(row.id, '[{"at":9,"state":"y"}]');

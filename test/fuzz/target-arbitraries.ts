@@ -187,7 +187,7 @@ const API_NEAR_MISSES = [
   '/folders/<id>/files',
   '/account/<id>',
 ];
-const SUFFIXES = ['DirectLink', 'directlink', 'DIRECTLINK', 'files', 'Files', '', 'foo', 'DirectLink%00', ';', 'DirectLink?x=1'];
+const SUFFIXES = ['DirectLink', 'expiry', 'directlink', 'DIRECTLINK', 'files', 'Files', '', 'foo', 'DirectLink%00', ';', 'DirectLink?x=1'];
 
 function fill(template: string, ids: string[], suffix: string): string {
   let n = 0;

@@ -139,7 +139,9 @@ async function withArchives(
 ): Promise<void> {
   const services = server.server.services;
   const original = services.downloads;
-  services.downloads = original.withArchives(new FolderArchiveService({ store: options.store ?? services.store, downloads: original, limits: options.limits }));
+  services.downloads = original.withArchives(
+    new FolderArchiveService({ store: options.store ?? services.store, downloads: original, clock: services.clock, limits: options.limits }),
+  );
   try {
     await body();
   } finally {

@@ -21,6 +21,7 @@ const file: FileRecord = {
   createdAt: Date.parse('2026-11-21T10:00:00Z'),
   downloads: 0,
   lastDownloadAt: null,
+  expiresAt: null,
 };
 
 async function serve(mode: 'leave-during-before' | 'leave-during-open') {

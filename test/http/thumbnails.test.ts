@@ -99,7 +99,7 @@ async function withThumbnails(
   const services = t.server.services;
   const original = services.thumbnails;
   const downloads = options.open ? { open: options.open } : services.downloads;
-  services.thumbnails = new ThumbnailsService({ thumbs, store: services.store, downloads, log: () => {}, limits: options.limits });
+  services.thumbnails = new ThumbnailsService({ thumbs, store: services.store, downloads, clock: services.clock, log: () => {}, limits: options.limits });
   try {
     await body();
   } finally {

@@ -1,15 +1,18 @@
-import { type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
+import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { FileBrowseQuery, FilesRepository } from './repositories.js';
-import { containsText, listedAfter, toFile, translateDuplicate } from './rows.js';
+import { containsText, listedAfter, toFile, translateDuplicate, unexpiredAt } from './rows.js';
 
 /** Live: what an owner sees and what a name can clash with. */
 const LIVE = [FileStatus.Active, FileStatus.Blocked];
 
 export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepository {
   const select = () => db.selectFrom('files').selectAll();
+  /** Adds the expiry rule (rows.ts unexpiredAt) when a time is given: the one place queries of live files get it. */
+  const unexpired = <Q extends { where(expression: Expression<SqlBool>): Q }>(q: Q, liveAt: number | undefined): Q =>
+    liveAt === undefined ? q : q.where(unexpiredAt(liveAt));
 
   /**
    * The sort key of `browse` as SQL, and a value in the same form. Names sort lower-cased
@@ -42,6 +45,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
             deleted_at: null,
             downloads: 0,
             last_download_at: null,
+            expires_at: file.expiresAt ?? null,
           })
           .returningAll()
           .executeTakeFirstOrThrow(),
@@ -66,15 +70,15 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
-    async moveOwned(ids, ownerId, folderId) {
+    async moveOwned(ids, ownerId, folderId, liveAt) {
       if (ids.length === 0) return 0;
-      const result = await db
+      const query = db
         .updateTable('files')
         .set({ folder_id: folderId })
         .where('id', 'in', ids)
         .where('owner_id', '=', ownerId)
-        .where('status', '!=', FileStatus.Deleted)
-        .executeTakeFirst();
+        .where('status', '!=', FileStatus.Deleted);
+      const result = await unexpired(query, liveAt).executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
     async byIds(ids) {
@@ -85,13 +89,13 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       const rows = await select().where('folder_id', '=', folderId).where('status', 'in', states).orderBy('created_at').orderBy('id').execute();
       return rows.map(toFile);
     },
-    async folderActiveBytes(folderId) {
-      const row = await db
+    async folderActiveBytes(folderId, liveAt) {
+      const query = db
         .selectFrom('files')
         .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes'))
         .where('folder_id', '=', folderId)
-        .where('status', '=', FileStatus.Active)
-        .executeTakeFirstOrThrow();
+        .where('status', '=', FileStatus.Active);
+      const row = await unexpired(query, liveAt).executeTakeFirstOrThrow();
       return Number(row.bytes);
     },
     async liveReferenceExists(sha256) {
@@ -105,8 +109,16 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         .where('id', '=', id)
         .execute();
     },
-    async detachDeleted(folderId) {
-      await db.updateTable('files').set({ folder_id: null }).where('folder_id', '=', folderId).where('status', '=', FileStatus.Deleted).execute();
+    async detachDeleted(folderId, liveAt) {
+      await db
+        .updateTable('files')
+        .set({ folder_id: null })
+        .where('folder_id', '=', folderId)
+        // An expired file behaves as deleted: it keeps no folder from going (gc marks it later).
+        .where((eb) =>
+          liveAt === undefined ? eb('status', '=', FileStatus.Deleted) : eb.or([eb('status', '=', FileStatus.Deleted), eb.not(unexpiredAt(liveAt))]),
+        )
+        .execute();
     },
     async list(query) {
       let q = select();
@@ -116,6 +128,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       else if (query.folderId !== undefined) q = q.where('folder_id', '=', query.folderId);
       const before = query.before;
       if (before) q = q.where(listedAfter(before));
+      q = unexpired(q, query.liveAt);
       const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
       return rows.map(toFile);
     },
@@ -128,13 +141,20 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
-    async rename(id, name) {
-      const result = await db.updateTable('files').set({ name }).where('id', '=', id).where('status', 'in', LIVE).executeTakeFirst();
+    async rename(id, name, liveAt) {
+      const query = db.updateTable('files').set({ name }).where('id', '=', id).where('status', 'in', LIVE);
+      const result = await unexpired(query, liveAt).executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
-    async namesTaken({ ownerId, folderId, exceptId }, names) {
+    async setExpiry(id, expiresAt, liveAt) {
+      const query = db.updateTable('files').set({ expires_at: expiresAt }).where('id', '=', id).where('status', 'in', LIVE);
+      const result = await unexpired(query, liveAt).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+    async namesTaken({ ownerId, folderId, exceptId, liveAt }, names) {
       if (names.length === 0) return new Set();
       let q = db.selectFrom('files').select('name').where('owner_id', '=', ownerId).where('status', 'in', LIVE).where('name', 'in', names);
+      q = unexpired(q, liveAt);
       q = folderId === null ? q.where('folder_id', 'is', null) : q.where('folder_id', '=', folderId);
       if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
       return new Set((await q.execute()).map((row) => row.name));
@@ -153,6 +173,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       if (query.folderId === null) q = q.where('folder_id', 'is', null);
       else if (query.folderId !== undefined) q = q.where('folder_id', '=', query.folderId);
       if (query.nameContains) q = q.where(containsText(engine, 'name', query.nameContains));
+      q = unexpired(q, query.liveAt);
       const key = sortKey(query.sort);
       const direction = sql.raw(query.descending ? 'desc' : 'asc');
       if (query.after) {

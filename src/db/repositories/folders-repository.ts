@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
 import type { Database } from '../database.js';
 import type { FoldersRepository } from './repositories.js';
-import { listedAfter, toFolder, translateDuplicate } from './rows.js';
+import { listedAfter, toFolder, translateDuplicate, unexpiredAt } from './rows.js';
 
 export function foldersRepository(db: Kysely<Database>): FoldersRepository {
   return {
@@ -60,16 +60,16 @@ export function foldersRepository(db: Kysely<Database>): FoldersRepository {
       const result = await db.updateTable('folders').set({ parent_id: toParentId }).where('parent_id', '=', fromId).executeTakeFirst();
       return Number(result.numUpdatedRows);
     },
-    async activeTotals(ids) {
+    async activeTotals(ids, liveAt) {
       const totals = new Map<string, { files: number; bytes: number }>();
       if (ids.length === 0) return totals;
-      const rows = await db
+      let q = db
         .selectFrom('files')
         .select((eb) => ['folder_id', eb.fn.countAll<number>().as('files'), eb.fn.sum<number>('size').as('bytes')])
         .where('folder_id', 'in', ids)
-        .where('status', '=', FileStatus.Active)
-        .groupBy('folder_id')
-        .execute();
+        .where('status', '=', FileStatus.Active);
+      if (liveAt !== undefined) q = q.where(unexpiredAt(liveAt));
+      const rows = await q.groupBy('folder_id').execute();
       // Numbers from either engine (PostgreSQL returns bigint aggregates as strings).
       for (const row of rows) if (row.folder_id !== null) totals.set(row.folder_id, { files: Number(row.files), bytes: Number(row.bytes) });
       return totals;

@@ -2,6 +2,7 @@ import { type Kysely, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
 import type { Database } from '../database.js';
 import type { AuditRepository, HousekeepingRepository, ServerSettingsRepository, StoreStats, UploadLogRepository } from './repositories.js';
+import { unexpiredAt } from './rows.js';
 
 export function uploadLogRepository(db: Kysely<Database>): UploadLogRepository {
   return {
@@ -124,13 +125,38 @@ export function housekeepingRepository(db: Kysely<Database>): HousekeepingReposi
         .execute();
       return rows.map((r) => r.id);
     },
-    async countExpired(cutoff) {
+    async pastExpiry(now, limit) {
+      // Reads the partial index files_expires (migration 0014) in expiry order.
+      const rows = await db
+        .selectFrom('files')
+        .select('id')
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<=', now)
+        .where('status', '!=', FileStatus.Deleted)
+        .orderBy('expires_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.id);
+    },
+    async countPastExpiry(now) {
       const row = await db
         .selectFrom('files')
         .select((eb) => eb.fn.countAll().as('n'))
+        .where('expires_at', 'is not', null)
+        .where('expires_at', '<=', now)
         .where('status', '!=', FileStatus.Deleted)
-        .where((eb) => eb(eb.fn.coalesce('last_download_at', 'created_at'), '<', cutoff))
         .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    async countExpired(cutoff, pastExpiryAt) {
+      let q = db
+        .selectFrom('files')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', '!=', FileStatus.Deleted)
+        .where((eb) => eb(eb.fn.coalesce('last_download_at', 'created_at'), '<', cutoff));
+      if (pastExpiryAt !== undefined) q = q.where(unexpiredAt(pastExpiryAt));
+      const row = await q.executeTakeFirstOrThrow();
       return Number(row.n);
     },
   };

@@ -71,9 +71,15 @@ export interface NewFile {
   sha256: string;
   deleteHash: string;
   createdAt: number;
+  /** When it expires, epoch ms; absent or null = never (issue 25). */
+  expiresAt?: number | null;
 }
 
-/** File rows. */
+/**
+ * File rows. Members taking `liveAt` (epoch ms) leave out, or do not touch, files expired
+ * at that time (domain/types.ts isExpired): an expired file behaves as deleted whether or
+ * not gc has marked it yet. The services always pass it; only the operator's views omit it.
+ */
 export interface FilesRepository {
   /** Inserts a file in state A. */
   create(file: NewFile): Promise<FileRecord>;
@@ -83,28 +89,33 @@ export interface FilesRepository {
   deleteHash(id: string): Promise<string | null>;
   /** Sets the state; returns false if the row was missing or already in `to`/deleted. */
   setStatus(id: string, from: FileStatus[], to: FileStatus, at: number): Promise<boolean>;
-  /** Moves those of the listed files that `ownerId` owns and are not deleted; returns how many moved. */
-  moveOwned(ids: string[], ownerId: number, folderId: string | null): Promise<number>;
+  /** Moves those of the listed files that `ownerId` owns and are not deleted (nor expired at `liveAt`); returns how many moved. */
+  moveOwned(ids: string[], ownerId: number, folderId: string | null, liveAt?: number): Promise<number>;
   /** The files with these ids (any state). */
   byIds(ids: string[]): Promise<FileRecord[]>;
   /** Files of a folder in the given states, oldest first. */
   inFolder(folderId: string, states: FileStatus[]): Promise<FileRecord[]>;
-  /** Total size of a folder's active files. */
-  folderActiveBytes(folderId: string): Promise<number>;
+  /** Total size of a folder's active files (not expired at `liveAt`). */
+  folderActiveBytes(folderId: string, liveAt?: number): Promise<number>;
   /** Whether any non-deleted file points at this digest. */
   liveReferenceExists(sha256: string): Promise<boolean>;
   /** Counts a download start. */
   recordDownload(id: string, at: number): Promise<void>;
-  /** Detaches deleted files from a folder about to be removed. */
-  detachDeleted(folderId: string): Promise<void>;
+  /** Detaches deleted files (and those expired at `liveAt`) from a folder about to be removed. */
+  detachDeleted(folderId: string, liveAt?: number): Promise<void>;
   /** A page of files, newest first (created_at, then id, descending), after the cursor. */
   list(query: FileQuery): Promise<FileRecord[]>;
   /** Blocks every active file with this digest; returns how many. */
   blockByDigest(sha256: string, at: number): Promise<number>;
   /** Adds body bytes sent by a download. */
   addBytesServed(id: string, bytes: number): Promise<void>;
-  /** Renames a live (active or blocked) file; false when it is missing or deleted. */
-  rename(id: string, name: string): Promise<boolean>;
+  /** Renames a live (active or blocked) file; false when it is missing or deleted (or expired at `liveAt`). */
+  rename(id: string, name: string, liveAt?: number): Promise<boolean>;
+  /**
+   * Sets the expiry (epoch ms, null = never) of a live file not expired at `liveAt`;
+   * false when it is missing, deleted or expired already (an expired file stays gone).
+   */
+  setExpiry(id: string, expiresAt: number | null, liveAt: number): Promise<boolean>;
   /**
    * Which of `names` live files of `ownerId` directly in `folderId` (null: the top) carry,
    * leaving out the file `exceptId`; exact spelling. Callers hold the scope's lock
@@ -125,6 +136,8 @@ export interface NameScope {
   folderId: string | null;
   /** A row to leave out (the one being renamed). */
   exceptId?: string;
+  /** Files expired at this time (epoch ms) carry no name (they behave as deleted); folders ignore it. */
+  liveAt?: number;
 }
 
 /** The orders My files offers; each pages by (key, id) so equal keys never repeat or skip a row. */
@@ -147,6 +160,8 @@ export interface FileBrowseQuery {
   folderId?: string | null;
   /** Only names containing this text (case-insensitive for ASCII letters at least; `%` and `_` mean themselves). */
   nameContains?: string;
+  /** Leave out files expired at this time, epoch ms (they behave as deleted). */
+  liveAt?: number;
   /** Sort key; names compare lower-cased, in code point order on both engines. */
   sort: FileSortKey;
   /** Largest first (size), newest first (date), Z to A (name). */
@@ -167,6 +182,8 @@ export interface FileQuery {
   folderId?: string | null;
   /** Files strictly older than this position (the last item of the previous page). */
   before?: { createdAt: number; id: string };
+  /** Leave out files expired at this time, epoch ms (they behave as deleted); absent: keep them (the operator's views). */
+  liveAt?: number;
   /** Page size. */
   limit: number;
 }
@@ -362,6 +379,8 @@ export interface ResumableUploadRecord {
   reservationId: number | null;
   /** The saved SHA-256 states, as JSON (resumable/upload-digest.ts). */
   digestCheckpoints: string;
+  /** The file expiry its metadata asked for (`expires_in`, seconds), applied when it is stored; null = none asked. */
+  expiresIn: number | null;
   /** The file the finished upload became; null while it is in progress. */
   fileId: string | null;
   createdAt: number;
@@ -372,7 +391,7 @@ export interface ResumableUploadRecord {
 /** Resumable uploads (uploads/resumable-uploads-service.ts). */
 export interface ResumableUploadsRepository {
   /** Inserts a new upload. */
-  create(row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId'>): Promise<void>;
+  create(row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId' | 'expiresIn'> & { expiresIn?: number | null }): Promise<void>;
   /** The upload with this id, or null. */
   byId(id: string): Promise<ResumableUploadRecord | null>;
   /** Replaces the saved digest states. */
@@ -413,8 +432,15 @@ export interface HousekeepingRepository {
   unreferencedBlobs(before: number, limit: number, after?: string): Promise<{ sha256: string; size: number }[]>;
   /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`, oldest first, at most `limit`. */
   expiredFiles(cutoff: number, limit: number): Promise<string[]>;
-  /** How many live files `expiredFiles` would list without a limit: one COUNT. */
-  countExpired(cutoff: number): Promise<number>;
+  /**
+   * How many live files `expiredFiles` would list without a limit: one COUNT; with
+   * `pastExpiryAt`, leaving out those `pastExpiry` lists at that time (a dry run counts each once).
+   */
+  countExpired(cutoff: number, pastExpiryAt?: number): Promise<number>;
+  /** Ids of live files whose own expiry (files.expires_at) is at or before `now`, soonest first, at most `limit`. */
+  pastExpiry(now: number, limit: number): Promise<string[]>;
+  /** How many live files `pastExpiry` would list without a limit: one COUNT. */
+  countPastExpiry(now: number): Promise<number>;
 }
 
 /** What `filehaven stats` reports. */
@@ -441,8 +467,8 @@ export interface FoldersRepository {
   remove(id: string): Promise<void>;
   /** A page of one owner's folders, newest first (created_at, then id, descending), after the cursor. */
   list(query: FolderQuery): Promise<Folder[]>;
-  /** Active file count and bytes of each listed folder, in one grouped query; folders without active files are absent. */
-  activeTotals(ids: string[]): Promise<Map<string, { files: number; bytes: number }>>;
+  /** Active file count and bytes of each listed folder (files expired at `liveAt` left out), in one grouped query; folders without active files are absent. */
+  activeTotals(ids: string[], liveAt?: number): Promise<Map<string, { files: number; bytes: number }>>;
   /** Renames a folder; false when it is gone. */
   rename(id: string, name: string): Promise<boolean>;
   /** Which of `names` the folders of `scope.ownerId` directly in `scope.folderId` carry (as files.namesTaken). */

@@ -15,6 +15,7 @@ function toRecord(row: Selectable<ResumableUploadsTable>): ResumableUploadRecord
     fileId: row.file_id,
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
+    expiresIn: row.expires_in === null || row.expires_in === undefined ? null : Number(row.expires_in),
   };
 }
 
@@ -32,6 +33,7 @@ export function resumableUploadsRepository(db: Kysely<Database>): ResumableUploa
           reservation_id: row.reservationId,
           created_at: row.createdAt,
           expires_at: row.expiresAt,
+          expires_in: row.expiresIn ?? null,
         })
         .execute();
     },

@@ -14,6 +14,16 @@ export function listedAfter(before: { createdAt: number; id: string }): Expressi
   return sql<SqlBool>`(${sql.ref('created_at')}, ${sql.ref('id')}) < (${before.createdAt}, ${before.id})`;
 }
 
+/**
+ * A file row not expired at `now` (epoch ms): domain/types.ts isExpired in SQL, the one
+ * spelling every query of live files uses (issue 25: an expired file behaves as deleted).
+ * `table` qualifies the column in joins.
+ */
+export function unexpiredAt(now: number, table?: 'files'): Expression<SqlBool> {
+  const column = sql.ref(table ? `${table}.expires_at` : 'expires_at');
+  return sql<SqlBool>`(${column} is null or ${column} > ${now})`;
+}
+
 /** `%text%` for LIKE with `\` as the escape, so `%` and `_` typed by someone mean themselves. */
 const containsPattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -58,6 +68,7 @@ export function toFile(row: Selectable<FilesTable>): FileRecord {
     createdAt: num(row.created_at),
     downloads: num(row.downloads),
     lastDownloadAt: numOrNull(row.last_download_at),
+    expiresAt: numOrNull(row.expires_at),
   };
 }
 

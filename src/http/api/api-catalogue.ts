@@ -74,9 +74,17 @@ export const ENDPOINTS: readonly Endpoint[] = [
     access: 'key',
     inSpec: true,
     summary: 'Uploads one file: the multipart part named `upload`, else the first file part.',
-    params: [{ name: 'upload', in: 'multipart', required: true, notes: 'The file; its filename (UTF-8) becomes the file name.' }],
+    params: [
+      { name: 'upload', in: 'multipart', required: true, notes: 'The file; its filename (UTF-8) becomes the file name.' },
+      {
+        name: 'expires_in',
+        in: 'multipart',
+        required: false,
+        notes: 'Extension: seconds until the file expires (at least 1; absent: the server default); the answer then carries `Filehaven-Expires`.',
+      },
+    ],
     success: { status: 201, title: 'File upload result' },
-    errors: [...keyErrors, 'errorFileSize', 'errorEmptyFile', 'errorUploadLimit', 'errorFileInBlackList', 'errorUploadFaild'],
+    errors: [...keyErrors, 'errorFileSize', 'errorEmptyFile', 'errorUploadLimit', 'errorFileInBlackList', 'errorWrongParameters', 'errorUploadFaild'],
     curl: `curl -s -H "Authorization: $KEY" -F 'upload=@report 2026.pdf' {base}/files`,
   },
   {
@@ -122,6 +130,22 @@ export const ENDPOINTS: readonly Endpoint[] = [
     success: { status: 200, title: 'File info' },
     errors: [...keyErrors, 'errorFileNotFound', 'errorFileInNoDownloadedStatus'],
     curl: `curl -s -H "Authorization: $KEY" "{base}/files/K7Q2M9X4PA;DirectLink"`,
+  },
+  {
+    anchor: 'file-expiry',
+    method: 'PUT',
+    path: '/files/<id>;expiry',
+    aliases: ['/files/<id>%3Bexpiry'],
+    access: 'key',
+    inSpec: false,
+    summary: 'Changes when one of your files expires; from its expiry a file behaves as deleted.',
+    params: [
+      { name: 'id', in: 'path', required: true, notes: 'File id.' },
+      { name: 'expires_in', in: 'form', required: true, notes: 'Seconds from now; `0` = never (refused when the server caps file expiry).' },
+    ],
+    success: { status: 200, title: 'File expiry' },
+    errors: [...keyErrors, 'errorFileNotFound', 'errorWrongParameters'],
+    curl: `curl -s -X PUT -H "Authorization: $KEY" -d expires_in=604800 "{base}/files/K7Q2M9X4PA;expiry"`,
   },
   {
     anchor: 'file-delete',

@@ -1,16 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sqlDateTime } from '../../domain/dates.js';
 import { errors } from '../../domain/errors.js';
+import type { ExpiresIn } from '../../domain/expiry.js';
+import type { FileRecord } from '../../domain/types.js';
 import { entryEl, linkEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
+import { expiresHeaders } from '../expires-header.js';
 import { receiveSingleFile } from '../multipart-upload.js';
 import { requireAccount, requirePremium } from '../plugins/api-auth.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { apiRoute, type MethodTable, refRoute } from '../plugins/method-dispatch.js';
 import { createdFileEntry } from './file-entries.js';
+import { formField } from './form.js';
 import { listFilesHandler } from './listing-routes.js';
 
 /** The services this module calls. */
 type Context = HttpContext<'accounts' | 'clock' | 'config' | 'directLinks' | 'files' | 'listing' | 'uploads'>;
+
+/** A file's expiry beside SPEC's unchanged body (issue 25); none for a file that never expires. */
+function expiresHeader(reply: FastifyReply, file: FileRecord): void {
+  reply.headers(expiresHeaders(file));
+}
 
 /** Multipart framing around the file: boundaries, part headers, small fields. */
 const MULTIPART_SLACK = 1024 * 1024;
@@ -44,8 +54,14 @@ export function registerFileRoutes(app: FastifyInstance, context: Context): void
           declaredBytes: Number.isFinite(declared) ? declared : undefined,
           receive: async ({ stage, discard }) => {
             reading = true;
-            const received = await receiveSingleFile(request.raw, stage, discard);
-            return { staged: received.staged, name: received.filename };
+            // `expires_in` (issue 25) may come before or after the file part: checked as it is read.
+            let expiresIn: ExpiresIn | undefined;
+            const received = await receiveSingleFile(request.raw, stage, discard, (name, value) => {
+              if (name !== 'expires_in') return;
+              if (expiresIn !== undefined) throw errors.wrongParameters('expires_in is given more than once');
+              expiresIn = services.uploads.expiresIn(value);
+            });
+            return { staged: received.staged, name: received.filename, expiresIn };
           },
         },
       })
@@ -55,6 +71,7 @@ export function registerFileRoutes(app: FastifyInstance, context: Context): void
       });
     // The delete link is a secret, shown this once: no cache may keep it.
     reply.header('Cache-Control', 'no-store');
+    expiresHeader(reply, file);
     return sendAtom(context, request, reply, 201, 'File upload result', [entryEl(...createdFileEntry(links, file, deleteSecret, 'self'))]);
   };
 
@@ -62,12 +79,15 @@ export function registerFileRoutes(app: FastifyInstance, context: Context): void
     const account = await requireAccount(context, request);
     const { file, deleteSecret } = await services.files.copy(account, id);
     reply.header('Cache-Control', 'no-store');
+    // A copy gets the server's default expiry (--file-expiry-default), told as an upload's is.
+    expiresHeader(reply, file);
     return sendAtom(context, request, reply, 201, 'File copy', [entryEl(...createdFileEntry(links, file, deleteSecret, 'related'))]);
   };
 
   const details = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     await requirePremium(context, request);
     const file = await services.files.visible(id);
+    expiresHeader(reply, file);
     return sendAtom(context, request, reply, 200, 'File Full info', [
       entryEl(
         textEl('id', file.id),
@@ -96,6 +116,15 @@ export function registerFileRoutes(app: FastifyInstance, context: Context): void
     ]);
   };
 
+  const changeExpiry = (id: string) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const account = await requireAccount(context, request);
+    const file = await services.files.setExpiry(account, id, formField(request, 'expires_in'));
+    expiresHeader(reply, file);
+    return sendAtom(context, request, reply, 200, 'File expiry', [
+      entryEl(textEl('id', file.id), textEl('title', file.name), textEl('ed:expires', sqlDateTime(file.expiresAt))),
+    ]);
+  };
+
   const uploadTable: MethodTable = { POST: upload };
   // GET only on /files: /file is the upload alias of SPEC.md, the listing is our extension.
   apiRoute(app, '/files', { ...uploadTable, GET: listFilesHandler(context) }, { streamBody: true });
@@ -106,6 +135,7 @@ export function registerFileRoutes(app: FastifyInstance, context: Context): void
   refRoute(app, '/files/:ref', (id, suffix) => {
     if (suffix === undefined && id.startsWith('copy:')) return { POST: copy(id.slice('copy:'.length)) };
     if (suffix === undefined) return { GET: details(id), DELETE: remove(id) };
+    if (suffix === 'expiry') return { PUT: changeExpiry(id) };
     return suffix === 'DirectLink' ? { GET: directLink(id) } : null;
   });
 }

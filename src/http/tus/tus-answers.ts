@@ -4,6 +4,7 @@ import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js'
 import { createdFileEntry } from '../api/file-entries.js';
 import { entryEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
+import { expiresHeaders } from '../expires-header.js';
 import type { Links } from '../links.js';
 import { sendAtom } from '../plugins/atom-reply.js';
 import { FILE_HEADERS } from './tus-headers.js';
@@ -59,5 +60,5 @@ export function sendFinished(
 export function fileHeaders(links: Links, file: FileRecord, deleteSecret: string | null): Record<string, string> {
   const headers: Record<string, string> = { [FILE_HEADERS.id]: file.id, [FILE_HEADERS.download]: links.download(file) };
   if (deleteSecret !== null) headers[FILE_HEADERS.delete] = links.delete(file, deleteSecret);
-  return headers;
+  return { ...headers, ...expiresHeaders(file) };
 }

@@ -6,6 +6,7 @@ import type { ApiError } from '../../domain/errors.js';
 import type { Account } from '../../domain/types.js';
 import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
 import type { HttpContext } from '../context.js';
+import { EXPIRES_HEADER } from '../expires-header.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
 import { type FinishStatus, sendFinished } from './tus-answers.js';
 import type { TusCaller } from './tus-caller.js';
@@ -91,7 +92,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
     // id from a query string past the ownership check).
     getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
-    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
+    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, EXPIRES_HEADER, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
     allowedHeaders: [CSRF_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
@@ -101,6 +102,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
         length: upload.size ?? 0,
         filename: metadata.filename ?? undefined,
         folderId: metadata.folder ?? undefined,
+        expiresIn: metadata.expires_in ?? undefined,
       });
       return {};
     },

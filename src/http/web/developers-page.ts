@@ -25,6 +25,7 @@ const SAMPLE_FILE: FileRecord = {
   createdAt: EXAMPLE_TIME.getTime(),
   downloads: 0,
   lastDownloadAt: null,
+  expiresAt: null,
 };
 
 /** Example bodies, rendered by the serializer the API itself uses (src/http/atom.ts). */

@@ -11,6 +11,20 @@ export function humanDate(epochMs: number): string {
   return `${new Date(clampDate(epochMs)).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/** How long until a moment, in the largest whole unit people say: "3 days", "5 hours", "12 minutes", "less than a minute". */
+export function timeLeftInWords(ms: number): string {
+  const units: Array<[number, string]> = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+  ];
+  for (const [size, word] of units) {
+    const n = Math.floor(ms / size);
+    if (n >= 1) return `${n} ${word}${n === 1 ? '' : 's'}`;
+  }
+  return 'less than a minute';
+}
+
 /**
  * A link as people read it: the path's percent-escapes decoded ("/AB12CD34EF/holiday
  * photo.jpg"), for the text of a link whose href stays encoded. A malformed escape is

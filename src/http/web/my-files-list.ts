@@ -2,7 +2,7 @@ import type { ActiveSession } from '../../auth/session-service.js';
 import { type FileRecord, FileStatus, type Folder } from '../../domain/types.js';
 import { type Html, html } from '../html.js';
 import type { Links } from '../links.js';
-import { humanDate, humanSize } from './format.js';
+import { humanDate, humanSize, timeLeftInWords } from './format.js';
 import { MY_DELETE_PATH, MY_MOVE_PATH, MY_RENAME_PATH, myFilesUrl } from './my-files-paths.js';
 import { previewOf } from './preview.js';
 import { CSRF_FIELD } from './session-plugin.js';
@@ -19,6 +19,8 @@ export interface ListView {
   menu: Array<{ id: string; name: string }>;
   /** The list's own URL, sent back by every form so its redirect returns here. */
   back: string;
+  /** The page's time (epoch ms), for "expires in 3 days"; without it no expiry is shown. */
+  now?: number;
 }
 
 /** The move menu's value for "out of its folder". */
@@ -41,7 +43,11 @@ export function fileEntries(links: Links) {
     const folder = file.folderId ? view.known.get(file.folderId) : undefined;
     return html`<p class="file-meta">${humanSize(file.size)} · ${humanDate(file.createdAt)} · ${
       file.status === FileStatus.Blocked ? html`<span class="status blocked">Blocked</span>` : html`<span class="status">Active</span>`
-    }${!view.current && folder ? html` · in <a href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a>` : ''}</p>`;
+    }${!view.current && folder ? html` · in <a href="${myFilesUrl(folder.id)}"><bdi>${folder.name}</bdi></a>` : ''}${
+      file.expiresAt !== null && view.now !== undefined
+        ? html` · <span class="expires" title="${humanDate(file.expiresAt)}">expires in ${timeLeftInWords(file.expiresAt - view.now)}</span>`
+        : ''
+    }</p>`;
   };
 
   const actions = (file: FileRecord, view: ListView): Html => {

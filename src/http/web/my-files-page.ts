@@ -107,7 +107,7 @@ export function registerMyFiles(app: FastifyInstance, context: Context): void {
     const chain = current ? [...(await services.folders.ancestors(current, known)).slice(1 - MAX_DEPTH), current] : [];
 
     const state: ListState = { folder: current?.id ?? null, q, sort };
-    const view: ListView = { session, current, known, menu, back: listUrl(state) };
+    const view: ListView = { session, current, known, menu, back: listUrl(state), now: services.clock() };
     const nextUrl = page.next ? listUrl(state, { cursor: encodeBrowseCursor(sort, page.next) }) : null;
     const noteText = note !== undefined && Object.hasOwn(NOTES, note) ? NOTES[note as NoteKey] : null;
     const newestFirst = sort === DEFAULT_SORT;

@@ -86,6 +86,8 @@ export function registerMyFilesUpload(app: FastifyInstance, context: Context): v
           folder = folderId ? services.folders.owned(account, folderId) : Promise.resolve(null);
         }
         const target = await folder;
+        // An `expires_in` field before the file (seconds, as the API's): checked before a byte is kept.
+        const expiresIn = services.uploads.expiresIn(fieldsBefore.get('expires_in'));
         // The upload use case, as the API upload's: the upload volume (API.md 8) refused
         // when none is left, else reserved as the bytes stream; the file is created in its
         // folder in one transaction (errorFolderNotFound if the folder went meanwhile).
@@ -94,6 +96,7 @@ export function registerMyFilesUpload(app: FastifyInstance, context: Context): v
           const created = await services.uploads.upload({
             owner: account,
             folder: target ? { id: target.id, ifGone: 'refuse' } : null,
+            expiresIn,
             source: {
               kind: 'stream',
               receive: async ({ stage }) => {

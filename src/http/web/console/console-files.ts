@@ -10,7 +10,7 @@ import { bodyField, redirectTo } from '../session-plugin.js';
 import { accountPath, CONSOLE_PATH, csrfField, digestPath, doneNote, nextPageLink, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'moderation' | 'operator'>;
+type Context = HttpContext<'clock' | 'moderation' | 'operator'>;
 
 const FILES_PATH = `${CONSOLE_PATH}/files`;
 const PAGE_SIZE = 50;
@@ -41,13 +41,21 @@ export function registerConsoleFiles(app: FastifyInstance, context: Context): vo
   /** The file table with each row's actions; `back` is the page the forms return to. */
   const fileTable = (request: FastifyRequest, page: SearchPage<OperatorFileView, Cursor>, back: string): Html => {
     if (page.items.length === 0) return html`<p class="meta">No file matches.</p>`;
+    // A live file past its expiry behaves as deleted already; gc marks it D on its next run.
+    const now = services.clock();
+    const expiryNote = (status: FileStatus, expiresAt: number | null): Html | string =>
+      status === 'D' || expiresAt === null
+        ? ''
+        : expiresAt <= now
+          ? html` <span class="badge state-D" title="since ${humanDate(expiresAt)}">expired</span>`
+          : html`<div class="meta-line">expires ${humanDate(expiresAt)}</div>`;
     const action = (file: OperatorFileView, verb: string, label: string, danger = false) =>
       html`<form class="inline" method="post" action="${FILES_PATH}/${file.id}/${verb}">${csrfField(request)}<input type="hidden" name="back" value="${back}"><button class="button small${danger ? ' danger' : ' secondary'}" type="submit">${label}</button></form>`;
     const rows = page.items.map(
       (f) => html`<tr>
 <td><bdi>${f.name}</bdi><div class="meta-line"><code>${f.id}</code> · ${humanDate(f.createdAt)} · <a href="${digestPath(f.sha256)}" title="Where this content is used">${f.sha256.slice(0, 12)}…</a></div></td>
 <td>${f.ownerLogin ? html`<a href="${accountPath(f.ownerLogin)}"><bdi>${f.ownerLogin}</bdi></a>` : `#${f.ownerId}`}</td>
-<td><span class="badge state-${f.status}">${STATE_NAMES[f.status]}</span></td>
+<td><span class="badge state-${f.status}">${STATE_NAMES[f.status]}</span>${expiryNote(f.status, f.expiresAt)}</td>
 <td class="size">${humanSize(f.size)}</td>
 <td class="actions">${f.status === 'A' ? action(f, 'block', 'Block') : ''}${f.status === 'B' ? action(f, 'unblock', 'Unblock') : ''}${f.status !== 'D' ? action(f, 'delete', 'Delete', true) : ''}</td>
 </tr>`,
