@@ -43,7 +43,7 @@ import {
 } from './sharing-forms.js';
 import { serverOffersTus, TusUploadTransport } from './tus-upload-transport.js';
 import { type UploadInput, type UploadSource, uploadSource } from './upload-source.js';
-import { EXPIRES_HEADER, MultipartUploadTransport, SHARE_PASSWORD_HEADER, type UploadProgress, type UploadTransport } from './upload-transport.js';
+import { EXPIRES_HEADER, MultipartUploadTransport, SHARE_PASSWORD_HEADER, type UploadProgress, type UploadTransport, withExpiry } from './upload-transport.js';
 
 export interface ClientOptions {
   /** The server's {base_url}, e.g. `https://files.example.com`. */
@@ -292,8 +292,18 @@ export class FilehavenClient {
 
   /** POST /files/copy/<id>: a copy of any active file in your account. */
   async copy(id: string, options: CallOptions = {}): Promise<StoredFile> {
-    const feed = await this.connection.call({ method: 'POST', path: `/files/copy/${ref(id)}`, expect: 'File copy', ...options });
-    return entries.storedFile(entries.firstEntry(feed));
+    let expires: string | null = null;
+    const feed = await this.connection.call({
+      method: 'POST',
+      path: `/files/copy/${ref(id)}`,
+      expect: 'File copy',
+      onHeaders: (headers) => {
+        expires = headers.get(EXPIRES_HEADER);
+      },
+      ...options,
+    });
+    // A copy expires when the site's default expiry gives it one.
+    return withExpiry(entries.storedFile(entries.firstEntry(feed)), expires);
   }
 
   /** DELETE /files/<id> (extension): deletes one of your files. */
