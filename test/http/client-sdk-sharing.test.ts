@@ -295,6 +295,50 @@ describe('upload requests', () => {
     assert.deepEqual([counted.files, counted.bytes], [2, 12 + content.length]);
   });
 
+  test('a tus upload into a request cut short resumes in a later client (resumeFile), never with a key', async () => {
+    const request = await clientOf(ada).createUploadRequest({ password: 'resume me' });
+    const content = randomPayload(12 * 1024 * 1024);
+    const local = path.join(work, 'resumed into request.bin');
+    await writeFile(local, content);
+    const resumeFile = path.join(work, 'request-resume', 'uploads.json');
+    /** A client with no key whose requests are recorded: `METHOD /path` and whether a key went with it. */
+    const recording = () => {
+      const seen: string[] = [];
+      const client = new FilehavenClient({
+        server: t.url,
+        resumeFile,
+        fetch: (input, init) => {
+          const headers = new Headers(init?.headers);
+          assert.equal(headers.get('authorization'), null, 'no key is sent');
+          seen.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+          return fetch(input, init);
+        },
+      });
+      return { client, seen };
+    };
+    const controller = new AbortController();
+    const reason = new Error('cut');
+    await assert.rejects(
+      recording().client.uploadToRequest(request.link, local, {
+        password: 'resume me',
+        transport: 'tus',
+        signal: controller.signal,
+        onProgress: (sent) => sent > 4 * 1024 * 1024 && controller.abort(reason),
+      }),
+      (error) => error === reason,
+    );
+    const second = recording();
+    const stored = await second.client.uploadToRequest(request.link, local, { password: 'resume me', transport: 'tus' });
+    assert.ok(!second.seen.includes('POST /uploads'), `no new upload: ${second.seen.join(', ')}`);
+    assert.ok(
+      second.seen.some((line) => /^HEAD \/uploads\/\S+$/.test(line)),
+      second.seen.join(', '),
+    );
+    assert.deepEqual([stored.name, stored.size], ['resumed into request.bin', content.length]);
+    assert.equal((await t.server.services.store.files.byId(stored.id))?.sha256, sha256(content));
+    assert.equal((await clientOf(ada).uploadRequest(request.id)).files, 1);
+  });
+
   test('the limits: max_file_size, max_files; a closed request takes nothing and its files stay', async () => {
     const client = clientOf(bob);
     const request = await client.createUploadRequest({ maxFiles: 2, maxFileSize: 1000 });
