@@ -15,6 +15,7 @@ import { DownloadCounts } from './downloads/download-counts.js';
 import { DownloadsService } from './downloads/downloads-service.js';
 import { fileBytes } from './downloads/file-bytes.js';
 import { FolderArchiveService } from './downloads/folder-archive-service.js';
+import { ShareCounts } from './downloads/share-counts.js';
 import { createLimits, type Limits } from './limits/limits.js';
 import { RedisConnection } from './limits/redis-connection.js';
 import { ReservationsService } from './limits/reservations-service.js';
@@ -32,6 +33,8 @@ import { OperatorActionsService } from './services/operator-actions-service.js';
 import { OperatorSearchService } from './services/operator-search-service.js';
 import { StatsHistoryService } from './services/stats-history-service.js';
 import { ThumbnailsService } from './services/thumbnails-service.js';
+import { LinkAccess } from './sharing/link-access.js';
+import { SharesService } from './sharing/shares-service.js';
 import { ResumableDataStore } from './uploads/resumable-data-store.js';
 import { ResumableUploadsService } from './uploads/resumable-uploads-service.js';
 import { UploadsService } from './uploads/uploads-service.js';
@@ -55,6 +58,8 @@ export interface Services {
   thumbnails: ThumbnailsService;
   /** The download use case every download entry point calls: what a download costs, charged and counted. */
   downloads: DownloadsService;
+  /** Share links (issue 25): the owner's side and the visitor's (open, password, target). */
+  shares: SharesService;
   /** Premium direct links: issued, then checked on each download. */
   directLinks: DirectLinks;
   /** Bytes taken for transfers in flight (traffic, upload volume), kept as rows that outlive a crash. */
@@ -159,11 +164,23 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     refused: (limit) => metrics.limitRefused(limit),
   });
   const downloads = new DownloadsService({
-    costs: new DownloadCosts({ freeDownloads: limits.freeDownloads, reservations }),
+    costs: new DownloadCosts({ freeDownloads: limits.freeDownloads, reservations, isPremium: (account) => accounts.isPremium(account) }),
     bytes,
     archives: new FolderArchiveService({ store, downloads: bytes, clock }),
     counts: new DownloadCounts({ store, clock }),
     metrics,
+    shareCounts: new ShareCounts({ store, clock }),
+  });
+  const shares = new SharesService({
+    store,
+    files,
+    folders,
+    audit,
+    throttle: limits.linkPasswords,
+    linkAccess: new LinkAccess(secrets),
+    ids,
+    clock,
+    rules: { passwordRequired: config.sharePasswordRequired, maxExpiryMs: config.shareMaxExpiryMs },
   });
   const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, fileExpiry, metrics, log });
   const resumableStorage = await openResumableStorage(config, blobs);
@@ -209,6 +226,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     listing,
     thumbnails,
     downloads,
+    shares,
     directLinks,
     reservations,
     limits,

@@ -21,6 +21,24 @@ export interface Database {
   resumable_uploads: ResumableUploadsTable;
   upload_locks: UploadLocksTable;
   served_days: ServedDaysTable;
+  shares: SharesTable;
+}
+
+/** A share link to one file or folder (migration 0012). */
+export interface SharesTable {
+  id: string;
+  owner_id: number;
+  file_id: string | null;
+  folder_id: string | null;
+  /** scrypt hash of the share's password (security/passwords.ts); null = none. */
+  password_hash: string | null;
+  expires_at: number | null;
+  max_downloads: number | null;
+  downloads: Generated<number>;
+  fast: Generated<number>;
+  created_at: number;
+  /** Set when the owner (or an operator) revoked it: the link is gone for good. */
+  revoked_at: number | null;
 }
 
 /** Bytes served in one UTC day (migration 0011). */

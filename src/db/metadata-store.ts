@@ -15,6 +15,7 @@ import { resumableUploadsRepository, uploadLocksRepository } from './repositorie
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
+import { sharesRepository } from './repositories/shares-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
@@ -36,6 +37,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     resumableUploads: resumableUploadsRepository(db),
     uploadLocks: uploadLocksRepository(db),
     servedDays: servedDaysRepository(db),
+    shares: sharesRepository(db),
     locks: locksRepository(db, engine),
   };
 }

@@ -11,6 +11,7 @@ import * as listingIndexes from './migrations/0008-listing-indexes.js';
 import * as runLeases from './migrations/0009-run-leases.js';
 import * as resumableUploads from './migrations/0010-resumable-uploads.js';
 import * as dailyServed from './migrations/0011-daily-served.js';
+import * as shares from './migrations/0012-shares.js';
 import * as fileExpiry from './migrations/0014-file-expiry.js';
 
 /**
@@ -31,6 +32,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009-run-leases': runLeases,
   '0010-resumable-uploads': resumableUploads,
   '0011-daily-served': dailyServed,
+  '0012-shares': shares,
   '0014-file-expiry': fileExpiry,
 };
 

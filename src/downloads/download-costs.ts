@@ -39,6 +39,8 @@ export interface DownloadCostsDeps {
   freeDownloads: FreeDownloads;
   /** Premium traffic in flight is a reservation row that outlives a crash. */
   reservations: Pick<ReservationsService, 'takeTraffic'>;
+  /** Whether an account has premium now (a fast share's owner). */
+  isPremium: (account: Account) => boolean;
 }
 
 /** Decides what a download costs from who asks through what link (requester.ts). */
@@ -57,7 +59,45 @@ export class DownloadCosts {
         return this.free(requester.address, signal);
       case 'direct':
         return this.premium(requester.account);
+      case 'share':
+        // Fast only while the owner has premium, decided per request (shares-service.ts).
+        return requester.share.fast && this.deps.isPremium(requester.owner)
+          ? this.fastShare(requester.owner, requester.address, signal)
+          : this.free(requester.address, signal);
     }
+  }
+
+  /**
+   * A fast share of a premium owner: the owner's traffic pays, exactly as for a direct link
+   * (the whole body taken before its first byte, settled when it ends, also after a
+   * crash), uncapped. When the traffic left cannot pay for the body, the download falls
+   * back to the free rules (a slot of the client's address, the speed cap) instead of
+   * failing: charge() decides, and pace() (which comes after it) follows.
+   */
+  private fastShare(owner: Account, address: string, signal: AbortSignal): DownloadCost {
+    const { reservations, freeDownloads } = this.deps;
+    let transfer: TrafficTransfer | null = null;
+    let free = false;
+    return {
+      get kind() {
+        return free ? ('public' as const) : ('direct' as const);
+      },
+      holdsCharge: true,
+      pace: (source) => (free ? freeDownloads.throttle(source) : source),
+      charge: async (length) => {
+        if (length === 0) return;
+        transfer = await reservations.takeTraffic(owner.id, length);
+        if (transfer) return;
+        const leave = await freeDownloads.enter(address);
+        free = true;
+        if (signal.aborted) leave();
+        else signal.addEventListener('abort', leave, { once: true });
+      },
+      progress: (sent) => transfer?.progress(sent),
+      settle: (sent, log) => {
+        transfer?.finish(sent).catch((error) => log(error, 'settling the traffic of a share download failed'));
+      },
+    };
   }
 
   private async free(address: string, signal: AbortSignal): Promise<DownloadCost> {

@@ -7,6 +7,7 @@ import type { DownloadCounts } from './download-counts.js';
 import type { FileBytes } from './file-bytes.js';
 import type { FolderArchiveService } from './folder-archive-service.js';
 import type { Requester } from './requester.js';
+import type { ShareCounts } from './share-counts.js';
 
 export interface DownloadsServiceDeps {
   /** What a download costs, from who asks through what link. */
@@ -19,6 +20,8 @@ export interface DownloadsServiceDeps {
   counts: DownloadCounts;
   /** Downloads in flight, their bytes and durations. */
   metrics: Pick<Metrics, 'downloadStarted'>;
+  /** The download counts of shares (issue 25): exact, taken before the first body byte. */
+  shareCounts: Pick<ShareCounts, 'take'>;
 }
 
 /** What every download request says besides the file and who asks. */
@@ -96,6 +99,18 @@ export class DownloadsService implements FileBytes {
       open: async (range) => cost.pace(await this.deps.bytes.open(file, range)),
       begin: async (length) => {
         await cost.charge(length);
+        // A share's count after the charge: a charge that fails (no free slot left for a
+        // fast share whose owner's traffic ran out) must not use up one of its downloads.
+        // A refused count gives the whole charge back; no body follows, so end never comes.
+        if (startsDownload && requester.link === 'share') {
+          try {
+            await this.deps.shareCounts.take(requester.share.id);
+          } catch (error) {
+            ended = true;
+            cost.settle(0, request.log);
+            throw error;
+          }
+        }
         if (startsDownload) await this.countStart(file.id, cost.holdsCharge ? request.log : null);
         // Last: end, which ends the meter, comes only after begin went through.
         metered ??= this.deps.metrics.downloadStarted(cost.kind);
@@ -130,6 +145,16 @@ export class DownloadsService implements FileBytes {
       },
       start: async () => {
         await cost.charge(plan.size);
+        // One count per ZIP response (no ranges: every response starts at byte 0), after
+        // the charge as for a file; a refusal gives the charge back.
+        if (requester.link === 'share') {
+          try {
+            await this.deps.shareCounts.take(requester.share.id);
+          } catch (error) {
+            cost.settle(0, request.log);
+            throw error;
+          }
+        }
         const metered = metrics.downloadStarted(cost.kind);
         const zip = archives.stream(plan, {
           signal: request.signal,

@@ -16,4 +16,12 @@ export type Requester =
    * A premium account through its signed direct link (API.md 6), already checked
    * (direct-links.ts): paid for with the account's premium traffic.
    */
-  | { link: 'direct'; account: Account };
+  | { link: 'direct'; account: Account }
+  /**
+   * Anyone with a share link (issue 25), its password already checked: the share's
+   * download count is taken before the first body byte of a response that starts at byte
+   * 0 (share-counts.ts). Free rules from the client address, unless the share is fast and
+   * its owner has premium now: then the owner's premium traffic pays, as for a direct link,
+   * and the free rules apply again when that traffic runs out.
+   */
+  | { link: 'share'; address: string; share: { id: string; fast: boolean }; owner: Account };

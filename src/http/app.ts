@@ -7,6 +7,7 @@ import { registerApiKeyRoutes } from './api/apikeys-routes.js';
 import { registerDirectDownloadRoute } from './api/direct-download-route.js';
 import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
+import { registerShareRoutes } from './api/shares-routes.js';
 import { capConnectionsPerAddress, refusedByConnectionCap } from './connection-cap.js';
 import type { HttpContext, ServerLifecycle } from './context.js';
 import { registerHealthRoutes } from './health-routes.js';
@@ -33,6 +34,7 @@ import { registerMyFiles } from './web/my-files-page.js';
 import { registerMyFilesUpload } from './web/my-files-upload.js';
 import { registerProfilePage } from './web/profile-page.js';
 import { registerSessions } from './web/session-plugin.js';
+import { registerSharePages } from './web/share-pages.js';
 import { registerSitePages } from './web/site-pages.js';
 
 export interface AppOptions {
@@ -119,6 +121,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerApiKeyRoutes(app, context);
   registerFileRoutes(app, context);
   registerFolderRoutes(app, context);
+  registerShareRoutes(app, context);
   registerTusRoutes(app, context);
   registerAccountRoutes(app, context);
   registerDirectDownloadRoute(app, context);
@@ -126,6 +129,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerCopyToAccount(app, context);
   registerFolderPage(app, context);
   registerFolderZip(app, context);
+  registerSharePages(app, context);
   registerSitePages(app, context);
   registerAccountPages(app, context);
   registerProfilePage(app, context);

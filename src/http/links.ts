@@ -43,6 +43,11 @@ export class Links {
     return `${this.webUrl}/folder/${folder.id}`;
   }
 
+  /** share_link (issue 25): `/s/<share_id>`. */
+  share(share: { id: string }): string {
+    return `${this.webUrl}/s/${share.id}`;
+  }
+
   /** direct link: `/direct/<file_id>/<token>/<url-encoded name>`. */
   direct(file: Pick<FileRecord, 'id' | 'name'>, token: string): string {
     return `${this.webUrl}/direct/${file.id}/${token}/${encodeName(file.name)}`;

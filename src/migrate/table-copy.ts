@@ -47,6 +47,8 @@ export const TABLES = {
   upload_locks: { key: 'upload_id' },
   // Bytes served per day: history, copied as it is.
   served_days: { key: 'day' },
+  // Shares (issue 25): after accounts, whose ids they name.
+  shares: { key: 'id' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

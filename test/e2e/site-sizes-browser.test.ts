@@ -56,6 +56,8 @@ interface Fixture {
   direct: string;
   digest: string;
   member: string;
+  /** Share links (issue 25): a file, a folder, a protected one. */
+  shares: { file: string; folder: string; locked: string };
 }
 
 /** Every page of the site, once per viewer it looks different to. */
@@ -70,6 +72,10 @@ const PAGES = (f: Fixture): SitePage[] => [
   { name: 'delete-confirm', who: 'visitor', path: f.longName.deletePath },
   { name: 'not-found', who: 'visitor', path: '/no/such/page/here', status: 404 },
   { name: 'direct-sign-in', who: 'visitor', path: f.direct, status: 401 },
+  { name: 'share-file', who: 'visitor', path: `/s/${f.shares.file}` },
+  { name: 'share-folder', who: 'visitor', path: `/s/${f.shares.folder}` },
+  { name: 'share-password', who: 'visitor', path: `/s/${f.shares.locked}` },
+  { name: 'share-not-found', who: 'visitor', path: '/s/AAAAAAAAAAAAAAAAAAAAAA', status: 404 },
   { name: 'signed-out-form', who: 'visitor', path: '/my/files/folders', status: 403, via: 'form' },
   { name: 'home-member', who: 'member', path: '/' },
   { name: 'profile', who: 'member', path: '/accounts/profile/misc' },
@@ -222,6 +228,17 @@ async function seed(t: TestServer, member: TestAccount): Promise<Fixture> {
     body: new URLSearchParams({ 'files[0]': image.id, 'files[1]': longName.id }),
   });
   assert.equal(moved.status, 200, await moved.text());
+  const share = async (fields: Record<string, string>) => {
+    const created = await t.fetch('/shares', { method: 'POST', headers: { Authorization: member.key }, body: new URLSearchParams(fields) });
+    const id = /<entry>\s*<id>([^<]+)<\/id>/.exec(await created.text())?.[1];
+    assert.ok(id, 'share created');
+    return id;
+  };
+  const shares = {
+    file: await share({ file: longName.id, expires_in: '86400', max_downloads: '10' }),
+    folder: await share({ folder }),
+    locked: await share({ file: image.id, password: 'open sesame' }),
+  };
   const { actions } = t.server.services.operator;
   await actions.changeFile('cli:test', 'block', notes.id);
   await actions.blacklistName('cli:test', '*.exe', 'no executables');
@@ -233,5 +250,6 @@ async function seed(t: TestServer, member: TestAccount): Promise<Fixture> {
     direct: pathOf(await directLink(t, member.key, image.id)),
     digest: createHash('sha256').update('meeting notes').digest('hex'),
     member: member.login,
+    shares,
   };
 }

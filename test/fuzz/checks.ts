@@ -89,6 +89,8 @@ export function classifyTarget(target: string): 'api' | 'web' | 'unknown' {
   const decoded = segments.map(lenientDecode);
   if (decoded[0] === 'folder' && decoded.length === 2) return 'web';
   if (decoded[0] === 'direct' && decoded.length === 4) return 'web';
+  // A share's downloads (issue 25): /s/<id>/download and /s/<id>/download/<file id>.
+  if (decoded[0] === 's' && (decoded.length === 3 || decoded.length === 4) && decoded[2] === 'download') return 'web';
   if (decoded.length === 3 && decoded[1] === 'delete') return 'web';
   // The download page's route takes any `/<a>/<b>` (an id that is not one is its 404 page).
   if (decoded.length === 2) return 'web';

@@ -276,6 +276,17 @@ export function webTargetArb(f: Fixtures): fc.Arbitrary<string> {
       1,
       id.map((file) => `/${file}/copy`),
     ),
+    // Shares (issue 25): the page, the download, one file of a folder share; ids made up.
+    w(
+      1,
+      fc
+        .tuple(
+          fc.constantFrom('AAAAAAAAAAAAAAAAAAAAAA', 'aB3dE5gH7jK9mN1pQ3sT5v', 'short'),
+          fc.constantFrom('', '/download', '/download/ABCDEFGHIJ', '?password=x'),
+          id,
+        )
+        .map(([share, rest, file]) => `/s/${share}${rest.replace('ABCDEFGHIJ', file)}`),
+    ),
     w(
       1,
       fc.tuple(id, segmentArb).map(([file, name]) => `/${file}/${name}`),

@@ -27,7 +27,6 @@ const UPLOAD_FEED = xmlBlocks(readFileSync(FIXTURE, 'utf8')).find((lines) => lin
 const REPORT_NAME = 'report 2026.pdf';
 const REPORT = Buffer.alloc(48213, 'filehaven golden format\n');
 const NOW = '2026-11-21T10:04:05Z';
-const UPDATED = '  <updated>Sat, 21 Nov 2026 10:04:05 +0000</updated>';
 const ATOM_TYPE = 'application/atom+xml; charset=utf-8';
 const DAY = 86_400;
 
@@ -289,7 +288,7 @@ describe('file expiry', { timeout: 300_000 }, () => {
     const listing = await listed(ada);
     assert.ok(!listing.includes(id), 'GET /files');
     assert.ok(listing.includes(keeperId));
-    assert.ok(!(await listed(ada, '?folder=' + folderId)).includes(id), 'GET /files?folder=');
+    assert.ok(!(await listed(ada, `?folder=${folderId}`)).includes(id), 'GET /files?folder=');
     const folder = await (await srv.fetch(`/folders/${folderId}`, auth(ada))).text();
     assert.ok(!folder.includes(id), folder);
     assert.match(folder, /<ed:files>1<\/ed:files>/, 'the folder counts only the live file');

@@ -125,6 +125,37 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
       { day: 20_001, bytes: 7 },
     ])
     .execute();
+  await db
+    .insertInto('shares')
+    .values([
+      {
+        id: 'S'.repeat(22),
+        owner_id: 20,
+        file_id: 'F'.repeat(10),
+        folder_id: null,
+        password_hash: 'scrypt$x',
+        expires_at: 9,
+        max_downloads: 5,
+        downloads: 2,
+        fast: 1,
+        created_at: 1,
+        revoked_at: null,
+      },
+      {
+        id: 'T'.repeat(22),
+        owner_id: 20,
+        file_id: null,
+        folder_id: 'D'.repeat(10),
+        password_hash: null,
+        expires_at: null,
+        max_downloads: null,
+        downloads: 0,
+        fast: 0,
+        created_at: 2,
+        revoked_at: 3,
+      },
+    ])
+    .execute();
   await db.insertInto('audit_log').values({ at: 1, actor: 'cli:root', action: 'a', object: 'o', details: '' }).execute();
   await db
     .insertInto('blacklist')

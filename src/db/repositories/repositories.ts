@@ -598,6 +598,62 @@ export interface SignInAddressesRepository {
   prune(before: number): Promise<number>;
 }
 
+/** A share link to one file or one folder of its owner (issue 25). */
+export interface ShareRecord {
+  /** The link's id: 22 base62 characters from a CSPRNG (ids.linkId()). */
+  id: string;
+  ownerId: number;
+  /** The shared file; null for a folder share. */
+  fileId: string | null;
+  /** The shared folder; null for a file share. */
+  folderId: string | null;
+  /** scrypt hash of the password; null when the share has none. */
+  passwordHash: string | null;
+  /** From this moment (epoch ms) the share answers errorShareExpired; null = never. */
+  expiresAt: number | null;
+  /** Downloads allowed in all; null = unlimited. */
+  maxDownloads: number | null;
+  /** Downloads counted so far (responses that started at byte 0). */
+  downloads: number;
+  /** Served from the owner's premium traffic when the owner has premium. */
+  fast: boolean;
+  createdAt: number;
+  /** When it was revoked; null while it is live. A revoked share is gone for good. */
+  revokedAt: number | null;
+}
+
+/** What a share's change sets; absent members stay as they are. */
+export interface ShareChanges {
+  expiresAt?: number | null;
+  passwordHash?: string | null;
+  maxDownloads?: number | null;
+  fast?: boolean;
+}
+
+/** Why a share download was not counted. */
+export type ShareCountRefusal = 'not-found' | 'expired' | 'limit';
+
+/** Shares (sharing/shares-service.ts). */
+export interface SharesRepository {
+  /** Inserts a share; throws DuplicateError on an id collision. */
+  create(share: Omit<ShareRecord, 'downloads' | 'revokedAt'>): Promise<ShareRecord>;
+  /** The share with this id, revoked ones included, or null. */
+  byId(id: string): Promise<ShareRecord | null>;
+  /** A page of one owner's live (not revoked) shares, newest first (created_at, then id, descending), after the cursor. */
+  list(query: { ownerId: number; before?: { createdAt: number; id: string }; limit: number }): Promise<ShareRecord[]>;
+  /** Changes a live share of `ownerId`; the share as it is now, or null when it is not (or no longer) one. The count stays. */
+  change(id: string, ownerId: number, changes: ShareChanges): Promise<ShareRecord | null>;
+  /** Revokes a live share of `ownerId` at `at`; false when there was none. */
+  revoke(id: string, ownerId: number, at: number): Promise<boolean>;
+  /**
+   * Counts one download of the share in ONE conditional UPDATE: it adds 1 only while the
+   * share is live, not expired at `now` and under its limit, so concurrent counts on any
+   * engine and any number of servers never pass `maxDownloads`. Null when it counted;
+   * otherwise why not (read after the refusal, for the answer only).
+   */
+  countDownload(id: string, now: number): Promise<ShareCountRefusal | null>;
+}
+
 /** All repositories, bound to one connection or transaction. */
 export interface Repositories {
   accounts: AccountsRepository;
@@ -617,6 +673,7 @@ export interface Repositories {
   resumableUploads: ResumableUploadsRepository;
   uploadLocks: UploadLocksRepository;
   servedDays: ServedDaysRepository;
+  shares: SharesRepository;
   locks: LocksRepository;
 }
 

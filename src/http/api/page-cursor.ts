@@ -1,11 +1,13 @@
 import { errors } from '../../domain/errors.js';
-import { ID_PATTERN } from '../../domain/ids.js';
+import { ID_PATTERN, LINK_ID_PATTERN } from '../../domain/ids.js';
 import type { ListPosition } from '../../services/listing-service.js';
 
 /** Which listing a cursor belongs to; a cursor of one is refused by the other. */
-export type CursorKind = 'files' | 'folders';
+export type CursorKind = 'files' | 'folders' | 'shares';
 
-const TAGS: Record<CursorKind, string> = { files: 'f', folders: 'd' };
+const TAGS: Record<CursorKind, string> = { files: 'f', folders: 'd', shares: 's' };
+/** What the ids of each listing look like. */
+const ID_PATTERNS: Record<CursorKind, RegExp> = { files: ID_PATTERN, folders: ID_PATTERN, shares: LINK_ID_PATTERN };
 /** Far longer than any cursor this module writes (about 40 characters). */
 const MAX_CURSOR_LENGTH = 128;
 
@@ -27,7 +29,7 @@ export function decodeCursor(kind: CursorKind, cursor: string): ListPosition {
   // Only the canonical encoding is accepted (base64url decoding ignores stray bits).
   if (Buffer.from(text, 'utf8').toString('base64url') !== cursor) throw bad();
   const match = /^([a-z]):(0|[1-9][0-9]{0,15}):([^:]*)$/.exec(text);
-  if (!match || match[1] !== TAGS[kind] || !ID_PATTERN.test(match[3]!)) throw bad();
+  if (!match || match[1] !== TAGS[kind] || !ID_PATTERNS[kind].test(match[3]!)) throw bad();
   const createdAt = Number(match[2]);
   if (!Number.isSafeInteger(createdAt)) throw bad();
   return { createdAt, id: match[3]! };

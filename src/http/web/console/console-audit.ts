@@ -62,7 +62,7 @@ export function registerConsoleAudit(app: FastifyInstance, context: Context): vo
 <td class="when">${humanDate(e.at)}</td>
 <td class="actor"><bdi>${e.actor}</bdi></td>
 <td class="action"><code>${e.action}</code></td>
-<td><bdi>${e.object}</bdi></td>
+<td class="object"><bdi>${e.object}</bdi></td>
 <td class="details"><bdi>${e.details || '–'}</bdi></td>
 </tr>`,
     );

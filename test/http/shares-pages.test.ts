@@ -1,0 +1,89 @@
+// The share page for people (issue 25): what a file share and a folder share show, names
+// escaped, browsing below the shared folder and never above it, errors as pages.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { form, type ReadResponse, read } from '../helpers/api-checks.js';
+import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+
+let t: TestServer;
+let owner: TestAccount;
+before(async () => {
+  t = await startTestServer();
+  owner = await t.account();
+});
+after(() => t.close());
+
+const share = async (fields: Record<string, string>) => {
+  const response = await read(await t.fetch('/shares', { method: 'POST', headers: { Authorization: owner.key }, body: form(fields) }));
+  assert.equal(response.status, 201, response.body);
+  return /<entry>\s*<id>([A-Za-z0-9]{22})<\/id>/.exec(response.body)![1]!;
+};
+const page = async (path: string): Promise<ReadResponse> => read(await t.fetch(path, { headers: { Accept: 'text/html' } }));
+
+test('a file share: its name (escaped), size, limits and one download button', async () => {
+  const up = await t.upload(owner.key, '<img src=x onerror=alert(1)>.txt', 'twelve bytes');
+  const id = await share({ file: up.id, expires_in: '3600', max_downloads: '3' });
+  const shown = await page(`/s/${id}`);
+  assert.equal(shown.status, 200);
+  assert.match(shown.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(shown.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+  assert.equal(shown.headers.get('cache-control'), 'no-store');
+  assert.match(shown.body, /<h1>&lt;img src=x onerror=alert\(1\)&gt;\.txt<\/h1>/);
+  assert.doesNotMatch(shown.body, /<img src=x/);
+  assert.match(shown.body, /12 B · shared file/);
+  assert.match(shown.body, /3 downloads left\./);
+  assert.match(shown.body, /This link expires \d{4}-\d\d-\d\d \d\d:\d\d UTC\./);
+  assert.equal([...shown.body.matchAll(new RegExp(`href="/s/${id}/download"`, 'g'))].length, 1);
+  // Looking at the page is no download.
+  assert.equal((await t.server.services.store.shares.byId(id))!.downloads, 0);
+});
+
+test('a folder share: its files and sub-folders, a download per file, one ZIP; below it yes, above or beside it no', async () => {
+  const { folders } = t.server.services;
+  const parent = await folders.create(owner.account, 'Private parent');
+  const top = await folders.create(owner.account, 'Shared & co', parent.id);
+  const sub = await folders.create(owner.account, 'Sub <one>', top.id);
+  const beside = await folders.create(owner.account, 'Beside', parent.id);
+  const a = await t.upload(owner.key, 'a.txt', 'aaaa');
+  const b = await t.upload(owner.key, 'b.txt', 'bbbbbbbb');
+  const hidden = await t.upload(owner.key, 'hidden.txt', 'not shared');
+  const blocked = await t.upload(owner.key, 'blocked.txt', 'blocked');
+  await folders.move(owner.account, top.id, [a.id, blocked.id]);
+  await folders.move(owner.account, sub.id, [b.id]);
+  await folders.move(owner.account, parent.id, [hidden.id]);
+  await t.server.services.files.block(blocked.id);
+  const id = await share({ folder: top.id });
+
+  const shown = await page(`/s/${id}`);
+  assert.equal(shown.status, 200);
+  assert.match(shown.body, /<h1>Shared &amp; co<\/h1>/);
+  assert.match(shown.body, /1 file · 4 B · shared folder/);
+  assert.match(shown.body, new RegExp(`<a class="button" href="/s/${id}/download" download>Download all as ZIP</a>`));
+  assert.match(shown.body, new RegExp(`<a class="folder-link" href="/s/${id}\\?folder=${sub.id}">Sub &lt;one&gt;</a>`));
+  assert.match(shown.body, new RegExp(`<a href="/s/${id}/download/${a.id}" download>a.txt</a>`));
+  for (const absent of ['blocked.txt', 'hidden.txt', 'Private parent', 'Beside', parent.id]) assert.ok(!shown.body.includes(absent), absent);
+
+  const below = await page(`/s/${id}?folder=${sub.id}`);
+  assert.equal(below.status, 200);
+  assert.match(below.body, /<h1>Sub &lt;one&gt;<\/h1>/);
+  assert.match(below.body, new RegExp(`<a href="/s/${id}/download/${b.id}" download>b.txt</a>`));
+  assert.match(below.body, new RegExp(`<a href="/s/${id}">Back to Shared &amp; co</a>`));
+  assert.doesNotMatch(below.body, /Download all as ZIP/);
+
+  for (const outside of [parent.id, beside.id, 'ZZZZZZZZZZ', '../x']) {
+    const refused = await page(`/s/${id}?folder=${encodeURIComponent(outside)}`);
+    assert.equal(refused.status, 404, outside);
+    assert.doesNotMatch(refused.body, /Private parent|Beside|hidden\.txt/);
+  }
+});
+
+test('errors on the page are pages for people; on the downloads, Atom', async () => {
+  const unknown = await page('/s/AAAAAAAAAAAAAAAAAAAAAA');
+  assert.equal(unknown.status, 404);
+  assert.match(unknown.headers.get('content-type') ?? '', /^text\/html/);
+  assert.match(unknown.body, /Share does not exist or was revoked/);
+  const download = await page('/s/AAAAAAAAAAAAAAAAAAAAAA/download');
+  assert.equal(download.status, 404);
+  assert.equal(download.headers.get('content-type'), 'application/atom+xml; charset=utf-8');
+  assert.match(download.body, /<title>errorShareNotFound<\/title>/);
+});
