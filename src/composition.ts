@@ -34,7 +34,9 @@ import { OperatorSearchService } from './services/operator-search-service.js';
 import { StatsHistoryService } from './services/stats-history-service.js';
 import { ThumbnailsService } from './services/thumbnails-service.js';
 import { LinkAccess } from './sharing/link-access.js';
+import { RequestSlots } from './sharing/request-slots.js';
 import { SharesService } from './sharing/shares-service.js';
+import { UploadRequestsService } from './sharing/upload-requests-service.js';
 import { ResumableDataStore } from './uploads/resumable-data-store.js';
 import { ResumableUploadsService } from './uploads/resumable-uploads-service.js';
 import { UploadsService } from './uploads/uploads-service.js';
@@ -76,6 +78,8 @@ export interface Services {
   operator: { actions: OperatorActionsService; search: OperatorSearchService; history: StatsHistoryService };
   /** This server's Prometheus metrics (`/metrics`); counted where each event happens. */
   metrics: Metrics;
+  /** Upload requests (issue 25): links where others upload into an account's folder. */
+  uploadRequests: UploadRequestsService;
   /** Web sign-in sessions and their CSRF tokens. */
   sessions: SessionService;
   /** Self-service accounts on the web site (`--signup open`). */
@@ -171,18 +175,34 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     metrics,
     shareCounts: new ShareCounts({ store, clock }),
   });
+  // One signer of the per-link cookies for shares and upload requests alike.
+  const linkAccess = new LinkAccess(secrets);
   const shares = new SharesService({
     store,
     files,
     folders,
     audit,
     throttle: limits.linkPasswords,
-    linkAccess: new LinkAccess(secrets),
+    linkAccess,
     ids,
     clock,
     rules: { passwordRequired: config.sharePasswordRequired, maxExpiryMs: config.shareMaxExpiryMs },
   });
   const uploads = new UploadsService({ store, blobs, ids, clock, volume: limits.uploads, folders, maxFileSize: config.maxFileSize, fileExpiry, metrics, log });
+  const requestSlots = new RequestSlots({ store, clock, report: log });
+  const uploadRequests = new UploadRequestsService({
+    store,
+    ids,
+    clock,
+    settings: config,
+    folders,
+    accounts,
+    uploads,
+    slots: requestSlots,
+    linkAccess,
+    linkPasswords: limits.linkPasswords,
+    audit,
+  });
   const resumableStorage = await openResumableStorage(config, blobs);
   const locker = new UploadLocker({ locks: store.uploadLocks, clock: systemClock, server, instance, report: log });
   const resumableService = new ResumableUploadsService({
@@ -195,6 +215,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     expiryMs: config.uploadExpiryMs,
     log,
     digestReread: (bytes) => metrics.resumableDigestReread(bytes),
+    requestSlots,
   });
   const resumable = { service: resumableService, dataStore: new ResumableDataStore(resumableStorage, resumableService), locker, storage: resumableStorage };
   const gc = new GcService({
@@ -235,6 +256,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     operator,
     gc,
     metrics,
+    uploadRequests,
     sessions,
     signUp,
     readiness: async () => {
@@ -253,6 +275,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     close: async () => {
       // Settles still running (responses just ended) finish before the database closes.
       await reservations.stop();
+      requestSlots.stop();
       await redis?.close();
       await store.close();
     },

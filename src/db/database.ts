@@ -22,6 +22,9 @@ export interface Database {
   upload_locks: UploadLocksTable;
   served_days: ServedDaysTable;
   shares: SharesTable;
+  upload_requests: UploadRequestsTable;
+  upload_request_slots: UploadRequestSlotsTable;
+  upload_request_uploads: UploadRequestUploadsTable;
 }
 
 /** A share link to one file or folder (migration 0012). */
@@ -39,6 +42,41 @@ export interface SharesTable {
   created_at: number;
   /** Set when the owner (or an operator) revoked it: the link is gone for good. */
   revoked_at: number | null;
+}
+
+/** The upload request a resumable upload goes into (migration 0013). */
+export interface UploadRequestUploadsTable {
+  upload_id: string;
+  request_id: string;
+  created_at: number;
+}
+
+/** An upload request: a link where others upload into the owner's folder (migration 0013). */
+export interface UploadRequestsTable {
+  id: string;
+  owner_id: number;
+  folder_id: string | null;
+  title: Generated<string>;
+  message: Generated<string>;
+  password_hash: string | null;
+  expires_at: number | null;
+  max_files: number | null;
+  max_bytes: number | null;
+  max_file_size: number | null;
+  files: Generated<number>;
+  bytes: Generated<number>;
+  created_at: number;
+  closed: Generated<number>;
+}
+
+/** An upload into a request still arriving: its file and bytes count until it ends (migration 0013). */
+export interface UploadRequestSlotsTable {
+  id: Generated<number>;
+  request_id: string;
+  bytes: number;
+  lease_until: number;
+  created_at: number;
+  upload_id: string | null;
 }
 
 /** Bytes served in one UTC day (migration 0011). */

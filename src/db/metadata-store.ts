@@ -17,6 +17,7 @@ import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
+import { uploadRequestsRepository } from './repositories/upload-requests-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
   return {
@@ -38,6 +39,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     uploadLocks: uploadLocksRepository(db),
     servedDays: servedDaysRepository(db),
     shares: sharesRepository(db),
+    uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
   };
 }

@@ -12,6 +12,7 @@ import * as runLeases from './migrations/0009-run-leases.js';
 import * as resumableUploads from './migrations/0010-resumable-uploads.js';
 import * as dailyServed from './migrations/0011-daily-served.js';
 import * as shares from './migrations/0012-shares.js';
+import * as uploadRequests from './migrations/0013-upload-requests.js';
 import * as fileExpiry from './migrations/0014-file-expiry.js';
 
 /**
@@ -33,6 +34,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-resumable-uploads': resumableUploads,
   '0011-daily-served': dailyServed,
   '0012-shares': shares,
+  '0013-upload-requests': uploadRequests,
   '0014-file-expiry': fileExpiry,
 };
 

@@ -92,6 +92,12 @@ export const errors = {
   requestNotFound: () => new ApiError('errorShareNotFound', 404, 'Upload request does not exist or was closed'),
   shareExpired: () => new ApiError('errorShareExpired', 410, 'Share has expired'),
   requestExpired: () => new ApiError('errorShareExpired', 410, 'Upload request has expired'),
+  /**
+   * An upload request's max_files or max_bytes is taken by the files stored and the uploads
+   * still arriving. Retry-After is a slot's lease (a minute): room comes back only if an
+   * upload in flight fails, and a failed one's slot is gone by then at the latest.
+   */
+  requestFull: () => new ApiError('errorUploadLimit', 429, 'Upload request is full: its file or byte limit is reached', { 'Retry-After': '60' }),
   shareDownloadLimit: () => new ApiError('errorShareDownloadLimit', 410, 'Share has reached its download limit'),
   /** A protected share or request asked without its password, or with a wrong one. */
   sharePassword: () => new ApiError('errorSharePassword', 401, 'This share needs its password'),
@@ -139,7 +145,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorFolderFilesAddFailed: 'Files were not added to the folder; nothing was moved.',
   errorFileSize: 'File size exceeds the limit.',
   errorPermissionDenied: 'No permission to run the command: a missing or wrong API key, no active premium, not the owner.',
-  errorUploadLimit: 'Upload volume limit of the account exceeded for now.',
+  errorUploadLimit: 'Upload volume limit of the account exceeded for now, or an upload request is full (its max_files or max_bytes).',
   errorUploadFaild: 'Upload failed: a malformed or interrupted body, or a storage failure. (The spelling is the code as defined.)',
   errorWrongCredentials: 'Invalid login or password, or too many failed attempts.',
   errorNotFound: 'Extension: no such API path.',

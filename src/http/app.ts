@@ -7,6 +7,7 @@ import { registerApiKeyRoutes } from './api/apikeys-routes.js';
 import { registerDirectDownloadRoute } from './api/direct-download-route.js';
 import { registerFileRoutes } from './api/files-routes.js';
 import { registerFolderRoutes } from './api/folders-routes.js';
+import { registerRequestRoutes } from './api/requests-routes.js';
 import { registerShareRoutes } from './api/shares-routes.js';
 import { capConnectionsPerAddress, refusedByConnectionCap } from './connection-cap.js';
 import type { HttpContext, ServerLifecycle } from './context.js';
@@ -33,6 +34,7 @@ import { registerFolderZip } from './web/folder-zip.js';
 import { registerMyFiles } from './web/my-files-page.js';
 import { registerMyFilesUpload } from './web/my-files-upload.js';
 import { registerProfilePage } from './web/profile-page.js';
+import { registerRequestPages } from './web/request-routes.js';
 import { registerSessions } from './web/session-plugin.js';
 import { registerSharePages } from './web/share-pages.js';
 import { registerSitePages } from './web/site-pages.js';
@@ -122,6 +124,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerFileRoutes(app, context);
   registerFolderRoutes(app, context);
   registerShareRoutes(app, context);
+  registerRequestRoutes(app, context);
   registerTusRoutes(app, context);
   registerAccountRoutes(app, context);
   registerDirectDownloadRoute(app, context);
@@ -135,6 +138,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerProfilePage(app, context);
   registerMyFiles(app, context);
   registerMyFilesUpload(app, context);
+  registerRequestPages(app, context);
   registerConsole(app, context);
   return { app, links, lifecycle };
 }

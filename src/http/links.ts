@@ -48,6 +48,11 @@ export class Links {
     return `${this.webUrl}/s/${share.id}`;
   }
 
+  /** request_link: `/r/<request id>`, an upload request's page (issue 25). */
+  uploadRequest(request: { id: string }): string {
+    return `${this.webUrl}/r/${request.id}`;
+  }
+
   /** direct link: `/direct/<file_id>/<token>/<url-encoded name>`. */
   direct(file: Pick<FileRecord, 'id' | 'name'>, token: string): string {
     return `${this.webUrl}/direct/${file.id}/${token}/${encodeName(file.name)}`;

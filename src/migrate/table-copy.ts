@@ -49,6 +49,12 @@ export const TABLES = {
   served_days: { key: 'day' },
   // Shares (issue 25): after accounts, whose ids they name.
   shares: { key: 'id' },
+  // Upload requests after accounts (their owners), and the slots of uploads into them
+  // that were still arriving: with the site stopped their leases have run out, so they
+  // count no more and the next upload's check deletes them.
+  upload_requests: { key: 'id' },
+  upload_request_slots: { key: 'id', serial: true },
+  upload_request_uploads: { key: 'upload_id' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

@@ -10,6 +10,7 @@ import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDiges
 import type { UploadLocker } from '../resumable/upload-locker.js';
 import type { FilesService } from '../services/files-service.js';
 import type { CreatedFile } from '../services/new-file-row.js';
+import { type RequestSlots, settleSlot } from '../sharing/request-slots.js';
 import type { UploadsService } from './uploads-service.js';
 
 /**
@@ -36,6 +37,8 @@ export interface ResumableUploadsDeps {
   log: (error: unknown, message: string) => void;
   /** Bytes read again to finish a digest (after a crash mid-request), counted for /metrics. */
   digestReread?: (bytes: number) => void;
+  /** The slots of uploads into upload requests (issue 25): one is taken at a creation into a request. */
+  requestSlots: Pick<RequestSlots, 'reserve' | 'release'>;
 }
 
 /** What a new upload declares (Upload-Length and Upload-Metadata). */
@@ -45,6 +48,12 @@ export interface NewUpload {
   folderId: string | undefined;
   /** The metadata's `expires_in` (seconds), checked now and applied when the upload is stored. */
   expiresIn?: string | undefined;
+  /**
+   * An upload into this upload request (its link already opened by the caller): it takes a
+   * slot of the request for its whole length, until it expires; `folderId` is then the
+   * request's, never the client's.
+   */
+  requestId?: string;
 }
 
 /** A finished upload: its file, and the delete secret when this call stored it (it is shown once). */
@@ -83,23 +92,35 @@ export class ResumableUploadsService {
     const expiresIn = asked.kind === 'in' ? asked.seconds : null;
     const now = this.deps.clock();
     const expiresAt = now + this.deps.expiryMs;
-    await this.deps.uploads.reserveAhead(
-      owner,
-      { length, name: filename, folderId: folderId ?? null },
-      { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt },
-      (repos, reservationId) =>
-        repos.resumableUploads.create({
-          id,
-          accountId: owner.id,
-          filename,
-          folderId: folderId ?? null,
-          length,
-          reservationId,
-          createdAt: now,
-          expiresAt,
-          expiresIn,
-        }),
-    );
+    // The request's slot first, in a transaction of its own: the file's transaction takes
+    // the request's lock before the owner's volume lock, so this must not hold them the
+    // other way round.
+    const slot =
+      input.requestId === undefined
+        ? null
+        : await this.deps.requestSlots.reserve(input.requestId, { declaredBytes: length, exact: true }, { until: expiresAt, uploadId: id });
+    try {
+      await this.deps.uploads.reserveAhead(
+        owner,
+        { length, name: filename, folderId: folderId ?? null },
+        { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt },
+        (repos, reservationId) =>
+          repos.resumableUploads.create({
+            id,
+            accountId: owner.id,
+            filename,
+            folderId: folderId ?? null,
+            length,
+            reservationId,
+            createdAt: now,
+            expiresAt,
+            expiresIn,
+          }),
+      );
+    } catch (error) {
+      if (slot) await this.deps.requestSlots.release(slot.id);
+      throw error;
+    }
     return { expiresAt };
   }
 
@@ -255,6 +276,15 @@ export class ResumableUploadsService {
     }
   }
 
+  /**
+   * The upload request a resumable upload goes into, for as long as its row lives (a
+   * stored one too: a retried last PATCH or a HEAD answers its file); null for an upload
+   * of the account itself.
+   */
+  async requestOf(id: string): Promise<string | null> {
+    return this.deps.store.uploadRequests.requestOfUpload(id);
+  }
+
   /** The upload's row when it has become a file; null otherwise. */
   async storedUpload(id: string): Promise<ResumableUploadRecord | null> {
     const record = await this.deps.store.resumableUploads.byId(id);
@@ -313,7 +343,12 @@ export class ResumableUploadsService {
       await this.deps.storage.complete(record.id, record.length);
       const sha256 = await this.finalDigest(record);
       const staged = await this.deps.storage.stage(record.id, { sha256, size: record.length });
+      // An upload into a request: its slot becomes the request's counts with the file, and
+      // the request's largest file applies (it may have been lowered since the creation).
+      const slot = await this.deps.store.uploadRequests.slotOfUpload(record.id);
+      const request = slot ? await this.deps.store.uploadRequests.byId(slot.requestId) : null;
       created = await this.deps.uploads.upload({
+        ...(request?.maxFileSize ? { limits: { maxFileSize: request.maxFileSize } } : {}),
         owner,
         // The folder it named hours ago may be gone: its bytes then land at the top level.
         folder: record.folderId === null ? null : { id: record.folderId, ifGone: 'root' },
@@ -324,6 +359,7 @@ export class ResumableUploadsService {
         // The upload's row says stored in the file's transaction, so it is made once.
         within: async (repos, file) => {
           if (!(await repos.resumableUploads.markStored(record.id, file.id))) throw new Error(`upload ${record.id} was stored or removed meanwhile`);
+          if (slot) await settleSlot(repos, this.deps.clock(), slot.requestId, slot.id, file.size);
         },
       });
     } catch (error) {
@@ -344,11 +380,14 @@ export class ResumableUploadsService {
     return created;
   }
 
-  /** Deletes the upload's row and ends its reservation, in one transaction. */
+  /** Deletes the upload's row and ends its reservation and its request slot (if any), in one transaction. */
   private async forget(id: string): Promise<void> {
     await this.deps.store.transaction(async (repos) => {
       const row = await repos.resumableUploads.take(id);
       if (row && row.fileId === null && row.reservationId !== null) await settleDetached(repos, row.reservationId, null);
+      const slot = await repos.uploadRequests.slotOfUpload(id);
+      if (slot) await repos.uploadRequests.takeSlot(slot.id);
+      await repos.uploadRequests.unbindUpload(id);
     });
   }
 }

@@ -52,6 +52,7 @@ const WEB_EXACT = new Set([
   '/favicon.ico',
   browserScript('my-files').path,
   browserScript('profile').path,
+  browserScript('request-upload').path,
   '/accounts/profile/misc',
   '/accounts/profile/misc/regenerate-key',
   '/my/files',
@@ -91,6 +92,8 @@ export function classifyTarget(target: string): 'api' | 'web' | 'unknown' {
   if (decoded[0] === 'direct' && decoded.length === 4) return 'web';
   // A share's downloads (issue 25): /s/<id>/download and /s/<id>/download/<file id>.
   if (decoded[0] === 's' && (decoded.length === 3 || decoded.length === 4) && decoded[2] === 'download') return 'web';
+  // An upload request's password form (issue 25); its page and upload are `/r/<id>`, below.
+  if (decoded[0] === 'r' && decoded.length === 3 && decoded[2] === 'password') return 'web';
   if (decoded.length === 3 && decoded[1] === 'delete') return 'web';
   // The download page's route takes any `/<a>/<b>` (an id that is not one is its 404 page).
   if (decoded.length === 2) return 'web';

@@ -241,6 +241,11 @@ const WEB_PAGES = [
   '/my/files/move',
   '/my/files/delete',
   '/my/files/folders',
+  browserScript('request-upload').path,
+  // Upload requests (issue 25): an unknown request's page, upload and password form.
+  '/r/Aaaaaaaaaaaaaaaaaaaaaa',
+  '/r/Aaaaaaaaaaaaaaaaaaaaaa/password',
+  '/r/short',
 ];
 
 /** A link with one character changed, cut, or extended: a forged token or secret. */

@@ -28,6 +28,11 @@ describe('redactUrl', () => {
     ['/%64irect/ABCDEFGHIJ/tok/name', '/%64irect/ABCDEFGHIJ/[redacted]/name'],
     ['/account?K1secretkey', '/account?[redacted]'],
     ['/X/n.txt?download', '/X/n.txt?download'],
+    // An upload request's id is its link's key (issue 25).
+    ['/r/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/r/[redacted]'],
+    ['/r/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/password', '/r/[redacted]/password'],
+    ['/requests/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/requests/[redacted]'],
+    ['/requests?limit=2', '/requests?limit=2'],
   ];
   for (const [url, expected] of cases) it(`${url} → ${expected}`, () => assert.equal(redactUrl(url), expected));
 });

@@ -156,6 +156,33 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
       },
     ])
     .execute();
+  await db
+    .insertInto('upload_requests')
+    .values({
+      id: 'R'.repeat(22),
+      owner_id: 20,
+      folder_id: 'AAAAAAAAA1',
+      title: 'Inbox',
+      message: '',
+      password_hash: null,
+      expires_at: null,
+      max_files: 3,
+      max_bytes: null,
+      max_file_size: null,
+      files: 1,
+      bytes: 5,
+      created_at: 1,
+      closed: 0,
+    })
+    .execute();
+  await db
+    .insertInto('upload_request_slots')
+    .values({ request_id: 'R'.repeat(22), bytes: 9, lease_until: 2, created_at: 1, upload_id: 'a'.repeat(32) })
+    .execute();
+  await db
+    .insertInto('upload_request_uploads')
+    .values({ upload_id: 'a'.repeat(32), request_id: 'R'.repeat(22), created_at: 1 })
+    .execute();
   await db.insertInto('audit_log').values({ at: 1, actor: 'cli:root', action: 'a', object: 'o', details: '' }).execute();
   await db
     .insertInto('blacklist')

@@ -27,6 +27,7 @@ export function locksRepository(db: Kysely<Database>, engine: Engine): LocksRepo
     top: (accountId) => hold('top', String(accountId)),
     uploadVolume: (accountId) => hold('upload-volume', String(accountId)),
     premium: (accountId) => hold('premium', String(accountId)),
+    request: (id) => hold('upload-request', id),
   };
 }
 

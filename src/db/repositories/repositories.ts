@@ -528,6 +528,11 @@ export interface LocksRepository {
   uploadVolume(accountId: number): Promise<void>;
   /** The lock of an account's premium period: each change, read and written, is one step. */
   premium(accountId: number): Promise<void>;
+  /**
+   * The lock of an upload request's counts: each check of its limits against what is
+   * stored and in flight, and each slot becoming a stored file, is one step.
+   */
+  request(id: string): Promise<void>;
 }
 
 /** Blacklisted digests. */
@@ -674,7 +679,91 @@ export interface Repositories {
   uploadLocks: UploadLocksRepository;
   servedDays: ServedDaysRepository;
   shares: SharesRepository;
+  uploadRequests: UploadRequestsRepository;
   locks: LocksRepository;
+}
+
+/** An upload request (issue 25): others upload into the owner's folder through its link. */
+export interface UploadRequestRecord {
+  /** The link id (ids.linkId()): unguessable. */
+  id: string;
+  ownerId: number;
+  /** The folder files land in; null for the owner's top level. */
+  folderId: string | null;
+  title: string;
+  message: string;
+  /** The password's slow hash (security/passwords.ts); null when none. */
+  passwordHash: string | null;
+  /** When it stops taking uploads (epoch ms); null for never. */
+  expiresAt: number | null;
+  /** Files it takes at most; null = unlimited. */
+  maxFiles: number | null;
+  /** Bytes of all its files together at most; null = unlimited. */
+  maxBytes: number | null;
+  /** Bytes of each file at most; null = only the server's limit. */
+  maxFileSize: number | null;
+  /** Files stored through it. */
+  files: number;
+  /** Bytes of the files stored through it. */
+  bytes: number;
+  createdAt: number;
+  /** Closed by its owner (or an operator): it takes nothing more. */
+  closed: boolean;
+}
+
+/** What an owner may change on an upload request; absent members stay. */
+export type UploadRequestChanges = Partial<
+  Pick<UploadRequestRecord, 'title' | 'message' | 'passwordHash' | 'expiresAt' | 'maxFiles' | 'maxBytes' | 'maxFileSize'>
+>;
+
+/** An upload into a request that is still arriving (its bytes reserved ahead). */
+export interface UploadRequestSlot {
+  id: number;
+  requestId: string;
+  /** Bytes it holds of the request's max_bytes. */
+  bytes: number;
+  /** Until when it counts unless renewed (epoch ms). */
+  leaseUntil: number;
+  createdAt: number;
+  /** The resumable upload holding it (its tus id); null for an upload that arrives in one request. */
+  uploadId: string | null;
+}
+
+/**
+ * Upload requests and the slots of uploads into them. The rules over the counts
+ * (sharing/request-slots.ts) run under `locks.request(id)`.
+ */
+export interface UploadRequestsRepository {
+  /** Inserts a new request with nothing stored through it yet. */
+  create(row: Omit<UploadRequestRecord, 'files' | 'bytes' | 'closed'>): Promise<UploadRequestRecord>;
+  /** A request by id, closed ones included; null when unknown. */
+  byId(id: string): Promise<UploadRequestRecord | null>;
+  /** An owner's open requests, newest first (created_at, id), after `before`, at most `limit`. */
+  listOwned(ownerId: number, query: { limit: number; before?: { createdAt: number; id: string } }): Promise<UploadRequestRecord[]>;
+  /** Changes what an owner may change; false when the request is unknown. */
+  change(id: string, changes: UploadRequestChanges): Promise<boolean>;
+  /** Closes a request; false when it was unknown or closed already. */
+  close(id: string): Promise<boolean>;
+  /** Adds a stored file to the counts. */
+  countStored(id: string, bytes: number): Promise<void>;
+  /** Inserts a slot; returns its id. */
+  openSlot(slot: Omit<UploadRequestSlot, 'id' | 'uploadId'> & { uploadId?: string }): Promise<number>;
+  /** The slot a resumable upload holds; null when it holds none (any more). */
+  slotOfUpload(uploadId: string): Promise<UploadRequestSlot | null>;
+  /** Records that a resumable upload goes into a request (for as long as the upload's row lives). */
+  bindUpload(uploadId: string, requestId: string, at: number): Promise<void>;
+  /** The request a resumable upload goes into; null for an upload of the account itself. */
+  requestOfUpload(uploadId: string): Promise<string | null>;
+  /** Forgets which request a resumable upload went into (the upload is gone). */
+  unbindUpload(uploadId: string): Promise<void>;
+  /** Deletes a slot and returns it as it was; null when it is gone already. */
+  takeSlot(id: number): Promise<UploadRequestSlot | null>;
+  /** Deletes the request's slots whose lease ended before `now`; returns how many. */
+  dropLapsedSlots(requestId: string, now: number): Promise<number>;
+  /** The slots of a request still in flight at `now`: their count and bytes. */
+  slotsInFlight(requestId: string, now: number): Promise<{ files: number; bytes: number }>;
+  /** Moves the lease of these slots (those still there); returns how many. */
+  renewSlots(ids: number[], leaseUntil: number): Promise<number>;
 }
 
 /** The metadata store: repositories plus transactions. */

@@ -3,11 +3,11 @@ import { ID_PATTERN, LINK_ID_PATTERN } from '../../domain/ids.js';
 import type { ListPosition } from '../../services/listing-service.js';
 
 /** Which listing a cursor belongs to; a cursor of one is refused by the other. */
-export type CursorKind = 'files' | 'folders' | 'shares';
+export type CursorKind = 'files' | 'folders' | 'shares' | 'requests';
 
-const TAGS: Record<CursorKind, string> = { files: 'f', folders: 'd', shares: 's' };
+const TAGS: Record<CursorKind, string> = { files: 'f', folders: 'd', shares: 's', requests: 'r' };
 /** What the ids of each listing look like. */
-const ID_PATTERNS: Record<CursorKind, RegExp> = { files: ID_PATTERN, folders: ID_PATTERN, shares: LINK_ID_PATTERN };
+const ID_PATTERNS: Record<CursorKind, RegExp> = { files: ID_PATTERN, folders: ID_PATTERN, shares: LINK_ID_PATTERN, requests: LINK_ID_PATTERN };
 /** Far longer than any cursor this module writes (about 40 characters). */
 const MAX_CURSOR_LENGTH = 128;
 

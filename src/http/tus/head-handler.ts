@@ -1,4 +1,4 @@
-import { fileHeaders, finishedStatus } from './tus-answers.js';
+import { fileHeaders, finishedStatus, requestFileHeaders } from './tus-answers.js';
 import { callersUpload, type TusItemHandler } from './tus-handler.js';
 
 /**
@@ -19,7 +19,7 @@ export const handleHead: TusItemHandler = async (endpoint, request, reply, id) =
         'Upload-Offset': String(record.length),
         'Upload-Length': String(record.length),
         'Cache-Control': 'no-store',
-        ...fileHeaders(links, finished.file, null),
+        ...(caller.request ? requestFileHeaders(finished.file) : fileHeaders(links, finished.file, null)),
       })
       .send();
   }
@@ -28,7 +28,10 @@ export const handleHead: TusItemHandler = async (endpoint, request, reply, id) =
   if (!state.error && response.status < 400 && finishedOffsets(response)) {
     // This answer is the one that stored it, so it shows the delete link.
     const finished = await service.finish(caller.account, id);
-    reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
+    reply.headers({
+      'Cache-Control': 'no-store',
+      ...(caller.request ? requestFileHeaders(finished.file) : fileHeaders(links, finished.file, finished.deleteSecret)),
+    });
   }
   return endpoint.answer(request, reply, exchange);
 };

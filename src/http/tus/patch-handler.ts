@@ -20,7 +20,7 @@ export const handlePatch: TusItemHandler = async (endpoint, request, reply, id) 
     if (Number(request.headers['upload-offset']) !== record.length)
       throw new ApiError('errorUploadFaild', 409, 'Upload failed: the upload is complete; its Upload-Offset is its length');
     reply.header('Upload-Offset', String(record.length));
-    return sendFinished(context, request, reply, finished, finishedStatus(request));
+    return sendFinished(context, request, reply, finished, finishedStatus(request), caller.request !== undefined);
   }
   await service.beforeWrite(caller.account, record);
   let verified: VerifiedBody | undefined;

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FileRecord } from '../../domain/types.js';
 import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
 import { createdFileEntry } from '../api/file-entries.js';
-import { entryEl } from '../atom.js';
+import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { expiresHeaders } from '../expires-header.js';
 import type { Links } from '../links.js';
@@ -47,13 +47,30 @@ export function sendFinished(
   reply: FastifyReply,
   finished: FinishedUpload,
   status: FinishStatus,
+  intoRequest = false,
 ): FastifyReply {
   const { links } = context;
   // The delete link is a secret, shown this once: no cache may keep it.
-  reply.headers({ 'Cache-Control': 'no-store', ...fileHeaders(links, finished.file, finished.deleteSecret) });
+  reply.headers({
+    'Cache-Control': 'no-store',
+    ...(intoRequest ? requestFileHeaders(finished.file) : fileHeaders(links, finished.file, finished.deleteSecret)),
+  });
   if (status === 204) return reply.code(204).send();
   if (request.method === 'PATCH' && prefersRepresentation(request.headers.prefer)) reply.header('Preference-Applied', 'return=representation');
+  // Someone uploading into a request gets the file's id, name and size only, as from
+  // POST /r/<id>: no link into the owner's account (issue 25).
+  if (intoRequest) {
+    const { file } = finished;
+    return sendAtom(context, request, reply, status, 'Upload request upload', [
+      entryEl(textEl('id', file.id), textEl('title', file.name), textEl('ed:size', file.size)),
+    ]);
+  }
   return sendAtom(context, request, reply, status, 'File upload result', [entryEl(...createdFileEntry(links, finished.file, finished.deleteSecret, 'self'))]);
+}
+
+/** The headers of a file an upload into a request became: its id only. */
+export function requestFileHeaders(file: FileRecord): Record<string, string> {
+  return { [FILE_HEADERS.id]: file.id };
 }
 
 /** The headers that name the file an upload became; the delete link only when the secret is known (the answer that stored it). */

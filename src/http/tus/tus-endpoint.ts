@@ -7,6 +7,7 @@ import type { Account } from '../../domain/types.js';
 import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
 import type { HttpContext } from '../context.js';
 import { EXPIRES_HEADER } from '../expires-header.js';
+import { SHARE_PASSWORD_HEADER } from '../link-credentials.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
 import { type FinishStatus, sendFinished } from './tus-answers.js';
 import type { TusCaller } from './tus-caller.js';
@@ -15,7 +16,7 @@ import { CSRF_HEADER, FILE_HEADERS, MAX_CHUNK_SIZE_HEADER, UPLOADS_PATH } from '
 import type { VerifiedBody } from './upload-checksum.js';
 
 /** The services the tus handlers call, and no others. */
-export type TusContext = HttpContext<'accounts' | 'clock' | 'config' | 'resumable' | 'sessions'>;
+export type TusContext = HttpContext<'accounts' | 'clock' | 'config' | 'resumable' | 'sessions' | 'uploadRequests'>;
 
 /** What one request's tus hooks share: the caller, and what became of the upload. */
 export interface TusRequestState {
@@ -26,6 +27,8 @@ export interface TusRequestState {
   created?: string;
   /** Signed in through the site: the upload's URL is on {web_url}, the page's origin. */
   viaSite: boolean;
+  /** An upload into this upload request (issue 25): its folder, and answers that lead nowhere into the owner's account. */
+  request?: { id: string; folderId: string | null };
   /** The error to answer with, in the Atom shape, instead of tus's plain text. */
   error?: ApiError;
   /** Set when this request finished the upload. */
@@ -93,7 +96,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
     getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
     exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, EXPIRES_HEADER, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
-    allowedHeaders: [CSRF_HEADER],
+    allowedHeaders: [CSRF_HEADER, SHARE_PASSWORD_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
       const state = stateOf(request);
@@ -101,8 +104,10 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
       await service.create(state.account, upload.id, {
         length: upload.size ?? 0,
         filename: metadata.filename ?? undefined,
-        folderId: metadata.folder ?? undefined,
         expiresIn: metadata.expires_in ?? undefined,
+        // Into a request: its folder, whatever the metadata says.
+        folderId: state.request ? (state.request.folderId ?? undefined) : (metadata.folder ?? undefined),
+        ...(state.request ? { requestId: state.request.id } : {}),
       });
       return {};
     },
@@ -122,7 +127,13 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
     context,
     logError,
     async pass(request, reply, caller, { id, finishStatus }, body) {
-      const state: TusRequestState = { account: caller?.account ?? ({} as Account), viaSite: caller?.viaSite ?? false, id, finishStatus };
+      const state: TusRequestState = {
+        account: caller?.account ?? ({} as Account),
+        viaSite: caller?.viaSite ?? false,
+        id,
+        finishStatus,
+        ...(caller?.request ? { request: { id: caller.request.id, folderId: caller.request.folderId } } : {}),
+      };
       let response: Response;
       try {
         const webRequest = body ? spooledRequest(request, body) : new NodeRequest({ req: request.raw, res: reply.raw });
@@ -141,7 +152,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
         if (state.created && !state.finished) await service.terminate(state.created).catch(logError);
         return sendAtomError(context, request, reply, state.error ?? apiErrorOf({ status_code: response.status, body }, services.config.maxFileSize, logError));
       }
-      if (state.finished) return sendFinished(context, request, reply, state.finished, state.finishStatus);
+      if (state.finished) return sendFinished(context, request, reply, state.finished, state.finishStatus, state.request !== undefined);
       reply.code(response.status);
       return body === '' ? reply.send() : reply.send(body);
     },

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResumableUploadRecord } from '../../db/repositories/repositories.js';
-import { callerOf, type TusCaller } from './tus-caller.js';
+import { apiKeyOf } from '../plugins/api-auth.js';
+import { callerOf, requestCallerOf, type TusCaller } from './tus-caller.js';
 import type { TusEndpoint } from './tus-endpoint.js';
 
 /**
@@ -18,6 +19,11 @@ export type TusItemHandler = (endpoint: TusEndpoint, request: FastifyRequest, re
  * errorPermissionDenied when it is another account's.
  */
 export async function callersUpload(endpoint: TusEndpoint, request: FastifyRequest, id: string): Promise<{ caller: TusCaller; record: ResumableUploadRecord }> {
-  const caller = await callerOf(endpoint.context, request);
-  return { caller, record: await endpoint.context.services.resumable.service.owned(caller.account, id) };
+  const { service } = endpoint.context.services.resumable;
+  // An upload into an upload request is reached without an API key through its request
+  // (its password or link cookie), and only it: the caller gets the uploads bound to that
+  // request (by their unguessable ids), never another upload of the owner.
+  const requestId = apiKeyOf(request) === undefined ? await service.requestOf(id) : null;
+  const caller = requestId === null ? await callerOf(endpoint.context, request) : await requestCallerOf(endpoint.context, request, requestId);
+  return { caller, record: await service.owned(caller.account, id) };
 }
