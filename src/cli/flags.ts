@@ -1,5 +1,6 @@
-import { parseBytes } from '../config/units.js';
+import { parseBytes, parseDuration } from '../config/units.js';
 import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../domain/account-bounds.js';
+import { LONGEST_EXPIRY_SECONDS } from '../domain/expiry.js';
 import { MAX_AMOUNT_CENTS, money, parseMoney } from '../domain/money.js';
 import { type ParsedArgs, UsageError } from './args.js';
 
@@ -49,6 +50,12 @@ export const RANGES = {
   parallel: wholeNumbers(1, 8, 2),
   /** `upload --chunk-size`: the server's Filehaven-Max-Chunk-Size caps it too. */
   chunkSize: { min: 64 * 1024, max: 4 * 1024 ** 3, text: 'a size from 64KiB to 4GiB' },
+  /** `share --expires`, `request --expires`, `upload --expires`, `expire`: in seconds (issue 25). */
+  expires: { min: 1, max: LONGEST_EXPIRY_SECONDS, text: 'a duration from 1s to 100 years (36500d)' },
+  /** `share --max-downloads`, `request --max-files`. */
+  linkCount: { min: 1, max: 1_000_000_000, text: 'a whole number from 1 to 1000000000' },
+  /** `request --max-bytes`, `request --max-file-size`. */
+  linkBytes: { min: 1, max: 1024 ** 5, text: 'a size from 1 byte to 1PiB' },
 } satisfies Record<string, NumberRange>;
 
 /** The refusal of `raw` as a value of `--name`: the range it takes and what it got. */
@@ -75,6 +82,32 @@ export function sizeFlag(values: ParsedArgs['values'], name: string, range: Numb
   const bytes = typeof raw === 'string' ? parseBytes(raw) : null;
   if (bytes === null || !within(bytes, range)) throw outOfRange(name, range, raw, '500MB or 2GiB');
   return bytes;
+}
+
+/**
+ * A duration (`7d`, `12h`, `30m`, `90s`; a bare number is seconds) in whole seconds
+ * within `range`, or undefined when absent.
+ */
+export function durationFlag(values: ParsedArgs['values'], name: string, range: NumberRange): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const seconds = typeof raw === 'string' ? durationSeconds(raw) : null;
+  if (seconds === null || !within(seconds, range)) throw outOfRange(name, range, raw, '7d, 12h or 30m');
+  return seconds;
+}
+
+/** A duration as whole seconds; null when unreadable or not a whole number of seconds (`1500ms`). */
+export function durationSeconds(text: string): number | null {
+  const ms = parseDuration(text);
+  return ms === null || ms % 1000 !== 0 ? null : ms / 1000;
+}
+
+/** An optional whole-number flag (`--max-downloads`) within `range`, or undefined when absent. */
+export function optionalCountFlag(values: ParsedArgs['values'], name: string, range: NumberRange): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw) || !within(Number(raw), range)) throw outOfRange(name, range, raw, String(Math.max(range.min, 5)));
+  return Number(raw);
 }
 
 /** A whole-number flag (`--limit`, `--parallel`) within `range`, or its fallback when absent. */

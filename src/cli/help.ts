@@ -58,6 +58,16 @@ const limit = (range: NumberRange & { fallback: number }): FlagHelp => ({
   range,
 });
 const SIZE = 'a size such as 500MB or 2GiB';
+const expires = (what: string, absent: string): FlagHelp => ({
+  name: 'expires',
+  value: 'DURATION',
+  text: `${what} after this long, such as 7d, 12h or 30m (${RANGES.expires.text}); default: ${absent}`,
+  range: RANGES.expires,
+});
+const linkPassword = (what: string): FlagHelp => ({
+  ...passwordStdin,
+  text: `protect the ${what} with a password read from the first line of standard input (never on the command line)`,
+});
 
 /** Flags every user command takes. */
 export const USER_FLAGS: FlagHelp[] = [
@@ -89,7 +99,7 @@ const CATALOGUE: Record<string, Entry> = {
   logout: { audience: 'user', usage: '[--json]', summary: 'forgets the stored key (it stays valid on the server)', flags: [] },
   upload: {
     audience: 'user',
-    usage: 'FILE... [--folder ID] [--parallel N] [--chunk-size SIZE] [--no-resume] [--json]',
+    usage: 'FILE... [--folder ID] [--parallel N] [--chunk-size SIZE] [--no-resume] [--expires DURATION] [--json]',
     summary: 'uploads files (resumable when the server offers tus); prints each download link',
     flags: [
       { name: 'folder', value: 'ID', text: 'move the uploaded files into this folder (checked before the first byte)' },
@@ -106,15 +116,17 @@ const CATALOGUE: Record<string, Entry> = {
         range: RANGES.chunkSize,
       },
       { name: 'no-resume', text: 'always send POST /files (the whole file in one request), never a resumable tus upload' },
+      expires('the files expire (behave as deleted)', "the site's default, none unless its operator set one"),
     ],
   },
   download: {
     audience: 'user',
-    usage: 'URL|ID [-o FILE|DIR/|-] [--force] [--json]',
-    summary: 'downloads a file by link or id; resumes from FILE.part',
+    usage: 'URL|ID [-o FILE|DIR/|-] [--force] [--password-stdin] [--json]',
+    summary: 'downloads a file by link or id, or a share by its link; resumes from FILE.part',
     flags: [
       { name: 'output', short: 'o', value: 'FILE|DIR/|-', text: "where to save it (default: the file's name here; - writes to standard output)" },
       { name: 'force', text: 'replace an existing FILE' },
+      { ...passwordStdin, text: "a share link's password, read from the first line of standard input" },
     ],
   },
   ls: {
@@ -145,6 +157,58 @@ const CATALOGUE: Record<string, Entry> = {
   },
   rm: { audience: 'user', usage: 'ID... [--json]', summary: 'deletes your files', flags: [] },
   account: { audience: 'user', usage: '[--json]', summary: 'your account and premium details', flags: [] },
+  expire: {
+    audience: 'user',
+    usage: 'FILE_ID DURATION|never [--json]',
+    summary: 'sets when one of your files expires (such as 7d from now), or never',
+    flags: [],
+  },
+  share: {
+    audience: 'user',
+    usage: 'ID [--folder] [--expires DURATION] [--password-stdin] [--max-downloads N] [--fast] [--json]',
+    summary: 'shares one of your files (or with --folder, a folder); prints the share link',
+    flags: [
+      { name: 'folder', text: 'ID is a folder: the share lists its files and offers it as one ZIP' },
+      expires('the link stops working', 'never, unless the site caps it'),
+      linkPassword('share'),
+      { name: 'max-downloads', value: 'N', text: `downloads allowed in all (${RANGES.linkCount.text}; default: unlimited)`, range: RANGES.linkCount },
+      { name: 'fast', text: 'serve it uncapped on your premium traffic (the free rules when it runs out)' },
+    ],
+  },
+  shares: {
+    audience: 'user',
+    usage: '[--limit N] [--json]',
+    summary: 'your shares, newest first: link, expiry, downloads, password',
+    flags: [limit(RANGES.lsLimit)],
+  },
+  unshare: { audience: 'user', usage: 'SHARE_ID [--json]', summary: 'revokes a share: its link stops working at once', flags: [] },
+  request: {
+    audience: 'user',
+    usage: '[--folder ID] [--title T] [--message M] [--expires DURATION] [--password-stdin] [--max-files N] [--max-bytes SIZE] [--max-file-size SIZE] [--json]',
+    summary: 'an upload request: a link where others upload into your folder; prints the link',
+    flags: [
+      { name: 'folder', value: 'ID', text: 'the folder the files land in (default: the top of your files)' },
+      { name: 'title', value: 'T', text: 'a title shown to uploaders' },
+      { name: 'message', value: 'M', text: 'a message shown to uploaders' },
+      expires('the link stops taking files', 'never, unless the site caps it'),
+      linkPassword('request'),
+      { name: 'max-files', value: 'N', text: `files it takes in all (${RANGES.linkCount.text}; default: unlimited)`, range: RANGES.linkCount },
+      { name: 'max-bytes', value: 'SIZE', text: `bytes it takes, all files together, such as 1GiB (${RANGES.linkBytes.text})`, range: RANGES.linkBytes },
+      { name: 'max-file-size', value: 'SIZE', text: `the largest file it takes, such as 100MiB (${RANGES.linkBytes.text})`, range: RANGES.linkBytes },
+    ],
+  },
+  requests: {
+    audience: 'user',
+    usage: '[--limit N] [--json]',
+    summary: 'your upload requests, newest first: link, expiry, files and bytes received',
+    flags: [limit(RANGES.lsLimit)],
+  },
+  'close-request': {
+    audience: 'user',
+    usage: 'REQUEST_ID [--json]',
+    summary: 'closes an upload request (the files it received stay)',
+    flags: [],
+  },
 
   serve: {
     audience: 'operator',

@@ -28,6 +28,13 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   mkdir: async () => (await import('./client/my-files.js')).mkdirCommand,
   rm: async () => (await import('./client/my-files.js')).rmCommand,
   account: async () => (await import('./client/my-account.js')).accountCommand,
+  expire: async () => (await import('./client/sharing.js')).expireCommand,
+  share: async () => (await import('./client/sharing.js')).shareCommand,
+  shares: async () => (await import('./client/sharing.js')).sharesCommand,
+  unshare: async () => (await import('./client/sharing.js')).unshareCommand,
+  request: async () => (await import('./client/sharing.js')).requestCommand,
+  requests: async () => (await import('./client/sharing.js')).requestsCommand,
+  'close-request': async () => (await import('./client/sharing.js')).closeRequestCommand,
   // For operators of this server: they work on its data folder and storage directly.
   serve: async () => (await import('./operator/serve.js')).serveCommand,
   init: async () => (await import('./operator/init.js')).initCommand,

@@ -15,6 +15,12 @@ interface ApiRequest extends CallOptions {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'HEAD';
   /** Path under {base_url}, already encoded. */
   path: string;
+  /** A whole URL instead of {base_url} + path (the upload of a request, under {web_url}). */
+  url?: string;
+  /** Headers besides Accept and Authorization (a link's password). */
+  headers?: Record<string, string>;
+  /** Sees the answer's headers once it is a success (Filehaven-Expires). */
+  onHeaders?: (headers: Headers) => void;
   /** Query parameters; undefined values are left out. */
   query?: Record<string, string | undefined>;
   /** A form-encoded body (SPEC.md: POST and PUT parameters are form-encoded). */
@@ -77,9 +83,13 @@ export class ApiConnection {
 
   /** Sends an API request and returns its feed, or throws the error the server reported. */
   async call(request: ApiRequest): Promise<AtomFeed> {
-    const url = new URL(`${this.server}${request.path}`);
+    const url = new URL(request.url ?? `${this.server}${request.path}`);
     for (const [name, value] of Object.entries(request.query ?? {})) if (value !== undefined) url.searchParams.set(name, value);
-    const headers: Record<string, string> = { Accept: 'application/atom+xml', ...(request.auth === false ? {} : this.authHeaders()) };
+    const headers: Record<string, string> = {
+      Accept: 'application/atom+xml',
+      ...(request.auth === false ? {} : this.authHeaders()),
+      ...request.headers,
+    };
     let body: unknown;
     if (request.form) {
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
@@ -104,6 +114,7 @@ export class ApiConnection {
         `expected "${request.expect}" from ${request.method} ${request.path}, got "${feed.title}"`,
       );
     }
+    request.onHeaders?.(response.headers);
     return feed;
   }
 

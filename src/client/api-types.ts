@@ -19,6 +19,11 @@ export interface StoredFile {
    * it carried the link, and nobody read it (`deleteFile` still removes the file).
    */
   deleteLink?: string;
+  /**
+   * When the file expires (the answer's `Filehaven-Expires` header), present only when
+   * it does: asked with `expiresIn`, or the site's default expiry.
+   */
+  expires?: string;
 }
 
 /** One file of your listing (`File list`). */
@@ -47,6 +52,8 @@ export interface FileDetails {
   status: FileStatus;
   size: number;
   downloadLink: string;
+  /** When the file expires (`Filehaven-Expires`, issue 25), present only when it does. */
+  expires?: string;
 }
 
 /** A direct download link (`File info`, premium): signed, expiring, needs the key too. */
@@ -113,4 +120,69 @@ export interface MoveResult {
 export interface DeletedItem {
   id: string;
   name: string;
+}
+
+/** A share of one of your files or folders (`Share`, issue 25). */
+export interface Share {
+  /** Share id: 22 letters and digits, unguessable. */
+  id: string;
+  /** The shared file's or folder's name. */
+  name: string;
+  /** The share's page for people, `{web_url}/s/<id>`: what you hand out. */
+  link: string;
+  /** The shared file's or folder's id. */
+  target: string;
+  /** When it stops working, `YYYY-MM-DD HH:MM:SS` UTC; null: never. */
+  expires: string | null;
+  /** Downloads allowed in all; null: unlimited. */
+  maxDownloads: number | null;
+  /** Downloads counted so far (a response that starts at byte 0 counts one). */
+  downloads: number;
+  /** Whether a password guards it. */
+  protected: boolean;
+  /** Whether it is served uncapped on the owner's premium traffic. */
+  fast: boolean;
+}
+
+/** An upload request: a link where others upload into one of your folders (`Upload request`, issue 25). */
+export interface UploadRequest {
+  /** Request id: 22 letters and digits, unguessable. */
+  id: string;
+  /** Its title ('' when none). */
+  title: string;
+  /** The request's page for people, `{web_url}/r/<id>`: what you hand out. */
+  link: string;
+  /** The folder the files land in; null: the top of the account. */
+  folderId: string | null;
+  /** When it stops taking files, `YYYY-MM-DD HH:MM:SS` UTC; null: never. */
+  expires: string | null;
+  /** Files it takes in all; null: unlimited. */
+  maxFiles: number | null;
+  /** Files received so far. */
+  files: number;
+  /** Bytes it takes in all files together; null: unlimited. */
+  maxBytes: number | null;
+  /** Bytes received so far. */
+  bytes: number;
+  /** Whether a password guards it. */
+  protected: boolean;
+  /** The largest file it takes, in bytes; null: the owner's own limit only. */
+  maxFileSize: number | null;
+  /** The message shown to uploaders ('' when none). */
+  message: string;
+}
+
+/** A file uploaded into an upload request (`Upload request upload`): the uploader gets no link into the owner's account. */
+export interface RequestUpload {
+  id: string;
+  name: string;
+  size: number;
+}
+
+/** A file's expiry after a change (`File expiry`). */
+export interface FileExpiry {
+  id: string;
+  name: string;
+  /** When it expires, `YYYY-MM-DD HH:MM:SS` UTC; null: never. */
+  expires: string | null;
 }

@@ -60,12 +60,39 @@ export function targetOfUrl(url: URL): DownloadTarget | null {
   const direct = DIRECT_PATH.exec(url.pathname);
   if (direct) return { url: url.href, id: decode(direct[1]!), name: decode(direct[2]!), size: undefined, direct: true };
   const page = PUBLIC_PATH.exec(url.pathname);
-  if (!page || page[1] === 'folder') return null;
+  // `/folder/<id>` is a folder's page, `/s/<id>` a share's and `/r/<id>` an upload request's (issue 25).
+  if (!page || page[1] === 'folder' || page[1] === 's' || page[1] === 'r') return null;
   const raw = new URL(url.href);
   // The raw bytes of the download page (API.md 1): `?download=1`.
   raw.search = '';
   raw.searchParams.set('download', '1');
   return { url: raw.href, id: decode(page[1]!), name: decode(page[2]!), size: undefined, direct: false };
+}
+
+/** A link of issue 25 taken apart: `{web_url}/s/<id>[/download[/<file id>]]` or `{web_url}/r/<id>`. */
+export interface LinkParts {
+  /** {web_url}: what comes before `/s/` or `/r/` (a site may live under a path). */
+  webUrl: string;
+  /** The share or request id. */
+  id: string;
+  /** A file of a folder share, when the link names one. */
+  fileId?: string;
+}
+
+const SHARE_LINK = /^(.*)\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9]+))?)?\/?$/;
+const REQUEST_LINK = /^(.*)\/r\/([A-Za-z0-9]+)\/?$/;
+
+/** The parts of a share link, or null when the URL is not one. */
+export function shareOfUrl(url: URL): LinkParts | null {
+  const match = SHARE_LINK.exec(url.pathname);
+  if (!match) return null;
+  return { webUrl: `${url.origin}${match[1]}`, id: match[2]!, ...(match[3] === undefined ? {} : { fileId: match[3] }) };
+}
+
+/** The parts of an upload request link, or null when the URL is not one. */
+export function requestOfUrl(url: URL): LinkParts | null {
+  const match = REQUEST_LINK.exec(url.pathname);
+  return match ? { webUrl: `${url.origin}${match[1]}`, id: match[2]! } : null;
 }
 
 /** Counts the body and fails it when it ends short of (or past) the announced length. */
@@ -100,20 +127,45 @@ function nameOf(response: Response, fallback: string): string {
 }
 
 /** The error of a failed download answer: Atom on direct links, an HTML page on public ones. */
-async function downloadError(response: Response): Promise<FilehavenApiError> {
+async function downloadError(response: Response, bodiless?: BodilessErrors): Promise<FilehavenApiError> {
   const text = await response.text().catch(() => '');
   const feed = readFeed(text);
-  return feed ? errorOf(response, feed) : statusError(response.status, errorOf(response, null).retryAfter);
+  if (feed) return errorOf(response, feed);
+  const retryAfter = errorOf(response, null).retryAfter;
+  return bodiless?.(response.status, retryAfter) ?? statusError(response.status, retryAfter);
 }
+
+/** The error of an answer without a body (a HEAD's), from its status; undefined: the usual reading. */
+export type BodilessErrors = (status: number, retryAfter: number | undefined) => FilehavenApiError | undefined;
+
+/**
+ * A share download's refusal without its Atom body (a HEAD's answer has none), told by
+ * its status alone: 410 cannot tell an expired share from a spent one, and says so.
+ */
+export const shareStatusErrors: BodilessErrors = (status, retryAfter) => {
+  if (status === 401) return new FilehavenApiError('errorSharePassword', status, 'The share needs its password, or the one given is wrong');
+  if (status === 404) return new FilehavenApiError('errorShareNotFound', status, 'Share does not exist or was revoked');
+  if (status === 410) return new FilehavenApiError('errorShareExpired', status, 'The share has expired or reached its download limit');
+  if (status === 429 && retryAfter !== undefined)
+    return new FilehavenApiError('errorSharePassword', status, 'Too many wrong passwords; try again later', retryAfter);
+  return undefined;
+};
 
 /**
  * Sends the GET of a download (with Range and If-Range when resuming) and returns its
  * body as a stream; only a direct link carries the API key (SPEC.md rule 3 of the direct
  * link), and only to the server's own origins.
  */
-export async function openDownload(connection: ApiConnection, target: DownloadTarget, options: DownloadOptions, keyAllowed: boolean): Promise<DownloadStream> {
+export async function openDownload(
+  connection: ApiConnection,
+  target: DownloadTarget,
+  options: DownloadOptions,
+  keyAllowed: boolean,
+  extraHeaders: Record<string, string> = {},
+  bodiless?: BodilessErrors,
+): Promise<DownloadStream> {
   const offset = options.offset ?? 0;
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (target.direct && keyAllowed) Object.assign(headers, connection.authHeaders());
   if (offset > 0) {
     headers.Range = `bytes=${offset}-`;
@@ -130,9 +182,9 @@ export async function openDownload(connection: ApiConnection, target: DownloadTa
     // The bytes held are already the whole file: nothing left to fetch.
     if (range && range.total === offset) return { body: Readable.from([]), size: offset, offset, etag, name };
     // More bytes held than the file has: they are not this file's; start again.
-    if (range && range.total < offset) return openDownload(connection, target, { ...options, offset: 0 }, keyAllowed);
+    if (range && range.total < offset) return openDownload(connection, target, { ...options, offset: 0 }, keyAllowed, extraHeaders, bodiless);
   }
-  if (response.status !== 200 && response.status !== 206) throw await downloadError(response);
+  if (response.status !== 200 && response.status !== 206) throw await downloadError(response, bodiless);
   const declared = response.headers.get('content-length');
   const length = declared === null ? NaN : Number(declared);
   let start = 0;

@@ -1,4 +1,18 @@
-import type { AccountInfo, DirectLink, FileDetails, FileStatus, FileSummary, FolderListing, FolderSummary, MoveResult, StoredFile } from './api-types.js';
+import type {
+  AccountInfo,
+  DirectLink,
+  FileDetails,
+  FileExpiry,
+  FileStatus,
+  FileSummary,
+  FolderListing,
+  FolderSummary,
+  MoveResult,
+  RequestUpload,
+  Share,
+  StoredFile,
+  UploadRequest,
+} from './api-types.js';
 import { type AtomFeed, childrenOf, childText, linkOf, type XmlElement } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
 
@@ -136,4 +150,60 @@ export function moveResult(entry: XmlElement): MoveResult {
     folderSize: count(folderLink.attrs.length, 'the folder_link length'),
     moved: count(childText(entry, 'ed:updated'), 'ed:updated'),
   };
+}
+
+/** A count that may be empty: empty means no limit (null). */
+function limitOf(entry: XmlElement, name: string): number | null {
+  const raw = text(entry, name).trim();
+  return raw === '' ? null : count(raw, name);
+}
+
+function yesNo(entry: XmlElement, name: string): boolean {
+  const raw = text(entry, name).trim();
+  return raw === 'yes' ? true : raw === 'no' ? false : missing(`yes or no in <${name}> (got "${raw}")`);
+}
+
+/** A `Share` entry (issue 25). */
+export function share(entry: XmlElement): Share {
+  const shareLink = link(entry, { title: 'share_link' });
+  return {
+    id: text(entry, 'id'),
+    name: text(entry, 'title'),
+    link: shareLink.attrs.href ?? missing('share_link href'),
+    target: text(entry, 'ed:target'),
+    expires: optional(text(entry, 'ed:expires').trim()),
+    maxDownloads: limitOf(entry, 'ed:max_downloads'),
+    downloads: count(childText(entry, 'ed:downloads'), 'ed:downloads'),
+    protected: yesNo(entry, 'ed:protected'),
+    fast: yesNo(entry, 'ed:fast'),
+  };
+}
+
+/** An `Upload request` entry (issue 25). */
+export function uploadRequest(entry: XmlElement): UploadRequest {
+  const requestLink = link(entry, { title: 'request_link' });
+  return {
+    id: text(entry, 'id'),
+    title: childText(entry, 'title') ?? '',
+    link: requestLink.attrs.href ?? missing('request_link href'),
+    folderId: optional(text(entry, 'ed:folder').trim()),
+    expires: optional(text(entry, 'ed:expires').trim()),
+    maxFiles: limitOf(entry, 'ed:max_files'),
+    files: count(childText(entry, 'ed:files'), 'ed:files'),
+    maxBytes: limitOf(entry, 'ed:max_bytes'),
+    bytes: count(childText(entry, 'ed:bytes'), 'ed:bytes'),
+    protected: yesNo(entry, 'ed:protected'),
+    maxFileSize: limitOf(entry, 'ed:max_file_size'),
+    message: childText(entry, 'ed:message') ?? '',
+  };
+}
+
+/** The `Upload request upload` entry: id, name and size only. */
+export function requestUpload(entry: XmlElement): RequestUpload {
+  return { id: text(entry, 'id'), name: text(entry, 'title'), size: count(childText(entry, 'ed:size'), 'ed:size') };
+}
+
+/** The `File expiry` entry. */
+export function fileExpiry(entry: XmlElement): FileExpiry {
+  return { id: text(entry, 'id'), name: text(entry, 'title'), expires: optional(text(entry, 'ed:expires').trim()) };
 }

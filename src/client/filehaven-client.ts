@@ -4,21 +4,46 @@ import type {
   DeletedItem,
   DirectLink,
   FileDetails,
+  FileExpiry,
   FileStatus,
   FileSummary,
   FolderListing,
   FolderSummary,
   MoveResult,
   Page,
+  RequestUpload,
+  Share,
   StoredFile,
+  UploadRequest,
 } from './api-types.js';
 import { childText } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
-import { type DownloadOptions, type DownloadStream, type DownloadTarget, openDownload, targetOfUrl } from './download.js';
+import {
+  type DownloadOptions,
+  type DownloadStream,
+  type DownloadTarget,
+  type LinkParts,
+  openDownload,
+  requestOfUrl,
+  shareOfUrl,
+  shareStatusErrors,
+  targetOfUrl,
+} from './download.js';
 import * as entries from './entry-mappers.js';
+import {
+  expiryForm,
+  requestChangeForm,
+  requestForm,
+  type ShareChanges,
+  type ShareOptions,
+  shareChangeForm,
+  shareForm,
+  type UploadRequestChanges,
+  type UploadRequestOptions,
+} from './sharing-forms.js';
 import { serverOffersTus, TusUploadTransport } from './tus-upload-transport.js';
 import { type UploadInput, type UploadSource, uploadSource } from './upload-source.js';
-import { MultipartUploadTransport, type UploadProgress, type UploadTransport } from './upload-transport.js';
+import { EXPIRES_HEADER, MultipartUploadTransport, SHARE_PASSWORD_HEADER, type UploadProgress, type UploadTransport, withExpiry } from './upload-transport.js';
 
 export interface ClientOptions {
   /** The server's {base_url}, e.g. `https://files.example.com`. */
@@ -63,7 +88,30 @@ export interface UploadOptions extends CallOptions {
    * says nothing). For a proxy whose body limit is lower than the server knows.
    */
   chunkSize?: number;
+  /**
+   * Seconds until the file expires and behaves as deleted (`expires_in`, issue 25);
+   * absent: the site's default (none unless its operator set one). The stored file's
+   * `expires` says when.
+   */
+  expiresIn?: number;
 }
+
+/** How `uploadToRequest()` sends a file: the upload options that apply to someone else's request. */
+export interface RequestUploadOptions extends Omit<UploadOptions, 'folder' | 'expiresIn'> {
+  /** The request's password, when it has one (sent in Filehaven-Share-Password, never in a URL). */
+  password?: string;
+}
+
+/** A download of a share: the download options, the share's password, and a file of a folder share. */
+export interface ShareDownloadOptions extends DownloadOptions {
+  /** The share's password, when it has one (sent in Filehaven-Share-Password, never in a URL). */
+  password?: string;
+  /** One file of a folder share (its id); absent: the shared file, or the whole folder as one ZIP. */
+  file?: string;
+}
+
+/** Whether a share or request is given as its link (rather than its id). */
+const isUrl = (value: string) => /^https?:\/\//i.test(value);
 
 /** How a download by id fetches its bytes. */
 export type DownloadVia = 'auto' | 'direct' | 'public';
@@ -74,6 +122,11 @@ const FILE_REF = /^[A-Za-z0-9_-]+$/;
 function ref(id: string, what = 'file id'): string {
   if (!FILE_REF.test(id)) throw new TypeError(`not a ${what}: "${id}"`);
   return id;
+}
+
+function checkChunkSize(chunkSize: number | undefined): void {
+  if (chunkSize !== undefined && !(Number.isSafeInteger(chunkSize) && chunkSize > 0))
+    throw new TypeError(`upload(): chunkSize must be a whole number of bytes above 0, got ${chunkSize}`);
 }
 
 /**
@@ -166,8 +219,19 @@ export class FilehavenClient {
 
   /** GET /files/<id> (premium): file details. */
   async fileDetails(id: string, options: CallOptions = {}): Promise<FileDetails> {
-    const feed = await this.connection.call({ method: 'GET', path: `/files/${ref(id)}`, expect: 'File Full info', ...options });
-    return entries.fileDetails(entries.firstEntry(feed));
+    let expires: string | null = null;
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: `/files/${ref(id)}`,
+      expect: 'File Full info',
+      onHeaders: (headers) => {
+        expires = headers.get(EXPIRES_HEADER);
+      },
+      ...options,
+    });
+    const details = entries.fileDetails(entries.firstEntry(feed));
+    const when = (expires as string | null)?.trim();
+    return when ? { ...details, expires: when } : details;
   }
 
   /** GET /files/<id>;DirectLink (premium): a signed, expiring direct link. */
@@ -183,12 +247,18 @@ export class FilehavenClient {
    * after, and a move that fails throws UploadNotMovedError, which carries the file).
    */
   async upload(input: UploadInput, options: UploadOptions = {}): Promise<StoredFile> {
-    if (options.chunkSize !== undefined && !(Number.isSafeInteger(options.chunkSize) && options.chunkSize > 0))
-      throw new TypeError(`upload(): chunkSize must be a whole number of bytes above 0, got ${options.chunkSize}`);
+    checkChunkSize(options.chunkSize);
+    if (options.expiresIn !== undefined && !Number.isFinite(options.expiresIn)) throw new TypeError(`upload(): expiresIn must be a number of seconds`);
     const source = await uploadSource(input, options);
     if (options.folder !== undefined) await this.folder(options.folder, { limit: 1, signal: options.signal });
     const transport = await this.transportFor(source, options.transport ?? 'auto', options.signal);
-    return transport.send(source, { signal: options.signal, onProgress: options.onProgress, folder: options.folder, chunkSize: options.chunkSize });
+    return transport.send(source, {
+      signal: options.signal,
+      onProgress: options.onProgress,
+      folder: options.folder,
+      chunkSize: options.chunkSize,
+      expiresIn: options.expiresIn,
+    });
   }
 
   /**
@@ -222,8 +292,18 @@ export class FilehavenClient {
 
   /** POST /files/copy/<id>: a copy of any active file in your account. */
   async copy(id: string, options: CallOptions = {}): Promise<StoredFile> {
-    const feed = await this.connection.call({ method: 'POST', path: `/files/copy/${ref(id)}`, expect: 'File copy', ...options });
-    return entries.storedFile(entries.firstEntry(feed));
+    let expires: string | null = null;
+    const feed = await this.connection.call({
+      method: 'POST',
+      path: `/files/copy/${ref(id)}`,
+      expect: 'File copy',
+      onHeaders: (headers) => {
+        expires = headers.get(EXPIRES_HEADER);
+      },
+      ...options,
+    });
+    // A copy expires when the site's default expiry gives it one.
+    return withExpiry(entries.storedFile(entries.firstEntry(feed)), expires);
   }
 
   /** DELETE /files/<id> (extension): deletes one of your files. */
@@ -333,5 +413,189 @@ export class FilehavenClient {
     const keyAllowed = origin === new URL(this.server).origin || (this.webUrl !== '' && origin === new URL(this.webUrl).origin);
     if (resolved.direct && !keyAllowed) throw new TypeError(`the direct link is not on ${this.server}: its API key is not sent there`);
     return openDownload(this.connection, resolved, options, keyAllowed);
+  }
+
+  /** PUT /files/<id>;expiry (issue 25): the file expires `expiresIn` seconds from now; null: never. */
+  async setFileExpiry(id: string, expiresIn: number | null, options: CallOptions = {}): Promise<FileExpiry> {
+    const feed = await this.connection.call({
+      method: 'PUT',
+      path: `/files/${ref(id)};expiry`,
+      form: expiryForm(expiresIn),
+      expect: 'File expiry',
+      ...options,
+    });
+    return entries.fileExpiry(entries.firstEntry(feed));
+  }
+
+  /** POST /shares (issue 25): shares one of your active files or folders; `share.link` is what you hand out. */
+  async createShare(target: { file: string } | { folder: string }, options: ShareOptions = {}): Promise<Share> {
+    const feed = await this.connection.call({
+      method: 'POST',
+      path: '/shares',
+      form: shareForm(target, options, ref),
+      expect: 'Share',
+      signal: options.signal,
+    });
+    return entries.share(entries.firstEntry(feed));
+  }
+
+  /** GET /shares: one page of your shares, newest first. */
+  async listShares(options: CallOptions & { limit?: number; cursor?: string } = {}): Promise<Page<Share>> {
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: '/shares',
+      query: { limit: options.limit === undefined ? undefined : String(options.limit), cursor: options.cursor },
+      expect: 'Share list',
+      signal: options.signal,
+      listing: true,
+    });
+    return { items: feed.entries.map(entries.share), nextCursor: entries.nextCursor(feed) };
+  }
+
+  /** Every share of yours, page after page. */
+  async *allShares(options: CallOptions = {}): AsyncIterable<Share> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listShares({ ...options, limit: 500, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** GET /shares/<id>: one of your shares with its count (another account's is errorShareNotFound). */
+  async share(id: string, options: CallOptions = {}): Promise<Share> {
+    const feed = await this.connection.call({ method: 'GET', path: `/shares/${ref(id, 'share id')}`, expect: 'Share', ...options });
+    return entries.share(entries.firstEntry(feed));
+  }
+
+  /** PUT /shares/<id>: changes expiry, password, download limit or fast; the count so far stays. */
+  async changeShare(id: string, changes: ShareChanges): Promise<Share> {
+    const feed = await this.connection.call({
+      method: 'PUT',
+      path: `/shares/${ref(id, 'share id')}`,
+      form: shareChangeForm(changes),
+      expect: 'Share',
+      signal: changes.signal,
+    });
+    return entries.share(entries.firstEntry(feed));
+  }
+
+  /** DELETE /shares/<id>: revokes a share; its link answers errorShareNotFound from then on. */
+  async revokeShare(id: string, options: CallOptions = {}): Promise<DeletedItem> {
+    const feed = await this.connection.call({ method: 'DELETE', path: `/shares/${ref(id, 'share id')}`, expect: 'Share', ...options });
+    const entry = entries.firstEntry(feed);
+    return { id: childText(entry, 'id') ?? id, name: childText(entry, 'title') ?? '' };
+  }
+
+  /**
+   * Downloads a share (no account needed): its id or its link (`{web_url}/s/<id>`, or a
+   * `/download/<file id>` link of one file). The shared file's bytes, a folder share as
+   * one ZIP, or with `file` one file of it; the password in Filehaven-Share-Password,
+   * never the API key (a share is the owner's to pay for, not the downloader's). A
+   * response from byte 0 counts as one download; `offset` and `ifRange` resume.
+   */
+  async downloadShare(share: string, options: ShareDownloadOptions = {}): Promise<DownloadStream> {
+    const parts = await this.linkParts(share, 'share', options.signal);
+    const file = options.file ?? parts.fileId;
+    const url = `${parts.webUrl}/s/${ref(parts.id, 'share id')}/download${file === undefined ? '' : `/${ref(file)}`}`;
+    const headers: Record<string, string> = options.password === undefined ? {} : { [SHARE_PASSWORD_HEADER]: options.password };
+    const target: DownloadTarget = { url, id: file ?? parts.id, name: file ?? parts.id, size: undefined, direct: false };
+    return openDownload(this.connection, target, options, false, headers, shareStatusErrors);
+  }
+
+  /** POST /requests (issue 25): a link where others upload into one of your folders; `request.link` is what you hand out. */
+  async createUploadRequest(options: UploadRequestOptions = {}): Promise<UploadRequest> {
+    const feed = await this.connection.call({
+      method: 'POST',
+      path: '/requests',
+      form: requestForm(options, ref),
+      expect: 'Upload request',
+      signal: options.signal,
+    });
+    return entries.uploadRequest(entries.firstEntry(feed));
+  }
+
+  /** GET /requests: one page of your upload requests, newest first. */
+  async listUploadRequests(options: CallOptions & { limit?: number; cursor?: string } = {}): Promise<Page<UploadRequest>> {
+    const feed = await this.connection.call({
+      method: 'GET',
+      path: '/requests',
+      query: { limit: options.limit === undefined ? undefined : String(options.limit), cursor: options.cursor },
+      expect: 'Upload request list',
+      signal: options.signal,
+      listing: true,
+    });
+    return { items: feed.entries.map(entries.uploadRequest), nextCursor: entries.nextCursor(feed) };
+  }
+
+  /** Every upload request of yours, page after page. */
+  async *allUploadRequests(options: CallOptions = {}): AsyncIterable<UploadRequest> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.listUploadRequests({ ...options, limit: 500, cursor });
+      yield* page.items;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** GET /requests/<id>: one of your upload requests with its counts. */
+  async uploadRequest(id: string, options: CallOptions = {}): Promise<UploadRequest> {
+    const feed = await this.connection.call({ method: 'GET', path: `/requests/${ref(id, 'request id')}`, expect: 'Upload request', ...options });
+    return entries.uploadRequest(entries.firstEntry(feed));
+  }
+
+  /** PUT /requests/<id>: changes title, message, expiry, password or limits; the counts so far stay. */
+  async changeUploadRequest(id: string, changes: UploadRequestChanges): Promise<UploadRequest> {
+    const feed = await this.connection.call({
+      method: 'PUT',
+      path: `/requests/${ref(id, 'request id')}`,
+      form: requestChangeForm(changes),
+      expect: 'Upload request',
+      signal: changes.signal,
+    });
+    return entries.uploadRequest(entries.firstEntry(feed));
+  }
+
+  /** DELETE /requests/<id>: closes an upload request; the files it received stay. */
+  async closeUploadRequest(id: string, options: CallOptions = {}): Promise<DeletedItem> {
+    const feed = await this.connection.call({ method: 'DELETE', path: `/requests/${ref(id, 'request id')}`, expect: 'Upload request', ...options });
+    const entry = entries.firstEntry(feed);
+    return { id: childText(entry, 'id') ?? id, name: childText(entry, 'title') ?? '' };
+  }
+
+  /**
+   * Uploads into someone's upload request (no account needed): its id or its link
+   * (`{web_url}/r/<id>`). Streamed like upload(): tus through `{base_url}/uploads`
+   * with `request` in the metadata (resumable) when the server offers it and the input
+   * is a file or a Blob, else `POST {web_url}/r/<id>`. The password goes in
+   * Filehaven-Share-Password, the API key never. The answer names the file's id, name and
+   * size only.
+   */
+  async uploadToRequest(request: string, input: UploadInput, options: RequestUploadOptions = {}): Promise<RequestUpload> {
+    checkChunkSize(options.chunkSize);
+    const parts = await this.linkParts(request, 'request', options.signal);
+    const source = await uploadSource(input, options);
+    const transport = await this.transportFor(source, options.transport ?? 'auto', options.signal);
+    const destination = {
+      id: ref(parts.id, 'request id'),
+      url: `${parts.webUrl}/r/${parts.id}`,
+      ...(options.password === undefined ? {} : { password: options.password }),
+    };
+    return transport.sendToRequest(source, { signal: options.signal, onProgress: options.onProgress, chunkSize: options.chunkSize }, destination);
+  }
+
+  /**
+   * A share or request given by link or by id, with the {web_url} its link lives
+   * under: the link's own, else the one the server announced (asked with GET /account
+   * when the client has a key and none is known yet), else {base_url}.
+   */
+  private async linkParts(value: string, kind: 'share' | 'request', signal: AbortSignal | undefined): Promise<LinkParts> {
+    if (isUrl(value)) {
+      const parts = kind === 'share' ? shareOfUrl(new URL(value)) : requestOfUrl(new URL(value));
+      if (!parts) throw new TypeError(`not a filehaven ${kind} link: ${value}`);
+      return parts;
+    }
+    if (!this.webUrl && this.connection.key !== undefined) await this.account({ signal });
+    return { webUrl: this.webUrl || this.server, id: ref(value, `${kind} id`) };
   }
 }

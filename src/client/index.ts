@@ -10,6 +10,15 @@ export type { CallOptions, FetchFunction } from './api-connection.js';
 export type * from './api-types.js';
 export { API_ERROR_CODES, type ApiErrorCode, type ClientErrorCode, FilehavenApiError, FilehavenConnectionError, UploadNotMovedError } from './client-errors.js';
 export type { DownloadOptions, DownloadStream, DownloadTarget } from './download.js';
-export { type ClientOptions, type DownloadVia, FilehavenClient, type UploadOptions, type UploadTransportChoice } from './filehaven-client.js';
+export {
+  type ClientOptions,
+  type DownloadVia,
+  FilehavenClient,
+  type RequestUploadOptions,
+  type ShareDownloadOptions,
+  type UploadOptions,
+  type UploadTransportChoice,
+} from './filehaven-client.js';
+export type { ShareChanges, ShareOptions, UploadRequestChanges, UploadRequestOptions } from './sharing-forms.js';
 export type { UploadInput, UploadSource } from './upload-source.js';
-export type { UploadCall, UploadProgress, UploadTransport } from './upload-transport.js';
+export type { RequestDestination, UploadCall, UploadProgress, UploadTransport } from './upload-transport.js';

@@ -20,12 +20,16 @@ const quotedName = (name: string) => `"${name.replace(/[\r\n]+/g, ' ').replace(/
 /**
  * The one file part named `upload` of SPEC.md's POST /files. The body is built around
  * the source's stream, so its length is known without reading the file (Content-Length
- * lets the server refuse early), and it holds one chunk at a time.
+ * lets the server refuse early), and it holds one chunk at a time. `fields` (such as
+ * `expires_in`) go before the file, so the server knows them before the first byte.
  */
-export function multipartBody(source: UploadSource, onChunk: (bytes: number) => void): MultipartBody {
+export function multipartBody(source: UploadSource, onChunk: (bytes: number) => void, fields: Record<string, string> = {}): MultipartBody {
   const boundary = `----filehaven-${randomBytes(12).toString('hex')}`;
+  const fieldParts = Object.entries(fields)
+    .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name=${quotedName(name)}\r\n\r\n${value}\r\n`)
+    .join('');
   const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename=${quotedName(source.name)}\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    `${fieldParts}--${boundary}\r\nContent-Disposition: form-data; name="upload"; filename=${quotedName(source.name)}\r\nContent-Type: application/octet-stream\r\n\r\n`,
     'utf8',
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`, 'utf8');

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { DetailedError, type HttpResponse, Upload, type UploadOptions } from 'tus-js-client';
 import { type ApiConnection, type CallOptions, refusalOf } from './api-connection.js';
-import type { StoredFile } from './api-types.js';
+import type { RequestUpload, StoredFile } from './api-types.js';
 import { readFeed } from './atom-reader.js';
 import { FilehavenApiError } from './client-errors.js';
 import { targetOfUrl } from './download.js';
-import { firstEntry, storedFile } from './entry-mappers.js';
+import { firstEntry, requestUpload, storedFile } from './entry-mappers.js';
 import { ConnectionHttpStack, uploadSourceReader } from './tus-http-stack.js';
 import type { UploadSource } from './upload-source.js';
-import type { UploadCall, UploadTransport } from './upload-transport.js';
+import { EXPIRES_HEADER, type RequestDestination, requestHeaders, type UploadCall, type UploadTransport, withExpiry } from './upload-transport.js';
 import { JsonFileUrlStorage } from './upload-url-storage.js';
 
 /** The tus endpoint under {base_url}. */
@@ -74,13 +74,54 @@ export class TusUploadTransport implements UploadTransport {
   }
 
   async send(source: UploadSource, call: UploadCall): Promise<StoredFile> {
+    const metadata: Record<string, string> = {};
+    if (call.folder !== undefined) metadata.folder = call.folder;
+    if (call.expiresIn !== undefined) metadata.expires_in = String(call.expiresIn);
+    const keyHash = createHash('sha256')
+      .update(this.connection.key ?? '')
+      .digest('hex')
+      .slice(0, 32);
+    const lastResponse = await this.run(source, call, { headers: this.connection.authHeaders(), metadata, scope: `key-sha256:${keyHash}` });
+    return withExpiry(this.storedFileOf(lastResponse, source), lastResponse.getHeader(EXPIRES_HEADER));
+  }
+
+  /**
+   * Into an upload request: `request` in the metadata, no key, the request's password on
+   * every request (creation, HEAD, PATCH); the final PATCH answers `Upload request
+   * upload`. A later run resumes it like any other upload of a file path.
+   */
+  async sendToRequest(source: UploadSource, call: UploadCall, request: RequestDestination): Promise<RequestUpload> {
+    const lastResponse = await this.run(source, call, { headers: requestHeaders(request), metadata: { request: request.id }, scope: `request:${request.id}` });
+    const body = lastResponse.getBody();
+    const feed = readFeed(body);
+    if (feed?.webUrl) this.connection.webUrl = feed.webUrl.replace(/\/+$/, '');
+    if (feed?.title === 'Upload request upload' && feed.entries.length > 0) return requestUpload(firstEntry(feed));
+    // Completed by an earlier run (the answer that said so was lost): the HEAD names the file, if anything.
+    const id = lastResponse.getHeader('Filehaven-File-Id');
+    if (body.trim() === '' && id) return { id, name: source.name, size: source.size ?? 0 };
+    throw new FilehavenApiError(
+      'errorUnexpectedResponse',
+      lastResponse.getStatus(),
+      `expected "Upload request upload" at the end of the tus upload, got ${feed ? `"${feed.title}"` : 'no Atom feed'}`,
+    );
+  }
+
+  /**
+   * One tus upload from creation (or the stored URL of an earlier run) to its last
+   * answer. `headers` go on every request; `scope` (the account's key hash, or the
+   * request) keeps entries of one apart from another's.
+   */
+  private async run(
+    source: UploadSource,
+    call: UploadCall,
+    destination: { headers: Record<string, string>; metadata: Record<string, string>; scope: string },
+  ): Promise<HttpResponse> {
     const signal = this.connection.signalFor(call);
     signal?.throwIfAborted();
-    const headers = { ...this.connection.authHeaders(), Accept: 'application/atom+xml' };
-    const fingerprint = this.storage && source.localIdentity !== undefined ? this.fingerprint(source.localIdentity) : null;
+    const headers = { ...destination.headers, Accept: 'application/atom+xml' };
+    const fingerprint = this.storage && source.localIdentity !== undefined ? this.fingerprint(destination.scope, source.localIdentity) : null;
     const previous = fingerprint && this.storage ? await this.storage.findUploadsByFingerprint(fingerprint) : [];
-    const metadata: Record<string, string> = { filename: source.name };
-    if (call.folder !== undefined) metadata.folder = call.folder;
+    const metadata: Record<string, string> = { filename: source.name, ...destination.metadata };
     const wanted = call.chunkSize ?? Number.POSITIVE_INFINITY;
     /** What the server last said in Filehaven-Max-Chunk-Size; null until it says. */
     let advertised: number | null = null;
@@ -137,20 +178,16 @@ export class TusUploadTransport implements UploadTransport {
     // The file is stored whatever happens to its entry: an entry left behind (a full
     // disk) costs only a HEAD when the same file is uploaded again.
     if (fingerprint && this.storage) await this.storage.removeUploadsByFingerprint(fingerprint).catch(() => {});
-    return this.storedFileOf(lastResponse, source);
+    return lastResponse;
   }
 
   /**
-   * The local file (absolute path, size, modification time), the server and the account,
-   * so an entry is resumed only for the same bytes, to the same server, by the same
-   * account. The key is hashed: the file never holds it.
+   * The local file (absolute path, size, modification time), the server and the account
+   * (or the upload request), so an entry is resumed only for the same bytes, to the same
+   * server, by the same account. The key is hashed: the file never holds it.
    */
-  private fingerprint(localIdentity: string): string {
-    const keyHash = createHash('sha256')
-      .update(this.connection.key ?? '')
-      .digest('hex')
-      .slice(0, 32);
-    return `filehaven-tus/1 ${this.connection.server} key-sha256:${keyHash} ${localIdentity}`;
+  private fingerprint(scope: string, localIdentity: string): string {
+    return `filehaven-tus/1 ${this.connection.server} ${scope} ${localIdentity}`;
   }
 
   /**

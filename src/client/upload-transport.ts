@@ -1,7 +1,8 @@
 import type { ApiConnection, CallOptions } from './api-connection.js';
-import type { StoredFile } from './api-types.js';
+import type { RequestUpload, StoredFile } from './api-types.js';
+import type { AtomFeed } from './atom-reader.js';
 import { FilehavenApiError, FilehavenConnectionError, UploadNotMovedError } from './client-errors.js';
-import { firstEntry, storedFile } from './entry-mappers.js';
+import { firstEntry, requestUpload, storedFile } from './entry-mappers.js';
 import { multipartBody } from './multipart-body.js';
 import type { UploadSource } from './upload-source.js';
 
@@ -20,6 +21,35 @@ export interface UploadCall extends CallOptions {
    * /files sends the file in one request whatever it says.
    */
   chunkSize?: number;
+  /** Seconds until the file expires (`expires_in`, issue 25); absent: the site's default. */
+  expiresIn?: number;
+}
+
+/** The header in which a link's password travels (issue 25): never in the URL. */
+export const SHARE_PASSWORD_HEADER = 'Filehaven-Share-Password';
+
+/** The header in which an upload's answer says when the file expires (issue 25). */
+export const EXPIRES_HEADER = 'Filehaven-Expires';
+
+/** An upload request that an upload goes into, instead of the caller's account (issue 25). */
+export interface RequestDestination {
+  /** The request id. */
+  id: string;
+  /** The request's page, `{web_url}/r/<id>`, which a multipart upload is POSTed to. */
+  url: string;
+  /** Its password, when it has one: sent in Filehaven-Share-Password. */
+  password?: string;
+}
+
+/** Headers of an upload into a request: no API key (the uploader needs no account), its password if any. */
+export function requestHeaders(request: RequestDestination): Record<string, string> {
+  return request.password === undefined ? {} : { [SHARE_PASSWORD_HEADER]: request.password };
+}
+
+/** `expires` of a stored file, from the answer's Filehaven-Expires header. */
+export function withExpiry(file: StoredFile, header: string | null | undefined): StoredFile {
+  const expires = header?.trim();
+  return expires ? { ...file, expires } : file;
 }
 
 /**
@@ -34,6 +64,11 @@ export interface UploadTransport {
    * stored but could not be put in the folder).
    */
   send(source: UploadSource, call: UploadCall): Promise<StoredFile>;
+  /**
+   * Sends one file into someone's upload request (no API key; the request's password, if
+   * any); resolves to the file's id, name and size, or throws the server's error.
+   */
+  sendToRequest(source: UploadSource, call: UploadCall, request: RequestDestination): Promise<RequestUpload>;
 }
 
 /** Moves files into a folder: FilehavenClient.move. */
@@ -52,7 +87,23 @@ export class MultipartUploadTransport implements UploadTransport {
   ) {}
 
   async send(source: UploadSource, call: UploadCall): Promise<StoredFile> {
-    const file = await this.post(source, call);
+    let expires: string | null = null;
+    const fields: Record<string, string> = call.expiresIn === undefined ? {} : { expires_in: String(call.expiresIn) };
+    let feed: AtomFeed;
+    try {
+      feed = await this.post(source, call, {
+        path: '/files',
+        fields,
+        expect: 'File upload result',
+        onHeaders: (headers) => {
+          expires = headers.get(EXPIRES_HEADER);
+        },
+      });
+    } catch (error) {
+      if (error instanceof FilehavenConnectionError) throw await this.explainCut(error, call);
+      throw error;
+    }
+    const file = withExpiry(storedFile(firstEntry(feed)), expires);
     if (call.folder === undefined) return file;
     try {
       await this.move([file.id], call.folder, { signal: call.signal });
@@ -63,28 +114,67 @@ export class MultipartUploadTransport implements UploadTransport {
     return file;
   }
 
-  private async post(source: UploadSource, call: UploadCall): Promise<StoredFile> {
+  /**
+   * `POST {web_url}/r/<id>` with the same one `upload` part, no key, the request's
+   * password in its header; the answer names the file's id, name and size only.
+   */
+  async sendToRequest(source: UploadSource, call: UploadCall, request: RequestDestination): Promise<RequestUpload> {
+    try {
+      const feed = await this.post(source, call, {
+        path: `/r/${request.id}`,
+        url: request.url,
+        headers: requestHeaders(request),
+        auth: false,
+        expect: 'Upload request upload',
+      });
+      return requestUpload(firstEntry(feed));
+    } catch (error) {
+      if (!(error instanceof FilehavenConnectionError)) throw error;
+      // No key to probe with: say what the refusal may have been.
+      throw new FilehavenConnectionError(
+        `${error.message} while the file was being sent: the server may have refused it (over the request's limits or the password) and closed the connection`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** The multipart request, streamed, with the size declared when known. */
+  private async post(
+    source: UploadSource,
+    call: UploadCall,
+    request: {
+      path: string;
+      url?: string;
+      headers?: Record<string, string>;
+      auth?: boolean;
+      fields?: Record<string, string>;
+      expect: string;
+      onHeaders?: (headers: Headers) => void;
+    },
+  ): Promise<AtomFeed> {
     let sent = 0;
     call.onProgress?.(0, source.size);
-    const body = multipartBody(source, (bytes) => {
-      sent += bytes;
-      call.onProgress?.(sent, source.size);
-    });
+    const body = multipartBody(
+      source,
+      (bytes) => {
+        sent += bytes;
+        call.onProgress?.(sent, source.size);
+      },
+      request.fields,
+    );
     const headers: Record<string, string> = { 'Content-Type': body.contentType };
     if (body.length !== undefined) headers['Content-Length'] = String(body.length);
-    try {
-      const feed = await this.connection.call({
-        method: 'POST',
-        path: '/files',
-        body: { data: body.chunks, headers },
-        expect: 'File upload result',
-        signal: call.signal,
-      });
-      return storedFile(firstEntry(feed));
-    } catch (error) {
-      if (error instanceof FilehavenConnectionError) throw await this.explainCut(error, call);
-      throw error;
-    }
+    return this.connection.call({
+      method: 'POST',
+      path: request.path,
+      url: request.url,
+      headers: request.headers,
+      auth: request.auth,
+      body: { data: body.chunks, headers },
+      expect: request.expect,
+      signal: call.signal,
+      onHeaders: request.onHeaders,
+    });
   }
 
   /**

@@ -30,6 +30,11 @@ interface Case {
 const DAYS = /takes 0 to 36500 days/;
 const CHANGE_DAYS = /takes -36500 to 36500 days/;
 const TRAFFIC = /takes a size from 0 to 1 PiB/;
+const EXPIRES = /takes a duration from 1s to 100 years \(36500d\)/;
+const LINK_COUNT = /takes a whole number from 1 to 1000000000/;
+const LINK_BYTES = /takes a size from 1 byte to 1PiB/;
+/** A server nobody answers at: the flags are refused before it is asked. */
+const OFFLINE = ['--server', 'http://127.0.0.1:1'];
 
 /** The catalogue's numeric flags (help.ts: a flag with a range). */
 const COMMAND_CASES: Case[] = [
@@ -74,6 +79,16 @@ const COMMAND_CASES: Case[] = [
     refused: ['0', '5GiB', 'big'],
     range: /takes a size from 64KiB to 4GiB/,
   },
+  // Issue 25: durations in whole seconds up to 100 years, link limits from 1.
+  { name: 'upload --expires', args: ['upload', 'some-file', ...OFFLINE], refused: ['0', '36501d', 'soon', '1500ms'], range: EXPIRES },
+  { name: 'share --expires', args: ['share', 'K7Q2M9X4PA', ...OFFLINE], refused: ['-1d', '0s', 'tomorrow'], range: EXPIRES },
+  { name: 'share --max-downloads', args: ['share', 'K7Q2M9X4PA', ...OFFLINE], refused: ['0', '-3', '2.5', '1000000001'], range: LINK_COUNT },
+  { name: 'shares --limit', args: ['shares', ...OFFLINE], refused: ['0', '100001'], range: /takes a whole number from 1 to 100000/ },
+  { name: 'request --expires', args: ['request', ...OFFLINE], refused: ['0', 'a week'], range: EXPIRES },
+  { name: 'request --max-files', args: ['request', ...OFFLINE], refused: ['0', 'three'], range: LINK_COUNT },
+  { name: 'request --max-bytes', args: ['request', ...OFFLINE], refused: ['0', '2PiB', 'lots'], range: LINK_BYTES },
+  { name: 'request --max-file-size', args: ['request', ...OFFLINE], refused: ['0', '-5MiB'], range: LINK_BYTES },
+  { name: 'requests --limit', args: ['requests', ...OFFLINE], refused: ['0', 'all'], range: /takes a whole number from 1 to 100000/ },
 ];
 
 /** What a value of each numeric setting cannot be (config.ts). */
@@ -100,6 +115,9 @@ const SETTING_VALUES: Record<string, string[]> = {
   'database-pool-size': ['1001'],
   's3-part-size': ['4MiB'],
   's3-queue-size': ['17'],
+  'share-max-expiry': ['0s'],
+  'file-expiry-default': ['forever'],
+  'file-expiry-max': ['-1d'],
 };
 
 /** A setting is numeric when what it expects is a number, a size, a duration or bytes. */

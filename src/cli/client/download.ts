@@ -3,8 +3,9 @@ import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { DownloadOptions, DownloadStream } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { onePositional } from '../flags.js';
+import { firstLineOfStdin, onePositional } from '../flags.js';
 import { optionsFor } from '../help.js';
 import { humanBytes, shown } from './display.js';
 import { localFileName } from './local-file-name.js';
@@ -17,6 +18,16 @@ interface PartState {
   id: string;
   /** ETag of the file, sent back as If-Range. */
   etag: string | null;
+}
+
+/** A share link: `{web_url}/s/<id>`, or `/s/<id>/download[/<file id>]` (issue 25). */
+const SHARE_PATH = /\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9]+))?)?\/?$/;
+
+/** The share's password from the first line of stdin. */
+async function sharePassword(): Promise<string> {
+  const password = await firstLineOfStdin();
+  if (password === '') throw new UsageError('--password-stdin: no password on standard input');
+  return password;
 }
 
 const exists = (file: string) =>
@@ -50,12 +61,29 @@ export async function downloadCommand(args: string[]): Promise<void> {
     // A public download link needs no account: without a stored server, its own site is
     // the server, and no key goes with it unless one is stored for that site.
     const link = /^https?:\/\//i.test(ref) ? new URL(ref) : null;
+    const share = link ? SHARE_PATH.exec(link.pathname) : null;
+    if (!share && command.values['password-stdin'] === true) throw new UsageError('--password-stdin is for share links ({web_url}/s/<id>)');
     const client = link ? await command.client({ key: false, fallbackServer: link.origin }) : await command.client();
-    const target = await client.resolveDownload(ref);
+
+    // What is fetched, and how: a share link (issue 25) with its password and never the
+    // key (its HEAD does not count as a download), else a file by link or id.
+    let target: { id: string; name: string; direct: boolean };
+    let fetchBytes: (options: DownloadOptions) => Promise<DownloadStream>;
+    if (share) {
+      const password = command.values['password-stdin'] === true ? await sharePassword() : undefined;
+      const head = await client.downloadShare(ref, { password, method: 'HEAD' });
+      // The share and the file of it: a .part of another share is not resumed.
+      target = { id: share[2] ?? share[1]!, name: head.name, direct: false };
+      fetchBytes = (options) => client.downloadShare(ref, { ...options, password });
+    } else {
+      const resolved = await client.resolveDownload(ref);
+      target = resolved;
+      fetchBytes = (options) => client.download(resolved, options);
+    }
 
     if (output === '-') {
       // To stdout: no resume, no progress; the bytes are the output.
-      const download = await client.download(target);
+      const download = await fetchBytes({});
       await pipeline(download.body, process.stdout);
       return { json: null };
     }
@@ -82,7 +110,7 @@ export async function downloadCommand(args: string[]): Promise<void> {
     // Bytes of another file (or of an unknown one) under the same name are not resumed.
     const offset = held > 0 && state?.id === target.id ? held : 0;
 
-    const download = await client.download(target, { offset, ...(state?.etag ? { ifRange: state.etag } : {}) });
+    const download = await fetchBytes({ offset, ...(state?.etag ? { ifRange: state.etag } : {}) });
     // Listened to before anything else is awaited: an 'error' nobody hears ends the process.
     // A body that fails meanwhile is destroyed, and the pipeline below reports it.
     download.body.on('error', () => {});

@@ -13,11 +13,13 @@ function ids(positionals: string[], command: string, what = 'file id'): string[]
   return positionals;
 }
 
-function oneId(positionals: string[], command: string, what = 'file id'): string {
+/** The one id a command takes (a file, a share, a request), letters and digits only. */
+export function oneId(positionals: string[], command: string, what = 'file id'): string {
   return ids([onePositional(positionals, command, what)], command, what)[0]!;
 }
 
-function folderFlag(value: string | boolean | undefined, flag: string, allowRoot: boolean): string | undefined {
+/** A folder id flag (`--folder ID`, `--parent ID`), `root` where allowed. */
+export function folderFlag(value: string | boolean | undefined, flag: string, allowRoot: boolean): string | undefined {
   if (typeof value !== 'string') return undefined;
   if ((allowRoot && value === 'root') || /^[A-Za-z0-9]+$/.test(value)) return value;
   throw new UsageError(`--${flag} expects a folder id${allowRoot ? ' or root' : ''}, got "${value}"`);

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { FilehavenApiError, type StoredFile } from '../../client/index.js';
 import { UsageError } from '../args.js';
-import { countFlag, RANGES, sizeFlag } from '../flags.js';
+import { countFlag, durationFlag, RANGES, sizeFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
 import { EXIT } from './command-exit.js';
 import { showProgress, transferBars } from './transfer-progress.js';
@@ -37,6 +37,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
     if (chunkSize !== undefined && transport === 'post')
       throw new UsageError('--chunk-size is for resumable uploads; --no-resume sends each file in one request');
     if (folder !== undefined && !/^[A-Za-z0-9]+$/.test(folder)) throw new UsageError(`--folder expects a folder id, got "${folder}"`);
+    const expiresIn = durationFlag(command.values, 'expires', RANGES.expires);
     // Every file must be readable before anything is sent: a typo fails fast.
     for (const file of paths) {
       const info = await stat(file).catch((error: NodeJS.ErrnoException) => {
@@ -63,7 +64,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
         try {
           const size = (await stat(file)).size;
           bar = bars.add(path.basename(file), size);
-          const stored = await client.upload(file, { transport, chunkSize, onProgress: (sent) => bar!.update(sent) });
+          const stored = await client.upload(file, { transport, chunkSize, expiresIn, onProgress: (sent) => bar!.update(sent) });
           results[index] = { file, ...stored, deleteLink: stored.deleteLink ?? null };
         } catch (error) {
           if (command.signal.aborted) return;
@@ -99,7 +100,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
       }
     }
     return {
-      human: stored.map((file) => `${file.id}  ${file.downloadLink}`).join('\n'),
+      human: stored.map((file) => `${file.id}  ${file.downloadLink}${file.expires ? `  (expires ${file.expires} UTC)` : ''}`).join('\n'),
       json: { files: results, folder: moved },
       exitCode,
     };

@@ -74,7 +74,9 @@ export async function resolveLogin(
 
 function exitCodeOf(error: unknown): number {
   if (error instanceof NotSignedInError) return EXIT.auth;
-  if (error instanceof FilehavenApiError && (error.status === 401 || error.code === 'errorWrongCredentials')) return EXIT.auth;
+  // A share's wrong password is a 401 too, but not the account's: a plain failure.
+  if (error instanceof FilehavenApiError && error.code !== 'errorSharePassword' && (error.status === 401 || error.code === 'errorWrongCredentials'))
+    return EXIT.auth;
   return EXIT.failed;
 }
 
