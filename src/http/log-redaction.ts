@@ -16,13 +16,13 @@ export const REDACTED = '[redacted]';
 /**
  * The index of a path segment that is a secret: the delete link's secret
  * (`/<id>/delete/<secret>`) and the direct link's token (`/direct/<id>/<token>/...`),
- * API.md 1; an upload request's id (`/r/<id>`, `/requests/<id>`), which is its link's key
- * (issue 25). Matched on decoded segments, so `%64elete` or `//` cannot slip past.
+ * API.md 1; a share's or an upload request's id (`/s/<id>`, `/shares/<id>`, `/r/<id>`,
+ * `/requests/<id>`), which is its link's key (issue 25). Matched on decoded segments, so `%64elete` or `//` cannot slip past.
  */
 function secretSegment(decoded: string[]): number | null {
   if (decoded.length >= 3 && decoded[1]!.toLowerCase() === 'delete') return 2;
   if (decoded.length >= 3 && decoded[0]!.toLowerCase() === 'direct') return 2;
-  if (decoded.length >= 2 && (decoded[0] === 'r' || decoded[0] === 'requests') && decoded[1] !== '') return 1;
+  if (decoded.length >= 2 && ['r', 'requests', 's', 'shares'].includes(decoded[0]!) && decoded[1] !== '') return 1;
   return null;
 }
 

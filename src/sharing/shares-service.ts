@@ -278,7 +278,7 @@ export class SharesService {
   }
 
   private audit(caller: Account, action: string, share: ShareRecord, details: string): Promise<void> {
-    return this.deps.audit.record({ actor: `api:${caller.login}`, action, object: `share:${share.id}`, details });
+    return this.deps.audit.record({ actor: `account:${caller.login}`, action, object: `share:${share.id}`, details });
   }
 }
 

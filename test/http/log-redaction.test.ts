@@ -33,6 +33,11 @@ describe('redactUrl', () => {
     ['/r/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/password', '/r/[redacted]/password'],
     ['/requests/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/requests/[redacted]'],
     ['/requests?limit=2', '/requests?limit=2'],
+    ['/s/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/s/[redacted]'],
+    ['/s/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/download/K7Q2M9X4PA', '/s/[redacted]/download/K7Q2M9X4PA'],
+    ['/s/Xq3Lr8Tz2Wm9Kc4Vb7Na1D?password=hunter2', '/s/[redacted]?password=[redacted]'],
+    ['/shares/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/shares/[redacted]'],
+    ['/shares?cursor=abc', '/shares?cursor=abc'],
   ];
   for (const [url, expected] of cases) it(`${url} → ${expected}`, () => assert.equal(redactUrl(url), expected));
 });

@@ -215,9 +215,9 @@ describe('shares API', () => {
     assert.deepEqual(
       entries.map((e) => [e.action, e.actor]),
       [
-        ['shares.revoke', `api:${owner.login}`],
-        ['shares.change', `api:${owner.login}`],
-        ['shares.create', `api:${owner.login}`],
+        ['shares.revoke', `account:${owner.login}`],
+        ['shares.change', `account:${owner.login}`],
+        ['shares.create', `account:${owner.login}`],
       ],
     );
     assert.equal(entries[2]!.details, `file:${fileId} expires=never max_downloads=2 protected=yes fast=no`);
