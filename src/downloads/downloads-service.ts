@@ -37,10 +37,11 @@ export interface FileDownload {
   /** The bytes (all, or an inclusive range) at the download's pace. */
   open(range?: ByteRange): Promise<Readable>;
   /**
-   * A body of `length` bytes is about to be sent: charged (may refuse it), counted as a
-   * download start when it is one, metered. Not called for HEAD, 304 or 416.
+   * A body of `length` bytes from byte `start` of the file is about to be sent: charged
+   * (may refuse it), counted as a download start when it starts at 0, metered. Not called
+   * for HEAD, 304 or 416.
    */
-  begin(length: number): Promise<void>;
+  begin(length: number, start: number): Promise<void>;
   /** `sent` body bytes in all have reached the client. */
   progress(sent: number): void;
   /** The body is over with `sent` bytes sent (called once after begin; later calls do nothing). */
@@ -85,19 +86,21 @@ export class DownloadsService implements FileBytes {
 
   /**
    * Admits a download of `file` by `requester` (a public one takes a free slot at once:
-   * errorTooManyDownloads). `range` is the Range header as the client sent it: a download
-   * is counted as started once, on the request that starts at byte 0 (no Range, or one
-   * from byte 0; an empty Range is none), so resumed ranges are not new downloads (expiry reads the count). A
-   * preview is never a download start; its bytes are served like any others.
+   * errorTooManyDownloads). A download is counted as started once, on the response whose
+   * body starts at byte 0 (`begin`'s `start`: the range the response really sends, so a
+   * Range header that is malformed, multiple or overruled by If-Range, which gets the whole
+   * file, counts too), so resumed ranges are not new downloads (expiry and share limits
+   * read the count). A preview is never a download start; its bytes are served like any others.
    */
-  async file(file: FileRecord, requester: Requester, request: DownloadRequest & { purpose: 'download' | 'preview'; range?: string }): Promise<FileDownload> {
+  async file(file: FileRecord, requester: Requester, request: DownloadRequest & { purpose: 'download' | 'preview' }): Promise<FileDownload> {
     const cost = await this.deps.costs.admit(requester, request.signal);
-    const startsDownload = request.purpose === 'download' && (!request.range || request.range.startsWith('bytes=0-'));
+    const counts = request.purpose === 'download';
     let metered: ((sent: number) => void) | undefined;
     let ended = false;
     return {
       open: async (range) => cost.pace(await this.deps.bytes.open(file, range)),
-      begin: async (length) => {
+      begin: async (length, start) => {
+        const startsDownload = counts && start === 0;
         await cost.charge(length);
         // A share's count after the charge: a charge that fails (no free slot left for a
         // fast share whose owner's traffic ran out) must not use up one of its downloads.

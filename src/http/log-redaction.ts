@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { LINK_ID_PATTERN } from '../domain/ids.js';
 import { decodeSegment, pathSegments } from './request-target.js';
 
 /**
@@ -14,23 +15,29 @@ const SAFE_VALUES: Record<string, RegExp> = { key: /^new$/ };
 export const REDACTED = '[redacted]';
 
 /**
- * The index of a path segment that is a secret: the delete link's secret
+ * The indexes of path segments that are secrets: the delete link's secret
  * (`/<id>/delete/<secret>`) and the direct link's token (`/direct/<id>/<token>/...`),
- * API.md 1; a share's or an upload request's id (`/s/<id>`, `/shares/<id>`, `/r/<id>`,
- * `/requests/<id>`), which is its link's key (issue 25). Matched on decoded segments, so `%64elete` or `//` cannot slip past.
+ * API.md 1; and any segment shaped like a share's or an upload request's id (22 of
+ * A-Za-z0-9, domain/ids.ts), which is its link's key (issue 25), wherever it stands:
+ * `/s/<id>`, `/requests/<id>`, the owner's `/my/shares/share/<id>`, the console's
+ * `/console/shares/<id>/revoke`. Matched on decoded segments, so `%64elete` or `//` cannot
+ * slip past.
  */
-function secretSegment(decoded: string[]): number | null {
-  if (decoded.length >= 3 && decoded[1]!.toLowerCase() === 'delete') return 2;
-  if (decoded.length >= 3 && decoded[0]!.toLowerCase() === 'direct') return 2;
-  if (decoded.length >= 2 && ['r', 'requests', 's', 'shares'].includes(decoded[0]!) && decoded[1] !== '') return 1;
-  return null;
+function secretSegments(decoded: string[]): number[] {
+  const secrets: number[] = [];
+  if (decoded.length >= 3 && decoded[1]!.toLowerCase() === 'delete') secrets.push(2);
+  if (decoded.length >= 3 && decoded[0]!.toLowerCase() === 'direct') secrets.push(2);
+  decoded.forEach((segment, index) => {
+    if (LINK_ID_PATTERN.test(segment)) secrets.push(index);
+  });
+  if (decoded.length >= 2 && ['r', 'requests', 's', 'shares'].includes(decoded[0]!) && decoded[1] !== '') secrets.push(1);
+  return secrets;
 }
 
 /** A request target as it may be written to the log: secrets in the path and query replaced. */
 export function redactUrl(url: string): string {
   const segments = pathSegments(url);
-  const secret = secretSegment(segments.map(decodeSegment));
-  if (secret !== null) segments[secret] = REDACTED;
+  for (const secret of secretSegments(segments.map(decodeSegment))) segments[secret] = REDACTED;
   const path = `/${segments.join('/')}`;
   const question = url.indexOf('?');
   if (question === -1) return path;

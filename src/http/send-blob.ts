@@ -12,10 +12,11 @@ export interface SendFileOptions {
   /** Opens the bytes (all, or an inclusive range). */
   open: (range?: ByteRange) => Promise<Readable>;
   /**
-   * Called with the body length before any body byte is sent; may throw to refuse
+   * Called with the body length, and the file's byte where the body starts (0 unless a
+   * single satisfiable range is served), before any body byte is sent; may throw to refuse
    * (premium traffic, API.md 6). Not called for HEAD, 304 or 416.
    */
-  beforeBody?: (length: number) => Promise<void>;
+  beforeBody?: (length: number, start: number) => Promise<void>;
   /**
    * Called as the body streams with the body bytes that have left the process (handed to
    * the kernel): never more than the client can receive.
@@ -117,7 +118,7 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, opt
   });
 
   try {
-    await options.beforeBody?.(length);
+    await options.beforeBody?.(length, range?.start ?? 0);
   } catch (error) {
     throw notTheFile(error);
   }

@@ -27,14 +27,13 @@ export async function sendDownload(
 ): Promise<FastifyReply> {
   const download = await downloads.file(file, options.requester, {
     purpose: options.purpose,
-    range: request.headers.range,
     signal: responseGoneSignal(request, reply),
     log: (error, message) => request.log.error(error, message),
   });
   return sendFile(request, reply, {
     file,
     open: (range) => download.open(range),
-    beforeBody: (length) => download.begin(length),
+    beforeBody: (length, start) => download.begin(length, start),
     progress: (sent) => download.progress(sent),
     afterBody: (sent) => download.end(sent),
     headers: options.headers,

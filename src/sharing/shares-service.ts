@@ -169,14 +169,17 @@ export class SharesService {
   }
 
   /**
-   * The share behind a link, for anyone, decided now: errorShareNotFound when unknown or
-   * revoked, errorShareExpired from its expiry's millisecond on. Its password and target
-   * are checked next (unlock, target).
+   * The share behind a link, for anyone, decided now: errorShareNotFound when unknown,
+   * revoked or its owner's account is disabled (as the owner's direct links and upload
+   * requests stop then), errorShareExpired from its expiry's millisecond on. Its password
+   * and target are checked next (unlock, target).
    */
   async open(id: string): Promise<ShareRecord> {
     const share = LINK_ID_PATTERN.test(id) ? await this.deps.store.shares.byId(id) : null;
     if (!share || share.revokedAt !== null) throw errors.shareNotFound();
     if (share.expiresAt !== null && this.deps.clock() >= share.expiresAt) throw errors.shareExpired();
+    const owner = await this.deps.store.accounts.byId(share.ownerId);
+    if (!owner || owner.disabled) throw errors.shareNotFound();
     return share;
   }
 

@@ -38,6 +38,12 @@ describe('redactUrl', () => {
     ['/s/Xq3Lr8Tz2Wm9Kc4Vb7Na1D?password=hunter2', '/s/[redacted]?password=[redacted]'],
     ['/shares/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/shares/[redacted]'],
     ['/shares?cursor=abc', '/shares?cursor=abc'],
+    ['/my/shares/share/Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/my/shares/share/[redacted]'],
+    ['/my/shares/share/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/revoke', '/my/shares/share/[redacted]/revoke'],
+    ['/my/shares/request/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/close', '/my/shares/request/[redacted]/close'],
+    ['/my/shares?created=Xq3Lr8Tz2Wm9Kc4Vb7Na1D', '/my/shares?created=[redacted]'],
+    ['/console/shares/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/revoke', '/console/shares/[redacted]/revoke'],
+    ['/console/requests/Xq3Lr8Tz2Wm9Kc4Vb7Na1D/close', '/console/requests/[redacted]/close'],
   ];
   for (const [url, expected] of cases) it(`${url} → ${expected}`, () => assert.equal(redactUrl(url), expected));
 });

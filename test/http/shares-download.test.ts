@@ -79,6 +79,37 @@ describe('share downloads', () => {
     assertAtomError(await get(`/s/${id}/download`), 410, 'errorShareDownloadLimit');
   });
 
+  test('a Range header that still gets the whole file counts: malformed, another unit, several ranges, a stale If-Range, a suffix of the whole', async () => {
+    const content = 'counted whatever the header says';
+    const fileId = await upload('whole.txt', content);
+    for (const headers of [
+      { Range: 'bytes=abc' },
+      { Range: 'items=0-' },
+      { Range: 'bytes=1-2,0-' },
+      { Range: 'bytes=5-', 'If-Range': '"not-the-etag"' },
+      { Range: `bytes=-${content.length}` },
+    ] as Record<string, string>[]) {
+      const id = await share({ file: fileId, max_downloads: '1' });
+      const first = await get(`/s/${id}/download`, headers);
+      assert.ok(first.status === 200 || first.status === 206, `${JSON.stringify(headers)}: ${first.status}`);
+      assert.equal(first.body, content, JSON.stringify(headers));
+      assert.equal(await downloadsOf(id), 1, `${JSON.stringify(headers)} counted`);
+      assertAtomError(await get(`/s/${id}/download`, headers), 410, 'errorShareDownloadLimit');
+    }
+  });
+
+  test("a disabled owner's shares answer errorShareNotFound until the account is enabled again", async () => {
+    const other = await t.account();
+    const fileId = await upload('theirs.txt', 'their bytes', other.key);
+    const id = await share({ file: fileId }, t, other.key);
+    assert.equal((await get(`/s/${id}/download`)).status, 200);
+    await t.server.services.store.accounts.setDisabled(other.account.id, true);
+    assertAtomError(await get(`/s/${id}/download`), 404, 'errorShareNotFound');
+    assert.equal((await t.fetch(`/s/${id}`)).status, 404);
+    await t.server.services.store.accounts.setDisabled(other.account.id, false);
+    assert.equal((await get(`/s/${id}/download`)).status, 200);
+  });
+
   test('expired from its very second (per request), revoked for good, unknown ids: each its code, page or Atom', async () => {
     const fileId = await upload('soon gone.txt', 'expiring');
     const id = await share({ file: fileId, expires_in: '60' });
@@ -190,7 +221,7 @@ describe('share downloads', () => {
     assertAtomError(await get(`/s/${id}/download`), 401, 'errorSharePassword', 'This share needs its password');
     assertAtomError(await get(`/s/${id}/download`, { 'Filehaven-Share-Password': 'wrong' }), 401, 'errorSharePassword');
     assertAtomError(await get(`/s/${id}/download?password=open%20sesame`), 401, 'errorSharePassword');
-    assert.equal(redactUrl(`/s/${id}/download?password=open%20sesame`), `/s/${id}/download?password=[redacted]`, 'never logged');
+    assert.equal(redactUrl(`/s/${id}/download?password=open%20sesame`), '/s/[redacted]/download?password=[redacted]', 'never logged');
     const right = await get(`/s/${id}/download`, { 'Filehaven-Share-Password': 'open sesame' });
     assert.equal(right.status, 200);
     assert.equal(right.body, 'the plans');
