@@ -168,6 +168,54 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
         .insertInto('upload_locks')
         .values({ upload_id: '0'.repeat(32), holder: 'old-host instance-0 a1', lease_until: Date.now() - 1000, release_requested: 0 })
         .execute();
+      // Shares and upload requests (issue 25), a revoked share and a slot a crash left among them.
+      const sharedFile = site.uploaded[0]!;
+      for (let i = 0; i < 3; i++) {
+        await trx
+          .insertInto('shares')
+          .values({
+            id: cryptoIds.linkId(),
+            owner_id: i === 0 ? owners[0]! : folders[i]!.owner_id,
+            file_id: i === 0 ? sharedFile.id : null,
+            folder_id: i === 0 ? null : folders[i]!.id,
+            password_hash: i === 1 ? 'scrypt$32768$8$1$c2FsdA==$aGFzaA==' : null,
+            expires_at: i === 2 ? 1_800_000_000_000 : null,
+            max_downloads: i === 0 ? 5 : null,
+            downloads: i,
+            fast: i === 0 ? 1 : 0,
+            created_at: 1_700_000_000_000 + i,
+            revoked_at: i === 2 ? 1_700_000_100_000 : null,
+          })
+          .execute();
+      }
+      const requestId = cryptoIds.linkId();
+      await trx
+        .insertInto('upload_requests')
+        .values({
+          id: requestId,
+          owner_id: folders[0]!.owner_id,
+          folder_id: folders[0]!.id,
+          title: 'Scans',
+          message: 'Up to 3, please',
+          password_hash: null,
+          expires_at: null,
+          max_files: 3,
+          max_bytes: 6_000_000_000,
+          max_file_size: null,
+          files: 1,
+          bytes: 1234,
+          created_at: 1_700_000_000_000,
+          closed: 0,
+        })
+        .execute();
+      await trx
+        .insertInto('upload_request_slots')
+        .values({ request_id: requestId, bytes: 99, lease_until: Date.now() - 1000, created_at: Date.now() - 5000, upload_id: '1'.repeat(32) })
+        .execute();
+      await trx
+        .insertInto('upload_request_uploads')
+        .values({ upload_id: '1'.repeat(32), request_id: requestId, created_at: Date.now() - 5000 })
+        .execute();
       // Bytes served per day (past 2^32, a bigint on both engines), copied as they are.
       await trx
         .insertInto('served_days')
