@@ -36,6 +36,7 @@ import { ThumbnailsService } from './services/thumbnails-service.js';
 import { LinkAccess } from './sharing/link-access.js';
 import { OperatorSharingService } from './sharing/operator-sharing-service.js';
 import { RequestSlots } from './sharing/request-slots.js';
+import { ShareRefs } from './sharing/share-refs.js';
 import { SharesService } from './sharing/shares-service.js';
 import { UploadRequestsService } from './sharing/upload-requests-service.js';
 import { ResumableDataStore } from './uploads/resumable-data-store.js';
@@ -186,6 +187,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     audit,
     throttle: limits.linkPasswords,
     linkAccess,
+    refs: new ShareRefs(secrets),
     ids,
     clock,
     rules: { passwordRequired: config.sharePasswordRequired, maxExpiryMs: config.shareMaxExpiryMs },

@@ -69,17 +69,17 @@ export function targetOfUrl(url: URL): DownloadTarget | null {
   return { url: raw.href, id: decode(page[1]!), name: decode(page[2]!), size: undefined, direct: false };
 }
 
-/** A link of issue 25 taken apart: `{web_url}/s/<id>[/download[/<file id>]]` or `{web_url}/r/<id>`. */
+/** A link of issue 25 taken apart: `{web_url}/s/<id>[/download[/<file ref>]]` or `{web_url}/r/<id>`. */
 export interface LinkParts {
   /** {web_url}: what comes before `/s/` or `/r/` (a site may live under a path). */
   webUrl: string;
   /** The share or request id. */
   id: string;
-  /** A file of a folder share, when the link names one. */
+  /** A file of a folder share, when the link names one: its share reference (never a real file id). */
   fileId?: string;
 }
 
-const SHARE_LINK = /^(.*)\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9]+))?)?\/?$/;
+const SHARE_LINK = /^(.*)\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9_-]+))?)?\/?$/;
 const REQUEST_LINK = /^(.*)\/r\/([A-Za-z0-9]+)\/?$/;
 
 /** The parts of a share link, or null when the URL is not one. */

@@ -106,7 +106,11 @@ export interface RequestUploadOptions extends Omit<UploadOptions, 'folder' | 'ex
 export interface ShareDownloadOptions extends DownloadOptions {
   /** The share's password, when it has one (sent in Filehaven-Share-Password, never in a URL). */
   password?: string;
-  /** One file of a folder share (its id); absent: the shared file, or the whole folder as one ZIP. */
+  /**
+   * One file of a folder share: its reference on that share, the last part of its
+   * `/s/<id>/download/<ref>` link on the share's page (never the file's id, which the share
+   * does not accept); absent: the shared file, or the whole folder as one ZIP.
+   */
   file?: string;
 }
 
@@ -489,7 +493,7 @@ export class FilehavenClient {
 
   /**
    * Downloads a share (no account needed): its id or its link (`{web_url}/s/<id>`, or a
-   * `/download/<file id>` link of one file). The shared file's bytes, a folder share as
+   * `/download/<file ref>` link of one file from the share's page). The shared file's bytes, a folder share as
    * one ZIP, or with `file` one file of it; the password in Filehaven-Share-Password,
    * never the API key (a share is the owner's to pay for, not the downloader's). A
    * response from byte 0 counts as one download; `offset` and `ifRange` resume.

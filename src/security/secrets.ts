@@ -13,6 +13,7 @@ export class ServerSecrets {
   private readonly boxKey: Buffer;
   private readonly signKey: Buffer;
   private readonly csrfKey: Buffer;
+  private readonly shareRefRoot: Buffer;
 
   constructor(secret: string) {
     const ikm = Buffer.from(secret, 'utf8');
@@ -21,6 +22,7 @@ export class ServerSecrets {
     this.boxKey = derive('apikey-box');
     this.signKey = derive('link-signature');
     this.csrfKey = derive('csrf-token');
+    this.shareRefRoot = derive('share-ref');
   }
 
   /**
@@ -62,6 +64,14 @@ export class ServerSecrets {
    */
   csrfToken(purpose: 'session' | 'pre-session', secret: string): string {
     return createHmac('sha256', this.csrfKey).update(`${purpose}\n${secret}`).digest('base64url');
+  }
+
+  /**
+   * The AES-256 key of one share's references to the files and folders inside it
+   * (sharing/share-refs.ts): an HMAC of the share id, so no two shares share a key.
+   */
+  shareRefKey(shareId: string): Buffer {
+    return createHmac('sha256', this.shareRefRoot).update(shareId).digest();
   }
 
   /**

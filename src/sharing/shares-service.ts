@@ -9,6 +9,7 @@ import type { AuditService } from '../services/audit-service.js';
 import type { FilesService } from '../services/files-service.js';
 import type { FoldersService } from '../services/folders-service.js';
 import type { LinkAccess } from './link-access.js';
+import type { ShareRefKind, ShareRefs } from './share-refs.js';
 
 export interface SharesServiceDeps {
   store: MetadataStore;
@@ -20,6 +21,8 @@ export interface SharesServiceDeps {
   throttle: Pick<LinkPasswordThrottle, 'attempt'>;
   /** The per-share cookie of a browser that gave the right password. */
   linkAccess: LinkAccess;
+  /** The share-scoped references a folder share's page and paths carry instead of real ids. */
+  refs: ShareRefs;
   ids: IdSource;
   clock: Clock;
   /** The operator's rules: a password on every share; the longest expiry (null = none). */
@@ -232,16 +235,44 @@ export class SharesService {
   }
 
   /**
-   * One file of a folder share: an active file of the owner's inside the shared folder or
-   * below it, now. Anything else (unknown, deleted, expired, blocked, moved out) is
-   * errorFileNotFound: the share goes on, that file is not part of it.
+   * The reference of a file or folder inside a folder share, for its page and paths: never
+   * the real id, which is a permanent public link of its own (share-refs.ts).
    */
-  async fileIn(share: ShareRecord, folder: Folder, fileId: string): Promise<FileRecord> {
-    const file = await this.deps.files.live(fileId);
+  ref(share: Pick<ShareRecord, 'id'>, kind: ShareRefKind, id: string): string {
+    return this.deps.refs.ref(share.id, kind, id);
+  }
+
+  /** The id behind a reference of this share; null when it is not one (a real id is not one). */
+  idOf(share: Pick<ShareRecord, 'id'>, kind: ShareRefKind, ref: string): string | null {
+    return this.deps.refs.id(share.id, kind, ref);
+  }
+
+  /**
+   * One file of a folder share, by its reference (ref()): an active file of the owner's
+   * inside the shared folder or below it, now. Anything else (not a reference of this
+   * share, a real id, unknown, deleted, expired, blocked, moved out) is errorFileNotFound:
+   * the share goes on, that file is not part of it.
+   */
+  async fileIn(share: ShareRecord, folder: Folder, fileRef: string): Promise<FileRecord> {
+    const fileId = this.idOf(share, 'file', fileRef);
+    const file = fileId === null ? null : await this.deps.files.live(fileId);
     if (!file || file.status !== FileStatus.Active || file.ownerId !== share.ownerId || !(await this.within(file.folderId, folder))) {
       throw errors.fileNotFound();
     }
     return file;
+  }
+
+  /**
+   * A folder of a folder share, by its reference: the shared folder or one below it, now.
+   * Anything else (not a reference of this share, a real id, gone, moved out) is
+   * errorFolderNotFound.
+   */
+  async folderIn(share: ShareRecord, top: Folder, folderRef: string): Promise<Folder> {
+    const folderId = this.idOf(share, 'folder', folderRef);
+    if (folderId === top.id) return top;
+    const folder = folderId === null ? null : await this.deps.store.folders.byId(folderId);
+    if (!folder || !(await this.within(folder.id, top))) throw errors.folderNotFound();
+    return folder;
   }
 
   /** Whether the folder `folderId` is `top` or below it. */

@@ -137,11 +137,17 @@ describe('shares', () => {
     const zip = await readAll((await stranger().downloadShare(share.link)).body);
     assert.equal(zip.subarray(0, 4).toString('latin1'), 'PK\u0003\u0004', 'a ZIP archive');
     assert.ok(zip.includes(Buffer.from('a.txt')) && zip.includes(Buffer.from('b.txt')));
-    const one = await stranger().downloadShare(share.link, { file: a.id });
+    // One file is named by its reference on the share, as the share's page links it (never its id).
+    const page = await (await fetch(share.link)).text();
+    const fileRef = /\/download\/([A-Za-z0-9_-]{22})" download>a\.txt</.exec(page)?.[1];
+    assert.ok(fileRef, page);
+    const one = await stranger().downloadShare(share.link, { file: fileRef });
     assert.equal((await readAll(one.body)).toString(), 'first file');
     // A link to one file of the share says so itself.
-    const byLink = await stranger().downloadShare(`${share.link}/download/${a.id}`);
+    const byLink = await stranger().downloadShare(`${share.link}/download/${fileRef}`);
     assert.equal((await readAll(byLink.body)).toString(), 'first file');
+    const byId = await failure(stranger().downloadShare(share.link, { file: a.id }));
+    assert.deepEqual([byId.code, byId.status], ['errorFileNotFound', 404]);
   });
 
   test('listShares pages newest first like listFiles; allShares walks every page', async () => {

@@ -181,15 +181,18 @@ describe('share downloads', () => {
     await folders.move(owner.account, top.id, [inTop]);
     await folders.move(owner.account, sub.id, [inSub]);
     const id = await share({ folder: top.id });
-    assert.equal((await get(`/s/${id}/download/${inTop}`)).body, 'top file');
-    assert.equal((await get(`/s/${id}/download/${inSub}`)).body, 'sub file');
-    assertAtomError(await get(`/s/${id}/download/${outside}`), 404, 'errorFileNotFound');
+    // Files are named by their reference on the share (share-refs.ts), never their id.
+    const ref = (file: string, on = id) => t.server.services.shares.ref({ id: on }, 'file', file);
+    assert.equal((await get(`/s/${id}/download/${ref(inTop)}`)).body, 'top file');
+    assert.equal((await get(`/s/${id}/download/${ref(inSub)}`)).body, 'sub file');
+    assertAtomError(await get(`/s/${id}/download/${ref(outside)}`), 404, 'errorFileNotFound');
+    assertAtomError(await get(`/s/${id}/download/${inTop}`), 404, 'errorFileNotFound');
     assertAtomError(await get(`/s/${id}/download/not-an-id`), 404, 'errorFileNotFound');
     // Moved out: no longer part of the share.
     await folders.moveToTop(owner.account, inSub);
-    assertAtomError(await get(`/s/${id}/download/${inSub}`), 404, 'errorFileNotFound');
+    assertAtomError(await get(`/s/${id}/download/${ref(inSub)}`), 404, 'errorFileNotFound');
     // A file share has no files below it.
-    assertAtomError(await get(`/s/${blockedShare}/download/${inTop}`), 404, 'errorFileNotFound');
+    assertAtomError(await get(`/s/${blockedShare}/download/${ref(inTop, blockedShare)}`), 404, 'errorFileNotFound');
 
     // The folder as one ZIP: counted once per ZIP response, HEAD not at all.
     assert.equal((await t.fetch(`/s/${id}/download`, { method: 'HEAD' })).status, 200);

@@ -2,7 +2,7 @@
 // escaped, browsing below the shared folder and never above it, errors as pages.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { form, type ReadResponse, read } from '../helpers/api-checks.js';
+import { assertAtomError, form, type ReadResponse, read } from '../helpers/api-checks.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -53,24 +53,25 @@ test('a folder share: its files and sub-folders, a download per file, one ZIP; b
   await folders.move(owner.account, parent.id, [hidden.id]);
   await t.server.services.files.block(blocked.id);
   const id = await share({ folder: top.id });
+  const ref = (kind: 'file' | 'folder', of: string) => t.server.services.shares.ref({ id }, kind, of);
 
   const shown = await page(`/s/${id}`);
   assert.equal(shown.status, 200);
   assert.match(shown.body, /<h1>Shared &amp; co<\/h1>/);
   assert.match(shown.body, /1 file · 4 B · shared folder/);
   assert.match(shown.body, new RegExp(`<a class="button" href="/s/${id}/download" download>Download all as ZIP</a>`));
-  assert.match(shown.body, new RegExp(`<a class="folder-link" href="/s/${id}\\?folder=${sub.id}">Sub &lt;one&gt;</a>`));
-  assert.match(shown.body, new RegExp(`<a href="/s/${id}/download/${a.id}" download>a.txt</a>`));
+  assert.match(shown.body, new RegExp(`<a class="folder-link" href="/s/${id}\\?folder=${ref('folder', sub.id)}">Sub &lt;one&gt;</a>`));
+  assert.match(shown.body, new RegExp(`<a href="/s/${id}/download/${ref('file', a.id)}" download>a.txt</a>`));
   for (const absent of ['blocked.txt', 'hidden.txt', 'Private parent', 'Beside', parent.id]) assert.ok(!shown.body.includes(absent), absent);
 
-  const below = await page(`/s/${id}?folder=${sub.id}`);
+  const below = await page(`/s/${id}?folder=${ref('folder', sub.id)}`);
   assert.equal(below.status, 200);
   assert.match(below.body, /<h1>Sub &lt;one&gt;<\/h1>/);
-  assert.match(below.body, new RegExp(`<a href="/s/${id}/download/${b.id}" download>b.txt</a>`));
+  assert.match(below.body, new RegExp(`<a href="/s/${id}/download/${ref('file', b.id)}" download>b.txt</a>`));
   assert.match(below.body, new RegExp(`<a href="/s/${id}">Back to Shared &amp; co</a>`));
   assert.doesNotMatch(below.body, /Download all as ZIP/);
 
-  for (const outside of [parent.id, beside.id, 'ZZZZZZZZZZ', '../x']) {
+  for (const outside of [ref('folder', parent.id), ref('folder', beside.id), sub.id, ref('file', sub.id), 'ZZZZZZZZZZ', '../x']) {
     const refused = await page(`/s/${id}?folder=${encodeURIComponent(outside)}`);
     assert.equal(refused.status, 404, outside);
     assert.doesNotMatch(refused.body, /Private parent|Beside|hidden\.txt/);
@@ -86,4 +87,80 @@ test('errors on the page are pages for people; on the downloads, Atom', async ()
   assert.equal(download.status, 404);
   assert.equal(download.headers.get('content-type'), 'application/atom+xml; charset=utf-8');
   assert.match(download.body, /<title>errorShareNotFound<\/title>/);
+});
+
+test('a folder share names nothing inside it by its id: share references only, useless on another share and after revocation', async () => {
+  const { folders } = t.server.services;
+  const top = await folders.create(owner.account, 'Top');
+  const sub = await folders.create(owner.account, 'Sub', top.id);
+  const deeper = await folders.create(owner.account, 'Deeper', sub.id);
+  const readme = await t.upload(owner.key, 'readme.txt', 'read me');
+  const secret = await t.upload(owner.key, 'secret.txt', 'the secret');
+  await folders.move(owner.account, top.id, [readme.id]);
+  await folders.move(owner.account, sub.id, [secret.id]);
+  const treeIds = [top.id, sub.id, deeper.id, readme.id, secret.id];
+  const id = await share({ folder: top.id, password: 'pw', max_downloads: '1' });
+  const other = await share({ folder: top.id });
+
+  const opened = await t.fetch(`/s/${id}`, { method: 'POST', body: form({ password: 'pw' }), redirect: 'manual' });
+  assert.equal(opened.status, 303);
+  const cookie = (opened.headers.get('set-cookie') ?? '').split(';')[0]!;
+  const view = async (path: string) => read(await t.fetch(path, { headers: { Accept: 'text/html', Cookie: cookie } }));
+  const learnt = new Set<string>();
+  /** The page, checked to name no id of the tree (body or headers); the references it links to are learnt. */
+  const readPage = async (path: string, open = view) => {
+    const shown = await open(path);
+    assert.equal(shown.status, 200, path);
+    const everything = `${shown.body}\n${[...shown.headers].join('\n')}`;
+    for (const treeId of treeIds) assert.ok(!everything.includes(treeId), `${path} names ${treeId}`);
+    for (const match of shown.body.matchAll(/(?:\?folder=|\/download\/)([A-Za-z0-9_-]+)/g)) learnt.add(match[1]!);
+    return shown.body;
+  };
+  const refIn = (body: string, pattern: string) => {
+    const found = new RegExp(pattern).exec(body);
+    assert.ok(found, pattern);
+    return found[1]!;
+  };
+
+  const topPage = await readPage(`/s/${id}`);
+  const subRef = refIn(topPage, `href="/s/${id}\\?folder=([A-Za-z0-9_-]{22})">Sub</a>`);
+  const readmeRef = refIn(topPage, `href="/s/${id}/download/([A-Za-z0-9_-]{22})" download>readme.txt</a>`);
+  const subPage = await readPage(`/s/${id}?folder=${subRef}`);
+  const deeperRef = refIn(subPage, `href="/s/${id}\\?folder=([A-Za-z0-9_-]{22})">Deeper</a>`);
+  const secretRef = refIn(subPage, `href="/s/${id}/download/([A-Za-z0-9_-]{22})" download>secret.txt</a>`);
+  assert.match(await readPage(`/s/${id}?folder=${deeperRef}`), /This folder is empty\./);
+  assert.equal(learnt.size, 4, [...learnt].join(' '));
+
+  // The references work: a file below, in the header too (a script's way).
+  const got = await read(await t.fetch(`/s/${id}/download/${secretRef}`, { headers: { 'Filehaven-Share-Password': 'pw' } }));
+  assert.equal(got.status, 200);
+  assert.equal(got.body, 'the secret');
+  assert.ok(!(got.headers.get('content-disposition') ?? '').includes(secret.id));
+
+  // Another share of the same folder: its own references; the first share's, and real ids, are not found.
+  const otherTop = await readPage(`/s/${other}`, page);
+  const otherSubRef = refIn(otherTop, `href="/s/${other}\\?folder=([A-Za-z0-9_-]{22})">Sub</a>`);
+  assert.notEqual(otherSubRef, subRef);
+  assert.match(await readPage(`/s/${other}?folder=${otherSubRef}`, page), />secret\.txt</);
+  for (const foreign of [readmeRef, secretRef, readme.id, secret.id, subRef, otherSubRef]) {
+    assertAtomError(await read(await t.fetch(`/s/${other}/download/${foreign}`)), 404, 'errorFileNotFound');
+  }
+  for (const foreign of [subRef, deeperRef, sub.id, deeper.id, top.id]) {
+    const refused = await page(`/s/${other}?folder=${foreign}`);
+    assert.equal(refused.status, 404, foreign);
+    assert.doesNotMatch(refused.body, /secret\.txt/);
+  }
+  // A cursor of the old kind (a real id in base64url) is refused, not read.
+  assert.equal((await page(`/s/${other}?cursor=${Buffer.from(`f:0:${readme.id}`).toString('base64url')}`)).status, 400);
+
+  // Revoked: nothing learnt from the page opens anything, on the share or as a public link.
+  const revoked = await t.fetch(`/shares/${id}`, { method: 'DELETE', headers: { Authorization: owner.key } });
+  assert.equal(revoked.status, 200);
+  for (const ref of learnt) {
+    assertAtomError(await read(await t.fetch(`/s/${id}/download/${ref}`, { headers: { Cookie: cookie } })), 404, 'errorShareNotFound');
+    assert.equal((await view(`/s/${id}?folder=${ref}`)).status, 404, ref);
+    for (const path of [`/${ref}/secret.txt`, `/${ref}/readme.txt`, `/folder/${ref}`, `/${ref}`]) {
+      assert.equal((await page(path)).status, 404, path);
+    }
+  }
 });

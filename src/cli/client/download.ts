@@ -20,8 +20,8 @@ interface PartState {
   etag: string | null;
 }
 
-/** A share link: `{web_url}/s/<id>`, or `/s/<id>/download[/<file id>]` (issue 25). */
-const SHARE_PATH = /\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9]+))?)?\/?$/;
+/** A share link: `{web_url}/s/<id>`, or `/s/<id>/download[/<file ref>]` (issue 25). */
+const SHARE_PATH = /\/s\/([A-Za-z0-9]+)(?:\/download(?:\/([A-Za-z0-9_-]+))?)?\/?$/;
 
 /** The share's password from the first line of stdin. */
 async function sharePassword(): Promise<string> {

@@ -3,12 +3,12 @@ import { Readable } from 'node:stream';
 import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ShareRecord } from '../../db/repositories/repositories.js';
-import { ApiError } from '../../domain/errors.js';
+import { ApiError, errors } from '../../domain/errors.js';
 import type { Folder } from '../../domain/types.js';
 import type { Requester } from '../../downloads/requester.js';
+import type { ListPosition } from '../../services/listing-service.js';
 import type { ShareKey } from '../../sharing/shares-service.js';
 import { queryParam } from '../api/listing-routes.js';
-import { decodeCursor, encodeCursor } from '../api/page-cursor.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { pump, responseGoneSignal } from '../send-blob.js';
@@ -34,16 +34,21 @@ const count = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * Using a share (issue 25, docs/web.md and docs/api.md "Shares"), no account needed:
  *
  * - `GET /s/<id>`: the page for people. A file share shows the name, size and a download
- *   button; a folder share its active files and sub-folders (`?folder=<id>` browses below
+ *   button; a folder share its active files and sub-folders (`?folder=<ref>` browses below
  *   it, never above), a download per file and the folder as one ZIP. A protected share
  *   shows only a password form and reveals nothing (no name, size or OpenGraph tags)
  *   until the right password; `POST /s/<id>` with it sets the share's cookie
  *   (sharing/link-access.ts) and redirects back. Errors here are pages.
  * - `GET /s/<id>/download` (the file, or the folder as one ZIP) and
- *   `GET /s/<id>/download/<file id>` (one file of a folder share, inside its tree): through
+ *   `GET /s/<id>/download/<file ref>` (one file of a folder share, inside its tree): through
  *   the download use case, which counts the share's downloads and charges their cost.
  *   The password comes in the `Filehaven-Share-Password` header or as the cookie, never
  *   from the query string. Errors here are the Atom error shape.
+ *
+ * The page and the paths carry share-scoped references (sharing/share-refs.ts) of the
+ * files and folders inside a folder share, never their real ids: a real id is a public
+ * link of its own that would outlive the share. A reference is read back, and checked to
+ * be inside the shared tree, on every request; a real id in its place is not found.
  *
  * Everything is decided per request: an expired, revoked or emptied share stops at once;
  * a download already running finishes.
@@ -172,27 +177,25 @@ ${limits}
       );
     }
     const top = target.folder;
+    // Only share-scoped references on this page, never a real id (share-refs.ts).
     const asked = queryParam(request, 'folder');
-    let folder = top;
-    if (asked !== undefined && asked !== top.id) {
-      const below = await services.folders.find(asked).catch(() => null);
-      if (!below || !(await services.shares.within(below.id, top))) throw new ApiError('errorFolderNotFound', 404, 'Folder does not exist');
-      folder = below;
-    }
+    const folder = asked === undefined ? top : await services.shares.folderIn(share, top, asked);
     const cursor = queryParam(request, 'cursor');
-    const after = cursor === undefined ? undefined : decodeCursor('files', cursor);
+    const after = cursor === undefined ? undefined : decodeShareCursor(cursor, (ref) => services.shares.idOf(share, 'file', ref));
     const listing = await services.folders.listing(folder, { limit: SHARE_PAGE_SIZE, after, children: true });
     const totals = await services.folders.totals(listing.children);
-    const here = (id: string, extra = '') => `${sharePath(share)}${id === top.id ? '' : `?folder=${id}`}${extra}`;
+    const here = (id: string, extra = '') => `${sharePath(share)}${id === top.id ? '' : `?folder=${services.shares.ref(share, 'folder', id)}`}${extra}`;
     const subfolders = listing.children.map((child) => {
       const total = totals.get(child.id) ?? { files: 0, bytes: 0 };
       return html`<tr><td><a class="folder-link" href="${here(child.id)}">${child.name}</a></td><td class="size">${count(total.files, 'file')} · ${humanSize(total.bytes)}</td><td></td></tr>`;
     });
     const rows = listing.files.map(
       (file) =>
-        html`<tr><td><a href="${downloadPath(share)}/${file.id}" download>${file.name}</a></td><td class="size">${humanSize(file.size)}</td><td class="date">${humanDate(file.createdAt)}</td></tr>`,
+        html`<tr><td><a href="${downloadPath(share)}/${services.shares.ref(share, 'file', file.id)}" download>${file.name}</a></td><td class="size">${humanSize(file.size)}</td><td class="date">${humanDate(file.createdAt)}</td></tr>`,
     );
-    const nextUrl = listing.next ? here(folder.id, `${folder.id === top.id ? '?' : '&'}cursor=${encodeCursor('files', listing.next)}`) : null;
+    const nextUrl = listing.next
+      ? here(folder.id, `${folder.id === top.id ? '?' : '&'}cursor=${encodeShareCursor(listing.next, (id) => services.shares.ref(share, 'file', id))}`)
+      : null;
     const pager =
       after || nextUrl
         ? html`<nav class="pager" aria-label="Pages">${after ? html`<a href="${here(folder.id)}">First page</a>` : html`<span></span>`}${nextUrl ? html`<a href="${nextUrl}">Next page</a>` : ''}</nav>`
@@ -215,6 +218,23 @@ ${pager}
 </section>`,
     );
   };
+}
+
+/**
+ * The `cursor` of a folder share's next page: the keyset position (created_at, file id) of
+ * the last file shown, with the file as its share reference, never its real id.
+ */
+function encodeShareCursor(position: ListPosition, refOf: (id: string) => string): string {
+  return `${position.createdAt}.${refOf(position.id)}`;
+}
+
+/** Reads a share page's cursor back; anything encodeShareCursor did not write is errorBadRequest (400). */
+function decodeShareCursor(cursor: string, idOf: (ref: string) => string | null): ListPosition {
+  const match = /^(0|[1-9][0-9]{0,15})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
+  const id = match ? idOf(match[2]!) : null;
+  const createdAt = match ? Number(match[1]) : Number.NaN;
+  if (id === null || !Number.isSafeInteger(createdAt)) throw errors.badRequest('cursor is not valid; use the next link of the previous page');
+  return { createdAt, id };
 }
 
 /** What a visitor should know of the share's limits: when it expires, how many downloads are left. */
