@@ -1,18 +1,14 @@
-import type { OutgoingHttpHeaders } from 'node:http';
-import { Readable } from 'node:stream';
-import { create as contentDisposition } from 'content-disposition';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ShareRecord } from '../../db/repositories/repositories.js';
 import { ApiError, errors } from '../../domain/errors.js';
-import type { Folder } from '../../domain/types.js';
 import type { Requester } from '../../downloads/requester.js';
 import type { ListPosition } from '../../services/listing-service.js';
 import type { ShareKey } from '../../sharing/shares-service.js';
 import { queryParam } from '../api/listing-routes.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
-import { pump, responseGoneSignal } from '../send-blob.js';
 import { sendDownload } from '../send-download.js';
+import { sendFolderZip } from '../send-folder-zip.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
 import { bodyField, cookieOptions, redirectTo } from './session-plugin.js';
@@ -111,7 +107,8 @@ export function registerSharePages(app: FastifyInstance, context: Context): void
     if (target.kind === 'file') {
       return sendDownload(services.downloads, request, reply, target.file, { requester, purpose: 'download' });
     }
-    return sendZip(request, reply, target.folder, requester);
+    // No ranges: every GET is one download of the share, counted (and refused past the limit) before the headers go out.
+    return sendFolderZip(services.downloads, request, reply, target.folder, requester);
   });
 
   app.get('/s/:id/download/:file', async (request, reply) => {
@@ -122,41 +119,6 @@ export function registerSharePages(app: FastifyInstance, context: Context): void
     const file = await services.shares.fileIn(share, target.folder, (request.params as { file: string }).file);
     return sendDownload(services.downloads, request, reply, file, { requester: await requesterFor(request, share), purpose: 'download' });
   });
-
-  /**
-   * A folder share's ZIP, as folder-zip.ts sends a folder's: no ranges, so every GET is
-   * one download of the share, counted (and refused past the limit) before the headers
-   * go out; HEAD only describes it and counts nothing.
-   */
-  const sendZip = async (request: FastifyRequest, reply: FastifyReply, folder: Folder, requester: Requester) => {
-    const gone = responseGoneSignal(request, reply);
-    const zip = await services.downloads.folder(folder, requester, { signal: gone, log: (error, message) => request.log.error(error, message) });
-    const headers = {
-      'Content-Type': 'application/zip',
-      'Content-Length': zip.size,
-      'Content-Disposition': contentDisposition(zip.fileName, { type: 'attachment' }),
-      'Cache-Control': 'private, no-cache',
-      'Accept-Ranges': 'none',
-      'X-Content-Type-Options': 'nosniff',
-    };
-    if (request.method === 'HEAD') return reply.headers(headers).send(Readable.from([]));
-    // Counted and charged first: a refusal is still a clean Atom error.
-    const body = await zip.start();
-    reply.headers(headers);
-    const res = reply.raw;
-    body.on('error', (error) => {
-      if (!gone.aborted) request.log.warn({ err: error }, 'share ZIP cut short');
-      res.destroy();
-    });
-    reply.hijack();
-    res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
-    let sent = 0;
-    pump(body, res, zip.size, (bytes) => {
-      sent += bytes;
-      zip.progress(sent);
-    });
-    return reply;
-  };
 
   /** The page of an open share: the file, or the folder (or a folder below it) with its files. */
   const sharePage = async (request: FastifyRequest, reply: FastifyReply, share: ShareRecord) => {
