@@ -1,6 +1,7 @@
 import type { MetadataStore, Repositories, ReservationKind, ReservationRecord } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Metrics } from '../observability/metrics.js';
+import { HeldLeases } from './held-leases.js';
 
 /**
  * A running transfer records the bytes it has moved at most this many bytes apart…
@@ -62,18 +63,18 @@ export interface SettleReport {
  */
 export class ReservationsService {
   private readonly leaseMs: number;
-  private readonly renewMs: number;
   /** Rows this process holds: their leases are renewed, and no settle of its own touches them. */
-  private readonly held = new Set<number>();
-  private renewal: NodeJS.Timeout | null = null;
-  /** A renewal is running: a slow database must not pile them up. */
-  private renewing = false;
+  private readonly held: HeldLeases;
   /** Settles in progress; stop() waits for them before the store closes. */
   private readonly settling = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: ReservationsDeps) {
     this.leaseMs = deps.leaseMs ?? LEASE_MS;
-    this.renewMs = deps.renewMs ?? RENEW_MS;
+    this.held = new HeldLeases({
+      renewMs: deps.renewMs ?? RENEW_MS,
+      renew: (ids) => deps.store.reservations.renew(ids, deps.clock() + this.leaseMs),
+      report: (error) => deps.report(error, 'renewing reservation leases failed'),
+    });
   }
 
   /**
@@ -118,10 +119,7 @@ export class ReservationsService {
 
   /** A row this process opened was committed: its lease is renewed until it is settled. */
   hold(id: number): void {
-    this.held.add(id);
-    if (this.renewal) return;
-    this.renewal = setInterval(() => void this.renew(), this.renewMs);
-    this.renewal.unref();
+    this.held.hold(id);
   }
 
   /**
@@ -134,23 +132,7 @@ export class ReservationsService {
       const tracked = settle.catch(() => {}).finally(() => this.settling.delete(tracked));
       this.settling.add(tracked);
     }
-    this.held.delete(id);
-    if (this.held.size === 0 && this.renewal) {
-      clearInterval(this.renewal);
-      this.renewal = null;
-    }
-  }
-
-  private async renew(): Promise<void> {
-    if (this.renewing || this.held.size === 0) return;
-    this.renewing = true;
-    try {
-      await this.deps.store.reservations.renew([...this.held], this.deps.clock() + this.leaseMs);
-    } catch (error) {
-      this.deps.report(error, 'renewing reservation leases failed');
-    } finally {
-      this.renewing = false;
-    }
+    this.held.letGo(id);
   }
 
   /**
@@ -202,8 +184,7 @@ export class ReservationsService {
    */
   async stop(): Promise<void> {
     while (this.settling.size > 0) await Promise.all([...this.settling]);
-    if (this.renewal) clearInterval(this.renewal);
-    this.renewal = null;
+    this.held.stop();
   }
 }
 

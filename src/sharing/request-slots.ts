@@ -1,6 +1,7 @@
 import type { MetadataStore, Repositories, UploadRequestRecord } from '../db/repositories/repositories.js';
 import { errors } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
+import { HeldLeases } from '../limits/held-leases.js';
 import { LEASE_MS, RENEW_MS } from '../limits/reservations-service.js';
 
 /** What an upload into a request declares before its first byte. */
@@ -50,14 +51,15 @@ export interface RequestSlotsDeps {
  */
 export class RequestSlots {
   private readonly leaseMs: number;
-  private readonly renewMs: number;
-  private readonly held = new Set<number>();
-  private renewal: NodeJS.Timeout | null = null;
-  private renewing = false;
+  private readonly held: HeldLeases;
 
   constructor(private readonly deps: RequestSlotsDeps) {
     this.leaseMs = deps.leaseMs ?? LEASE_MS;
-    this.renewMs = deps.renewMs ?? RENEW_MS;
+    this.held = new HeldLeases({
+      renewMs: deps.renewMs ?? RENEW_MS,
+      renew: (ids) => deps.store.uploadRequests.renewSlots(ids, deps.clock() + this.leaseMs),
+      report: (error) => deps.report(error, 'renewing upload request slots failed'),
+    });
   }
 
   /**
@@ -102,18 +104,18 @@ export class RequestSlots {
       await within?.(repos, id);
       return { id, bytes };
     });
-    if (!detached) this.hold(granted.id);
+    if (!detached) this.held.hold(granted.id);
     return granted;
   }
 
   /** The upload was stored: its slot became the request's counts (settleSlot); stop renewing it. */
   stored(slotId: number): void {
-    this.letGo(slotId);
+    this.held.letGo(slotId);
   }
 
   /** Ends the slot of an upload that was not stored: it counts no more. A failure leaves it to its lease. */
   async release(slotId: number): Promise<void> {
-    this.letGo(slotId);
+    this.held.letGo(slotId);
     try {
       await this.deps.store.uploadRequests.takeSlot(slotId);
     } catch (error) {
@@ -123,36 +125,7 @@ export class RequestSlots {
 
   /** Stops renewing (a graceful stop); slots still held are left to their leases. */
   stop(): void {
-    if (this.renewal) clearInterval(this.renewal);
-    this.renewal = null;
-    this.held.clear();
-  }
-
-  private hold(id: number): void {
-    this.held.add(id);
-    if (this.renewal) return;
-    this.renewal = setInterval(() => void this.renew(), this.renewMs);
-    this.renewal.unref();
-  }
-
-  private letGo(id: number): void {
-    this.held.delete(id);
-    if (this.held.size === 0 && this.renewal) {
-      clearInterval(this.renewal);
-      this.renewal = null;
-    }
-  }
-
-  private async renew(): Promise<void> {
-    if (this.renewing || this.held.size === 0) return;
-    this.renewing = true;
-    try {
-      await this.deps.store.uploadRequests.renewSlots([...this.held], this.deps.clock() + this.leaseMs);
-    } catch (error) {
-      this.deps.report(error, 'renewing upload request slots failed');
-    } finally {
-      this.renewing = false;
-    }
+    this.held.stop();
   }
 }
 
