@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { SessionService } from './auth/session-service.js';
+import { SignInChallenges } from './auth/sign-in-challenges.js';
 import { SignUpService } from './auth/sign-up-service.js';
 import type { BlobStore } from './blob/blob-store.js';
 import type { ResumableStorage } from './blob/resumable-storage.js';
@@ -86,6 +87,8 @@ export interface Services {
   sessions: SessionService;
   /** Self-service accounts on the web site (`--signup open`). */
   signUp: SignUpService;
+  /** State of sign-ins in progress (OIDC, passkeys, a second factor), shared by every server (issue 26). */
+  signInChallenges: SignInChallenges;
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -153,6 +156,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const moderation = new ModerationService({ store, clock });
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
+  const signInChallenges = new SignInChallenges({ store, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const operator = {
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
@@ -263,6 +267,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     uploadRequests,
     sessions,
     signUp,
+    signInChallenges,
     readiness: async () => {
       try {
         await store.ping();

@@ -68,6 +68,26 @@ export interface Config {
   fileExpiryMaxMs: number | null;
   /** Whether accounts may open upload requests (links where others upload into their folders). */
   uploadRequests: boolean;
+  /** OpenID Connect issuer URL (discovery at `/.well-known/openid-configuration`); null = no single sign-on (issue 26). */
+  oidcIssuer: string | null;
+  /** The client id registered at the issuer, with the redirect URI `{web_url}/signin/oidc/callback`. */
+  oidcClientId: string | null;
+  /** The client secret; null for a public client (PKCE only). Never printed. */
+  oidcClientSecret: string | null;
+  /** A file holding the client secret (read at start, trimmed); wins over oidcClientSecret. */
+  oidcClientSecretFile: string | null;
+  /** The label of the sign-in button: "Sign in with <name>". */
+  oidcName: string;
+  /** Scopes asked for, space-separated; must include `openid`. */
+  oidcScopes: string;
+  /** Whether a provider identity linked to no account gets a new account (else a clear refusal). */
+  oidcSignup: boolean;
+  /** Whether password sign-in is hidden for everyone but operators recovering access. */
+  oidcOnly: boolean;
+  /** Who must have a second factor for password sign-in: nobody, operators, or everyone. */
+  secondFactorRequired: 'none' | 'operators' | 'everyone';
+  /** Whether accounts may register passkeys (WebAuthn) and sign in with them. */
+  passkeys: boolean;
   /** Time a client has to send a request's whole head (request line and headers). */
   headersTimeoutMs: number;
   /** A connection with no byte in either direction for this long during a request is closed. */
@@ -400,6 +420,92 @@ export const SETTINGS = [
     description: 'whether accounts may open upload requests',
   },
   {
+    key: 'oidcIssuer',
+    flag: 'oidc-issuer',
+    env: 'FILEHAVEN_OIDC_ISSUER',
+    parse: url,
+    expected: 'an http or https URL, such as https://sso.example.com/realms/staff',
+    description: 'OpenID Connect issuer for single sign-on (discovery from this URL)',
+  },
+  {
+    key: 'oidcClientId',
+    flag: 'oidc-client-id',
+    env: 'FILEHAVEN_OIDC_CLIENT_ID',
+    parse: text,
+    expected: 'the client id registered at the issuer',
+    description: 'client id at the issuer (redirect URI: {web_url}/signin/oidc/callback)',
+  },
+  {
+    key: 'oidcClientSecret',
+    flag: 'oidc-client-secret',
+    env: 'FILEHAVEN_OIDC_CLIENT_SECRET',
+    parse: text,
+    expected: 'the client secret (better: FILEHAVEN_OIDC_CLIENT_SECRET or --oidc-client-secret-file)',
+    description: 'client secret at the issuer; none for a public client',
+  },
+  {
+    key: 'oidcClientSecretFile',
+    flag: 'oidc-client-secret-file',
+    env: 'FILEHAVEN_OIDC_CLIENT_SECRET_FILE',
+    parse: text,
+    expected: 'a file path',
+    description: 'file holding the client secret',
+  },
+  {
+    key: 'oidcName',
+    flag: 'oidc-name',
+    env: 'FILEHAVEN_OIDC_NAME',
+    parse: (raw: string) => (raw.trim() !== '' && raw.trim().length <= 60 ? raw.trim() : undefined),
+    expected: 'a label of 1 to 60 characters, such as "Company SSO"',
+    description: 'label of the sign-in button ("Sign in with <name>")',
+  },
+  {
+    key: 'oidcScopes',
+    flag: 'oidc-scopes',
+    env: 'FILEHAVEN_OIDC_SCOPES',
+    parse: (raw: string) => {
+      const scopes = raw
+        .trim()
+        .split(/[\s,]+/)
+        .filter(Boolean);
+      return scopes.includes('openid') && scopes.every((scope) => /^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) ? scopes.join(' ') : undefined;
+    },
+    expected: 'space-separated scopes including openid, such as "openid profile email"',
+    description: 'scopes asked of the issuer',
+  },
+  {
+    key: 'oidcSignup',
+    flag: 'oidc-signup',
+    env: 'FILEHAVEN_OIDC_SIGNUP',
+    parse: bool,
+    expected: 'true or false',
+    description: 'whether a new single sign-on identity gets an account',
+  },
+  {
+    key: 'oidcOnly',
+    flag: 'oidc-only',
+    env: 'FILEHAVEN_OIDC_ONLY',
+    parse: bool,
+    expected: 'true or false',
+    description: 'hide password sign-in for all but operators recovering access',
+  },
+  {
+    key: 'secondFactorRequired',
+    flag: 'second-factor-required',
+    env: 'FILEHAVEN_SECOND_FACTOR_REQUIRED',
+    parse: (raw: string) => (/^(none|operators|everyone)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'none' | 'operators' | 'everyone') : undefined),
+    expected: 'none, operators or everyone',
+    description: 'who must have a second factor (TOTP or a passkey) to sign in with a password',
+  },
+  {
+    key: 'passkeys',
+    flag: 'passkeys',
+    env: 'FILEHAVEN_PASSKEYS',
+    parse: bool,
+    expected: 'true or false',
+    description: 'whether accounts may register passkeys and sign in with them',
+  },
+  {
     key: 'headersTimeoutMs',
     flag: 'headers-timeout',
     env: 'FILEHAVEN_HEADERS_TIMEOUT',
@@ -560,7 +666,7 @@ export const SETTINGS = [
 const GiB = 1024 ** 3;
 
 /** Settings whose value is a secret. */
-const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['secret', 'metricsToken']);
+const SECRET_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['secret', 'metricsToken', 'oidcClientSecret']);
 /** URLs that may hold a password. */
 const URL_SETTINGS: ReadonlySet<keyof Config> = new Set<keyof Config>(['databaseUrl', 'redisUrl']);
 
@@ -596,6 +702,16 @@ export const DEFAULTS: Config = {
   fileExpiryDefaultMs: null,
   fileExpiryMaxMs: null,
   uploadRequests: true,
+  oidcIssuer: null,
+  oidcClientId: null,
+  oidcClientSecret: null,
+  oidcClientSecretFile: null,
+  oidcName: 'single sign-on',
+  oidcScopes: 'openid profile email',
+  oidcSignup: false,
+  oidcOnly: false,
+  secondFactorRequired: 'none',
+  passkeys: true,
   headersTimeoutMs: 20_000,
   idleTimeoutMs: 60_000,
   shutdownGraceMs: 30_000,

@@ -25,6 +25,70 @@ export interface Database {
   upload_requests: UploadRequestsTable;
   upload_request_slots: UploadRequestSlotsTable;
   upload_request_uploads: UploadRequestUploadsTable;
+  account_identities: AccountIdentitiesTable;
+  totp_factors: TotpFactorsTable;
+  recovery_codes: RecoveryCodesTable;
+  passkeys: PasskeysTable;
+  sign_in_challenges: SignInChallengesTable;
+}
+
+/** An OpenID Connect identity (issuer + subject) linked to an account (migration 0015). */
+export interface AccountIdentitiesTable {
+  id: Generated<number>;
+  account_id: number;
+  issuer: string;
+  subject: string;
+  /** The e-mail claim when linked, for the owner's and the operator's eyes only: it never links. */
+  email: Generated<string>;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** An account's TOTP secret (migration 0015); counts once confirmed_at is set. */
+export interface TotpFactorsTable {
+  account_id: number;
+  /** The base32 secret sealed with the server secret (security/secrets.ts). */
+  sealed_secret: string;
+  confirmed_at: number | null;
+  /** The newest RFC 6238 time step accepted: a code of this step or an older one is refused. */
+  last_step: Generated<number>;
+  created_at: number;
+}
+
+/** A one-time recovery code, stored as a keyed hash (migration 0015). */
+export interface RecoveryCodesTable {
+  account_id: number;
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
+/** A WebAuthn credential (migration 0015). */
+export interface PasskeysTable {
+  /** The credential id, base64url. */
+  id: string;
+  account_id: number;
+  name: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: Generated<number>;
+  /** Comma-separated transports, '' when unknown. */
+  transports: Generated<string>;
+  backed_up: Generated<number>;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** Single-use state of a sign-in in progress (migration 0015). */
+export interface SignInChallengesTable {
+  /** SHA-256 (hex) of the random value the browser holds. */
+  id: string;
+  kind: string;
+  account_id: number | null;
+  /** JSON. */
+  payload: Generated<string>;
+  created_at: number;
+  expires_at: number;
 }
 
 /** A share link to one file or folder (migration 0012). */

@@ -17,6 +17,7 @@ import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
+import { signInChallengesRepository } from './repositories/sign-in-challenges-repository.js';
 import { uploadRequestsRepository } from './repositories/upload-requests-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {
@@ -39,6 +40,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     uploadLocks: uploadLocksRepository(db),
     servedDays: servedDaysRepository(db),
     shares: sharesRepository(db),
+    signInChallenges: signInChallengesRepository(db),
     uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
   };

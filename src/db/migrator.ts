@@ -14,6 +14,7 @@ import * as dailyServed from './migrations/0011-daily-served.js';
 import * as shares from './migrations/0012-shares.js';
 import * as uploadRequests from './migrations/0013-upload-requests.js';
 import * as fileExpiry from './migrations/0014-file-expiry.js';
+import * as signInMethods from './migrations/0015-sign-in-methods.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -36,6 +37,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012-shares': shares,
   '0013-upload-requests': uploadRequests,
   '0014-file-expiry': fileExpiry,
+  '0015-sign-in-methods': signInMethods,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

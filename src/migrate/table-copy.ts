@@ -55,6 +55,13 @@ export const TABLES = {
   upload_requests: { key: 'id' },
   upload_request_slots: { key: 'id', serial: true },
   upload_request_uploads: { key: 'upload_id' },
+  // Sign-in methods (issue 26), after accounts. Sign-ins in progress are copied too:
+  // they are minutes long and expire by themselves.
+  account_identities: { key: 'id', serial: true },
+  totp_factors: { key: 'account_id' },
+  recovery_codes: { key: 'code_hash' },
+  passkeys: { key: 'id' },
+  sign_in_challenges: { key: 'id' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

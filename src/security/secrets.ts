@@ -14,6 +14,8 @@ export class ServerSecrets {
   private readonly signKey: Buffer;
   private readonly csrfKey: Buffer;
   private readonly shareRefRoot: Buffer;
+  private readonly factorBoxKey: Buffer;
+  private readonly recoveryCodeKey: Buffer;
 
   constructor(secret: string) {
     const ikm = Buffer.from(secret, 'utf8');
@@ -23,6 +25,8 @@ export class ServerSecrets {
     this.signKey = derive('link-signature');
     this.csrfKey = derive('csrf-token');
     this.shareRefRoot = derive('share-ref');
+    this.factorBoxKey = derive('factor-box');
+    this.recoveryCodeKey = derive('recovery-code');
   }
 
   /**
@@ -34,22 +38,31 @@ export class ServerSecrets {
 
   /** Encrypts an API key (AES-256-GCM) so POST /apikeys can return the same key again. */
   sealApiKey(apiKey: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.boxKey, iv);
-    const body = Buffer.concat([cipher.update(apiKey, 'utf8'), cipher.final()]);
-    return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+    return seal(this.boxKey, apiKey);
   }
 
   /** Decrypts a sealed API key; null if it was sealed under another secret or tampered with. */
   openApiKey(sealed: string): string | null {
-    try {
-      const raw = Buffer.from(sealed, 'base64');
-      const decipher = createDecipheriv('aes-256-gcm', this.boxKey, raw.subarray(0, 12), { authTagLength: 16 });
-      decipher.setAuthTag(raw.subarray(12, 28));
-      return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
-    } catch {
-      return null;
-    }
+    return open(this.boxKey, sealed);
+  }
+
+  /** Encrypts a second factor's secret (a TOTP key) for the database, under its own key. */
+  sealFactorSecret(secret: string): string {
+    return seal(this.factorBoxKey, secret);
+  }
+
+  /** Decrypts a sealed factor secret; null if sealed under another secret or tampered with. */
+  openFactorSecret(sealed: string): string | null {
+    return open(this.factorBoxKey, sealed);
+  }
+
+  /**
+   * What the database keeps of a recovery code: a keyed hash over the account and the code
+   * (hex). The codes are random and long, so a keyed hash is as good as a slow one and lets
+   * a code be found by one lookup.
+   */
+  recoveryCodeHash(accountId: number, code: string): string {
+    return createHmac('sha256', this.recoveryCodeKey).update(`${accountId}\n${code}`).digest('hex');
   }
 
   /** HMAC signature (base64url, 192 bits) of a message, for signed links. */
@@ -85,6 +98,26 @@ export class ServerSecrets {
   /** Constant-time check of a signature made by sign(). */
   verify(message: string, signature: string): boolean {
     return constantTimeEqual(this.sign(message), signature);
+  }
+}
+
+/** AES-256-GCM: IV, tag and ciphertext, base64. */
+function seal(key: Buffer, text: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const body = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64');
+}
+
+/** Opens what seal() made with the same key; null otherwise. */
+function open(key: Buffer, sealed: string): string | null {
+  try {
+    const raw = Buffer.from(sealed, 'base64');
+    const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12), { authTagLength: 16 });
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
   }
 }
 

@@ -96,6 +96,21 @@ export class AccountsService {
   }
 
   /**
+   * Why a login and password alone may not hand out this account's API key (POST /apikeys,
+   * issue 26), or null when they may. A password is one factor: an account that signs in
+   * with a second one (TOTP) or through its organisation (a linked OIDC identity), or any
+   * non-operator account on an `--oidc-only` site, gets its key from its profile page
+   * instead. Passkeys do not count: they sign in without the password, which keeps working.
+   */
+  async passwordKeyRefusal(account: Account, oidcOnly: boolean): Promise<string | null> {
+    const methods = await this.deps.store.accounts.signInMethods(account.id);
+    if (methods.totp) return 'This account signs in with a second factor: a password alone does not give out its API key';
+    if (methods.identities > 0) return 'This account signs in through single sign-on: a password alone does not give out its API key';
+    if (oidcOnly && !account.isOperator) return 'This site signs in through single sign-on: a password alone does not give out an API key';
+    return null;
+  }
+
+  /**
    * The account's API key, created on first use and returned unchanged afterwards.
    * With `explicitCreate`, an existing key answers errorApiKeyAlreadyCreated.
    */

@@ -27,6 +27,30 @@ export const sqliteHarness: MetadataStoreFactory = async () => {
   };
 };
 
+/**
+ * A fresh SQLite store whose peers are real second connections on the same file: for
+ * rules that are ONE statement (a conditional UPDATE, a DELETE ... RETURNING), never a
+ * transaction held across an await, so a peer waits for the lock only for the length of a
+ * statement and the race between two servers is the real one.
+ */
+export const sqliteTwoConnectionsHarness: MetadataStoreFactory = async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'filehaven-sqlite-'));
+  const store = await openMetadataStore(openSqlite(dir));
+  const peers: MetadataStore[] = [];
+  return {
+    store,
+    async openPeer() {
+      const peer = await openMetadataStore(openSqlite(dir));
+      peers.push(peer);
+      return peer;
+    },
+    async cleanup() {
+      for (const s of [store, ...peers]) await s.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+};
+
 /** A fresh PostgreSQL schema; each peer is another server, with its own pool on the same schema. */
 export const postgresHarness: MetadataStoreFactory = async () => {
   const { schema, drop } = await createTestSchema();

@@ -140,5 +140,28 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
         .executeTakeFirstOrThrow();
       return Number(row.balance_cents);
     },
+    async signInMethods(id) {
+      const row = await db
+        .selectNoFrom((eb) => [
+          eb
+            .selectFrom('totp_factors')
+            .select((c) => c.fn.countAll().as('n'))
+            .where('account_id', '=', id)
+            .where('confirmed_at', 'is not', null)
+            .as('totp'),
+          eb
+            .selectFrom('passkeys')
+            .select((c) => c.fn.countAll().as('n'))
+            .where('account_id', '=', id)
+            .as('passkeys'),
+          eb
+            .selectFrom('account_identities')
+            .select((c) => c.fn.countAll().as('n'))
+            .where('account_id', '=', id)
+            .as('identities'),
+        ])
+        .executeTakeFirstOrThrow();
+      return { totp: Number(row.totp) > 0, passkeys: Number(row.passkeys), identities: Number(row.identities) };
+    },
   };
 }

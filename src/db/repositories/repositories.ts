@@ -59,6 +59,8 @@ export interface AccountsRepository {
   setBalance(id: number, cents: number): Promise<void>;
   /** Adds to the balance (cents, may be negative) atomically; returns the new balance. */
   addBalance(id: number, cents: number): Promise<number>;
+  /** How the account can sign in besides its password: TOTP, passkeys, linked identities. */
+  signInMethods(id: number): Promise<SignInMethods>;
 }
 
 /** What a new file row needs. */
@@ -674,6 +676,51 @@ export interface SharesRepository {
   countDownload(id: string, now: number): Promise<ShareCountRefusal | null>;
 }
 
+/** A sign-in in progress (migration 0015): single-use, short-lived. */
+export interface SignInChallenge {
+  /** SHA-256 (hex) of the random value the browser holds. */
+  id: string;
+  /** What it is for, such as 'oidc', 'passkey-register', 'passkey-sign-in', 'second-factor'. */
+  kind: string;
+  /** The account it is for, when known. */
+  accountId: number | null;
+  /** What the next step needs, as JSON text. */
+  payload: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * State of sign-ins in progress, shared by every server on the database (auth/sign-in-challenges.ts).
+ * Members taking `kind` ignore a challenge of another kind: a value issued for one step is
+ * never accepted by another.
+ */
+export interface SignInChallengesRepository {
+  /** Inserts a challenge; DuplicateError on an id collision. */
+  create(challenge: SignInChallenge): Promise<void>;
+  /** The live challenge of this id and kind, left in place; null when unknown, of another kind or expired. */
+  peek(id: string, kind: string, now: number): Promise<SignInChallenge | null>;
+  /**
+   * Removes the challenge and returns it when it was live and of this kind, in one
+   * statement: of concurrent takers on any engine and any number of servers, one wins.
+   */
+  take(id: string, kind: string, now: number): Promise<SignInChallenge | null>;
+  /** Replaces the payload (a counter of wrong codes, say); false when the challenge is gone. */
+  setPayload(id: string, payload: string): Promise<boolean>;
+  /** Removes the expired ones; returns how many. */
+  removeExpired(now: number): Promise<number>;
+}
+
+/** How an account can sign in besides its password (issue 26). */
+export interface SignInMethods {
+  /** A confirmed TOTP factor. */
+  totp: boolean;
+  /** Passkeys registered. */
+  passkeys: number;
+  /** OpenID Connect identities linked. */
+  identities: number;
+}
+
 /** All repositories, bound to one connection or transaction. */
 export interface Repositories {
   accounts: AccountsRepository;
@@ -695,6 +742,7 @@ export interface Repositories {
   servedDays: ServedDaysRepository;
   shares: SharesRepository;
   uploadRequests: UploadRequestsRepository;
+  signInChallenges: SignInChallengesRepository;
   locks: LocksRepository;
 }
 

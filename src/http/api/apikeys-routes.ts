@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { errors } from '../../domain/errors.js';
 import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { sendAtom } from '../plugins/atom-reply.js';
@@ -6,7 +7,7 @@ import { apiRoute } from '../plugins/method-dispatch.js';
 import { bodyField, formField } from './form.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'clock' | 'limits'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits'>;
 
 /** POST /apikeys (SPEC.md "POST /apikeys"; API.md 5). */
 export function registerApiKeyRoutes(app: FastifyInstance, context: Context): void {
@@ -18,6 +19,10 @@ export function registerApiKeyRoutes(app: FastifyInstance, context: Context): vo
       const password = bodyField(request, 'password') ?? bodyField(request, 'pass') ?? '';
       // Failed attempts are limited per client address and per login (API.md 8).
       const account = await context.services.limits.signIn.attempt(request.ip, login, () => context.services.accounts.authenticate(login, password));
+      // Accounts with a second factor or single sign-on take their key from the profile
+      // (issue 26); said only after the right password, so it tells a guesser nothing.
+      const refusal = await context.services.accounts.passwordKeyRefusal(account, context.services.config.oidcOnly);
+      if (refusal !== null) throw errors.permissionDenied(`${refusal}; copy it from ${context.links.webUrl}/accounts/profile/misc`);
       // An explicit "create" answers errorApiKeyAlreadyCreated when a key exists (API.md 5).
       const explicitCreate = /^(1|true|yes)$/i.test(formField(request, 'create') ?? '');
       const key = await context.services.accounts.apiKeyFor(account, explicitCreate);

@@ -3,14 +3,17 @@ import { ApiError, InputError } from '../../domain/errors.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
+import { oidcSignInOption, passwordSignInShown } from './oidc-pages.js';
+import { passkeySignInOption } from './passkey-pages.js';
 import { RETURN_FIELD, safeReturnPath } from './return-path.js';
-import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, SESSION_COOKIE, sessionFormValid, setSessionCookie } from './session-plugin.js';
+import { afterPasswordSignIn } from './second-factor-pages.js';
+import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, SESSION_COOKIE, sessionFormValid } from './session-plugin.js';
+import { PROFILE_PATH, startWebSession } from './sign-in-session.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'clock' | 'limits' | 'sessions' | 'signUp'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'sessions' | 'signInChallenges' | 'signUp'>;
 
-/** Where a browser lands after signing in or up. */
-export const PROFILE_PATH = '/accounts/profile/misc';
+export { PROFILE_PATH };
 
 /** A message shown above a form, and the HTTP status it is sent with. */
 interface Problem {
@@ -52,17 +55,6 @@ export function registerAccountPages(app: FastifyInstance, context: Context): vo
   const preSessionFormValid = (request: FastifyRequest) =>
     services.sessions.checkPreSessionCsrf(request.cookies[PRE_SESSION_COOKIE], bodyField(request, CSRF_FIELD));
 
-  /**
-   * Starts a new session (a new token, never the one the browser sent) and lands on the
-   * page that asked for the sign-in (a checked path of this site), else the profile.
-   */
-  const signIn = async (request: FastifyRequest, reply: FastifyReply, accountId: number, next: string | null): Promise<FastifyReply> => {
-    const session = await services.sessions.start(accountId, request.cookies[SESSION_COOKIE]);
-    setSessionCookie(request, reply, context, session.token, session.expiresAt);
-    reply.clearCookie(PRE_SESSION_COOKIE, cookieOptions(request, context.links));
-    return redirectTo(reply, next ?? PROFILE_PATH);
-  };
-
   /** The page to return to: `?next=` on a GET, the hidden field on a POST; null unless safe. */
   const returnPath = (request: FastifyRequest): string | null =>
     safeReturnPath(request.method === 'POST' ? bodyField(request, RETURN_FIELD) : (request.query as Record<string, unknown>)[RETURN_FIELD]);
@@ -70,25 +62,35 @@ export function registerAccountPages(app: FastifyInstance, context: Context): vo
   const returnField = (next: string | null) => (next ? html`\n<input type="hidden" name="${RETURN_FIELD}" value="${next}">` : '');
   const withReturn = (path: string, next: string | null) => (next ? `${path}?${RETURN_FIELD}=${encodeURIComponent(next)}` : path);
 
-  const signInPage = (request: FastifyRequest, reply: FastifyReply, login: string, problem: Problem | null) =>
-    sendPage(
+  /**
+   * The sign-in page: the other ways in (single sign-on, a passkey) above the password
+   * form, which `--oidc-only` hides (oidc-pages.ts says for whom).
+   */
+  const signInPage = (request: FastifyRequest, reply: FastifyReply, login: string, problem: Problem | null) => {
+    const passwordForm = passwordSignInShown(context, request)
+      ? html`<form class="stack" method="post" action="/signin">
+<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">${returnField(returnPath(request))}
+<label for="login">Login</label>
+<input id="login" name="login" value="${login}" required maxlength="64" autocomplete="username webauthn" autocapitalize="none" spellcheck="false"${problem ? '' : html` autofocus`}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" required maxlength="1024" autocomplete="current-password">
+<button class="button" type="submit">Sign in</button>
+</form>`
+      : '';
+    return sendPage(
       reply,
       problem?.status ?? 200,
       'Sign in',
       html`<section class="card narrow">
 <h1>Sign in</h1>
 ${problemNote(problem)}
-<form class="stack" method="post" action="/signin">
-<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">${returnField(returnPath(request))}
-<label for="login">Login</label>
-<input id="login" name="login" value="${login}" required maxlength="64" autocomplete="username" autocapitalize="none" spellcheck="false"${problem ? '' : html` autofocus`}>
-<label for="password">Password</label>
-<input id="password" name="password" type="password" required maxlength="1024" autocomplete="current-password">
-<button class="button" type="submit">Sign in</button>
-</form>
+${oidcSignInOption(context, request)}
+${passkeySignInOption(context, request)}
+${passwordForm}
 ${services.signUp.open ? html`<p class="meta">No account yet? <a href="${withReturn('/signup', returnPath(request))}">Create one</a>.</p>` : ''}
 </section>`,
     );
+  };
 
   app.get('/signin', { config: { web: true } }, async (request, reply) => {
     if (request.webSession) return redirectTo(reply, returnPath(request) ?? PROFILE_PATH);
@@ -102,7 +104,7 @@ ${services.signUp.open ? html`<p class="meta">No account yet? <a href="${withRet
     try {
       // The brute-force limit of POST /apikeys (API.md 8): per client address and per login.
       const account = await services.limits.signIn.attempt(request.ip, login, () => services.accounts.authenticate(login, password));
-      return await signIn(request, reply, account.id, returnPath(request));
+      return await afterPasswordSignIn(context, request, reply, account, returnPath(request));
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'errorWrongCredentials')) throw error;
       if (error.status === 429) {
@@ -182,7 +184,7 @@ ${problemNote(problem)}
         password: bodyField(request, 'password') ?? '',
         passwordAgain: bodyField(request, 'password_again') ?? '',
       });
-      return await signIn(request, reply, account.id, returnPath(request));
+      return await startWebSession(context, request, reply, account.id, returnPath(request));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       return signUpPage(request, reply, values, { status: 400, message: sentence(error.message) });

@@ -4,18 +4,21 @@ import { money } from '../../domain/money.js';
 import { type Account, premiumState } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
-import { PROFILE_PATH } from './account-pages.js';
 import { browserScript, registerStaticScript } from './browser-scripts.js';
 import { humanDate, humanSize } from './format.js';
 import { sendPage } from './layout.js';
+import { identitiesCard } from './oidc-pages.js';
+import { passkeysCard } from './passkey-pages.js';
 import { CHANGE_PASSWORD_PATH, changePassword, type PasswordNote, passwordCard } from './password-form.js';
 import { signInUrl } from './return-path.js';
+import { secondFactorCard } from './second-factor-pages.js';
 import { bodyField, CSRF_FIELD, redirectTo, requireSessionForm } from './session-plugin.js';
+import { PROFILE_PATH } from './sign-in-session.js';
 import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 import { usageCard, usageOf } from './usage-section.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'sessions'>;
+type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'sessions' | 'signInChallenges'>;
 
 /** The copy button's script, bundled from browser/profile.ts. */
 const script = browserScript('profile');
@@ -103,6 +106,9 @@ export function registerProfilePage(app: FastifyInstance, context: Context): voi
 ${premiumSection(account, services.clock())}
 ${usageCard(usage)}
 ${passwordCard(session, notes.password ?? null)}
+${await secondFactorCard(context, session)}
+${await passkeysCard(context, session)}
+${await identitiesCard(context, session)}
 <section class="card" id="api-key">
 <h2>API key</h2>
 ${note ? html`<p class="notice ${note.ok ? 'ok' : 'error'}" role="${note.ok ? 'status' : 'alert'}">${note.message}</p>` : ''}
