@@ -1,10 +1,10 @@
-import { FilehavenClient } from '../../client/index.js';
+import { FilehavenApiError, FilehavenClient } from '../../client/index.js';
 import { UsageError } from '../args.js';
 import { noPositionals, passwordFlag } from '../flags.js';
 import { optionsFor } from '../help.js';
 import { clientConfigPath, removeStoredLogin, writeStoredLogin } from './client-config.js';
 import { Prompt } from './prompt.js';
-import { runUserCommand } from './user-command.js';
+import { NotSignedInError, runUserCommand } from './user-command.js';
 
 /**
  * `filehaven login`: gets the account's key with POST /apikeys (or checks a given one with
@@ -35,14 +35,14 @@ export async function loginCommand(args: string[]): Promise<void> {
       key = given.trim();
     } else if (passwordStdin) {
       const password = await passwordFlag(command.values);
-      key = await client.createApiKey(login!, password, { signal: command.signal });
+      key = await keyByPassword(client, login!, password, command.signal);
     } else {
       const prompt = new Prompt();
       try {
         login ??= (await prompt.ask('login: ')).trim();
         if (!login) throw new UsageError('no login given');
         const password = await prompt.askHidden('password: ');
-        key = await client.createApiKey(login, password, { signal: command.signal });
+        key = await keyByPassword(client, login, password, command.signal);
       } finally {
         prompt.close();
       }
@@ -70,6 +70,20 @@ export async function logoutCommand(args: string[]): Promise<void> {
       json: { removed, config: file },
     };
   });
+}
+
+/**
+ * The key for a login and password. An account with a second factor or single sign-on gets
+ * no key for a password alone (errorPermissionDenied, 403; docs/sign-in.md): the way on is
+ * the key from the profile page, given with `--key -`.
+ */
+async function keyByPassword(client: FilehavenClient, login: string, password: string, signal: AbortSignal): Promise<string> {
+  try {
+    return await client.createApiKey(login, password, { signal });
+  } catch (error) {
+    if (!(error instanceof FilehavenApiError && error.code === 'errorPermissionDenied' && error.status === 403)) throw error;
+    throw new NotSignedInError(`${error.message}. Copy the key from your profile page, then run: filehaven login --server ${client.server} --key -`);
+  }
 }
 
 /** Everything on stdin, for `--key -`. */
