@@ -2,9 +2,11 @@
 // `npm test`: the gates, then every test file on every storage setup, from one queue.
 //   Gates, side by side: Biome's lint and format check (npm run lint), the type check of src,
 //   test, bench and scripts (npm run typecheck), the import rule (npm run deps: no module
-//   imports from a layer above its own, .dependency-cruiser.cjs), and the compiled copy of the sources that the
-//   CLI, crash and fuzz tests run (FILEHAVEN_TEST_ENTRY: hundreds of `filehaven` processes
-//   would otherwise each compile TypeScript through tsx again). A failed gate stops the run.
+//   imports from a layer above its own, .dependency-cruiser.cjs), and the compiled tree the
+//   tests run from (scripts/test-tree.js: src/ and test/ compiled to JavaScript once, so no
+//   test process loads TypeScript through tsx, which cost more CPU than many tests spend;
+//   its src/cli/index.js is the `filehaven` the CLI, crash and fuzz tests start,
+//   FILEHAVEN_TEST_ENTRY). A failed gate stops the run.
 //   Tests: every test/**/*.test.ts on SQLite + the local data folder (the default), and the
 //   HTTP suite (test/http: endpoints, pages, limits, the race tests) again on PostgreSQL + S3
 //   (FILEHAVEN_TEST_BACKEND=postgres-s3), as Kysely's tests loop over dialects. Each (file,
@@ -19,7 +21,7 @@
 // here for the whole run (scripts/ceph-rgw.sh) when `radosgw` is installed. What is missing
 // is named and its tests skip; with CI=true a missing service fails the run instead.
 // Extra arguments are files to run alone, once, on the backend the environment names
-// (through tsx, with no gates and no build).
+// (from the sources through tsx, with exact line numbers, no gates and no compiled tree).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -125,15 +127,15 @@ function failureSection(output) {
   return section.length > 20_000 ? `${section.slice(0, 20_000)}\n[… cut]` : section;
 }
 
-/** Runs the jobs from one queue, `width` at a time; resolves to each job's result. */
-async function runQueue(jobs, width) {
+/** Runs the jobs from one queue, `width` at a time, each file from the compiled tree; resolves to each job's result. */
+async function runQueue(jobs, width, tree) {
   const results = [];
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
       const job = jobs[next++];
       const started = Date.now();
-      const args = ['--import', 'tsx', '--test', '--test-reporter=spec', job.file];
+      const args = ['--test', '--test-reporter=spec', path.join(tree, job.file.replace(/\.ts$/, '.js'))];
       const { code, output } = await step(process.execPath, args, job.env);
       const seconds = (Date.now() - started) / 1000;
       const counts = countsOf(output);
@@ -159,7 +161,7 @@ if (picked.length > 0) {
 } else {
   const runStarted = Date.now();
   // The gates and the build run side by side: on two cores they take the time of the slowest.
-  const buildDir = path.join(root, 'test-output', 'test-build');
+  const treeDir = path.join(root, 'test-output', 'test-tree');
   const gates = [
     ['biome check (npm run lint)', step(path.join(root, 'node_modules', '.bin', 'biome'), ['check', '--error-on-warnings', '.'])],
     ['tsc --noEmit (npm run typecheck)', step(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit'])],
@@ -170,7 +172,7 @@ if (picked.length > 0) {
     ],
     // The import rule: layers point down (.dependency-cruiser.cjs).
     ['depcruise src (npm run deps)', step(path.join(root, 'node_modules', '.bin', 'depcruise'), ['src'])],
-    ['the build for the tests (scripts/build.js)', step(process.execPath, [path.join(root, 'scripts', 'build.js'), '--out', buildDir])],
+    ['the compiled tree for the tests (scripts/test-tree.js)', step(process.execPath, [path.join(root, 'scripts', 'test-tree.js'), treeDir])],
   ];
   const s3 = startS3();
   process.on('SIGINT', () => {
@@ -186,7 +188,7 @@ if (picked.length > 0) {
       if (code !== 0) status = 1;
     }
     if (status !== 0) throw new Error('not running the tests: a gate above failed');
-    const entry = path.join(buildDir, 'cli', 'index.js');
+    const entry = path.join(treeDir, 'src', 'cli', 'index.js');
     const problems = [s3.problem, await postgresProblem()].filter(Boolean);
     const jobs = find('test')
       .sort()
@@ -211,7 +213,7 @@ if (picked.length > 0) {
     for (const job of jobs) job.env = { ...s3.env, FILEHAVEN_TEST_BACKEND: job.backend, FILEHAVEN_TEST_ENTRY: entry };
     jobs.sort((a, b) => expectedSeconds(times, b) - expectedSeconds(times, a));
     const width = Number(process.env.FILEHAVEN_TEST_JOBS) || 4;
-    const results = await runQueue(jobs, width);
+    const results = await runQueue(jobs, width, treeDir);
     writeFileSync(TIMES_FILE, `${JSON.stringify(Object.fromEntries(results.map((r) => [`${r.backend} ${r.file}`, Math.round(r.seconds)])), null, 2)}\n`);
     const sum = (key) => results.reduce((total, result) => total + result[key], 0);
     console.log(`\nslowest files (all in test-output/test-times.json):`);
