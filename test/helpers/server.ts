@@ -4,6 +4,7 @@ import path from 'node:path';
 import { type Config, DEFAULTS } from '../../src/config/config.js';
 import type { Clock } from '../../src/domain/ids.js';
 import type { Account } from '../../src/domain/types.js';
+import { hashPassword } from '../../src/security/passwords.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { type FreshBackend, freshBackend, settingsEnv } from './backend.js';
 import { openStorageView, type StorageView } from './storage-view.js';
@@ -63,6 +64,16 @@ export interface TestServer {
 let counter = 0;
 
 /**
+ * The password of every test account, and its scrypt hash made once per process: a test
+ * account's set-up would otherwise cost two full scrypt runs (its hash, and the check of
+ * POST /apikeys), a large share of the suite's CPU. Sign-ins still check this hash with
+ * the production code and cost; POST /apikeys and account creation have tests of their own.
+ */
+const TEST_PASSWORD = 'correct horse battery';
+let testPasswordHash: Promise<string> | undefined;
+const DAY_MS = 86_400_000;
+
+/**
  * Starts a real server on a free port with a fresh data folder and fresh storage of the
  * run's backend (backend.ts: SQLite in the data folder, or a PostgreSQL schema and a bucket).
  */
@@ -118,20 +129,22 @@ async function runTestServer(config: Config, backend: FreshBackend, clock: TestC
     fetch: doFetch,
     async account(options = {}) {
       const login = options.login ?? `user${++counter}-${process.pid}`;
-      const password = 'correct horse battery';
-      const account = await server.services.accounts.create({
+      const now = server.services.clock();
+      const days = options.premiumDays ?? 0;
+      testPasswordHash ??= hashPassword(TEST_PASSWORD);
+      const account = await server.services.store.accounts.create({
         login,
-        password,
-        name: options.name,
-        email: options.email,
-        premiumDays: options.premiumDays,
-        trafficBytes: options.trafficBytes,
+        passwordHash: await testPasswordHash,
+        name: options.name ?? '',
+        email: options.email ?? '',
+        premiumStart: days > 0 ? now : null,
+        premiumEnd: days > 0 ? Math.round(now + days * DAY_MS) : null,
+        trafficLeft: options.trafficBytes ?? 0,
+        isOperator: false,
+        createdAt: now,
       });
-      const response = await doFetch('/apikeys', { method: 'POST', body: new URLSearchParams({ login, password }) });
-      const body = await response.text();
-      const key = /<content type="text">([^<]+)<\/content>/.exec(body)?.[1];
-      if (response.status !== 201 || !key) throw new Error(`POST /apikeys failed: ${response.status} ${body}`);
-      return { account, login, password, key };
+      const key = await server.services.accounts.apiKeyFor(account);
+      return { account, login, password: TEST_PASSWORD, key };
     },
     async upload(key, name, content) {
       const form = new FormData();
