@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { Browser, csrfOf } from '../helpers/browser.js';
+import { Browser } from '../helpers/browser.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // The passkey endpoints over HTTP (issue 26), without a browser's WebAuthn (the ceremonies
@@ -60,7 +60,16 @@ async function signedIn(site: TestServer): Promise<{ user: TestAccount; browser:
 }
 
 const plant = (site: TestServer, accountId: number, id: string, name = 'Phone') =>
-  site.server.services.store.passkeys.create({ id, accountId, name, publicKey: 'pQECAyYgASFYIA', counter: 0, transports: ['internal'], backedUp: false, createdAt: Date.now() });
+  site.server.services.store.passkeys.create({
+    id,
+    accountId,
+    name,
+    publicKey: 'pQECAyYgASFYIA',
+    counter: 0,
+    transports: ['internal'],
+    backedUp: false,
+    createdAt: Date.now(),
+  });
 
 describe('passkey sign-in endpoints', () => {
   test('the sign-in page offers a passkey (hidden until the script finds WebAuthn), with the same pre-session token as the password form', async () => {
@@ -192,5 +201,10 @@ describe('passkeys off, or no host name', () => {
 });
 
 function decodeEntities(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
