@@ -188,18 +188,14 @@ describe('passkeys in Chromium', { skip: chromiumSkip() }, () => {
   );
 
   test('another account’s passkey is refused: its user handle claimed, or its credential id with another signature', TIMEOUT, async () => {
-    const carol = await site.account();
-    const dave = await site.account();
-    const c = await device();
-    const d = await device();
-    for (const [who, account] of [
-      [c, carol],
-      [d, dave],
-    ] as const) {
+    const [carol, dave, c, d] = await Promise.all([site.account(), site.account(), device(), device()]);
+    // Two people on two devices, at the same time.
+    const setUp = async (who: Device, account: TestAccount) => {
       await signIn(who.page, account);
       await addPasskey(who, `${account.login}'s phone`);
       await signOut(who);
-    }
+    };
+    await Promise.all([setUp(c, carol), setUp(d, dave)]);
     const [carols] = await credentials(c);
     assert.ok(carols?.userHandle);
 
