@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { openDatabase } from '../../src/configured-stores.js';
-import { chromiumSkip, launchChromium, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium, screenshots, sidewaysOverflow, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // Passkeys (issue 26) in Debian's Chromium with a virtual authenticator (DevTools protocol
@@ -122,6 +122,11 @@ describe('passkeys in Chromium', { skip: chromiumSkip() }, () => {
 
       await addPasskey(d, 'Laptop');
       assert.deepEqual(await passkeyNames(d), ['Laptop']);
+      await d.page.locator('#passkeys summary').click();
+      await screenshots(d.page, 'passkeys-profile');
+      await d.page.setViewportSize(VIEWPORTS.phone);
+      assert.ok((await sidewaysOverflow(d.page)) <= 0, 'the card fits a phone');
+      await d.page.setViewportSize(VIEWPORTS.desktop);
       assert.match((await d.page.locator('#passkeys .meta').first().textContent()) ?? '', /never used/);
       const held = await credentials(d);
       assert.equal(held.length, 1);
