@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { browserScript } from '../../src/http/web/browser-scripts.js';
 import { Browser } from '../helpers/browser.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
@@ -80,6 +81,12 @@ describe('passkey sign-in endpoints', () => {
     assert.equal(tokens.length, 2);
     assert.equal(tokens[0], tokens[1], 'one pre-session per page');
     assert.equal(page.setCookies.filter((line) => line.startsWith('fh_presession=')).length, 1);
+    // The script that shows it is the site's own bundle (CSP script-src 'self').
+    const script = browserScript('passkeys').path;
+    assert.ok(page.body.includes(`<script src="${script}" defer></script>`), page.body);
+    const served = await on.fetch(script);
+    assert.equal(served.status, 200);
+    assert.match(await served.text(), /^"use strict";\(\(\)=>\{/);
   });
 
   test('without the pre-session token nothing starts and nothing signs in', async () => {
