@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { PasskeysService } from './auth/passkeys-service.js';
 import { SessionService } from './auth/session-service.js';
 import { SignInChallenges } from './auth/sign-in-challenges.js';
 import { SignUpService } from './auth/sign-up-service.js';
@@ -89,6 +90,8 @@ export interface Services {
   signUp: SignUpService;
   /** State of sign-ins in progress (OIDC, passkeys, a second factor), shared by every server (issue 26). */
   signInChallenges: SignInChallenges;
+  /** Passkeys (WebAuthn, issue 26): registered from the profile, a way to sign in that counts as both factors. */
+  passkeys: PasskeysService;
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -157,6 +160,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signInChallenges = new SignInChallenges({ store, clock });
+  const passkeys = new PasskeysService({ store, challenges: signInChallenges, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const operator = {
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
@@ -268,6 +272,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     sessions,
     signUp,
     signInChallenges,
+    passkeys,
     readiness: async () => {
       try {
         await store.ping();

@@ -9,6 +9,7 @@ import { foldersRepository } from './repositories/folders-repository.js';
 import { locksRepository } from './repositories/locks-repository.js';
 import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import { operatorQueriesRepository } from './repositories/operator-queries-repository.js';
+import { passkeysRepository } from './repositories/passkeys-repository.js';
 import type { MetadataStore, Repositories } from './repositories/repositories.js';
 import { reservationsRepository } from './repositories/reservations-repository.js';
 import { resumableUploadsRepository, uploadLocksRepository } from './repositories/resumable-uploads-repository.js';
@@ -41,6 +42,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     servedDays: servedDaysRepository(db),
     shares: sharesRepository(db),
     signInChallenges: signInChallengesRepository(db),
+    passkeys: passkeysRepository(db),
     uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
   };

@@ -711,6 +711,48 @@ export interface SignInChallengesRepository {
   removeExpired(now: number): Promise<number>;
 }
 
+/** A passkey: a WebAuthn credential of an account (migration 0015). */
+export interface PasskeyRecord {
+  /** The credential id, base64url. */
+  id: string;
+  accountId: number;
+  /** The name its owner gave it. */
+  name: string;
+  /** The COSE public key, base64url. */
+  publicKey: string;
+  /** The authenticator's signature counter last seen (0 for those that do not count). */
+  counter: number;
+  /** How the browser can reach the authenticator ('internal', 'usb', 'hybrid', ...). */
+  transports: string[];
+  /** Whether the credential is backed up (synced to other devices). */
+  backedUp: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/**
+ * Passkeys (auth/passkeys-service.ts). Members taking an account id change only that
+ * account's passkeys: another account's id changes nothing.
+ */
+export interface PasskeysRepository {
+  /** Stores a new credential; DuplicateError when its id is registered already (to any account). */
+  create(passkey: Omit<PasskeyRecord, 'lastUsedAt'>): Promise<void>;
+  /** The credential with this id, or null. */
+  byId(id: string): Promise<PasskeyRecord | null>;
+  /** An account's passkeys, oldest first. */
+  listForAccount(accountId: number): Promise<PasskeyRecord[]>;
+  /** Renames a passkey of `accountId`; false when it has none of this id. */
+  rename(id: string, accountId: number, name: string): Promise<boolean>;
+  /** Removes a passkey of `accountId`; false when it has none of this id. */
+  remove(id: string, accountId: number): Promise<boolean>;
+  /**
+   * Records a sign-in in ONE conditional UPDATE: the counter moves only forward (or stays
+   * 0 for an authenticator that does not count), with `backedUp` and last_used_at, so of
+   * two servers accepting assertions with the same counter, one wins. False when refused.
+   */
+  recordUse(id: string, counter: number, backedUp: boolean, at: number): Promise<boolean>;
+}
+
 /** How an account can sign in besides its password (issue 26). */
 export interface SignInMethods {
   /** A confirmed TOTP factor. */
@@ -743,6 +785,7 @@ export interface Repositories {
   shares: SharesRepository;
   uploadRequests: UploadRequestsRepository;
   signInChallenges: SignInChallengesRepository;
+  passkeys: PasskeysRepository;
   locks: LocksRepository;
 }
 

@@ -11,7 +11,7 @@ import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, S
 import { PROFILE_PATH, startWebSession } from './sign-in-session.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'sessions' | 'signInChallenges' | 'signUp'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'passkeys' | 'sessions' | 'signInChallenges' | 'signUp'>;
 
 export { PROFILE_PATH };
 
@@ -38,17 +38,22 @@ const problemNote = (problem: Problem | null): Html | string => (problem ? html`
 export function registerAccountPages(app: FastifyInstance, context: Context): void {
   const { services } = context;
 
+  const preSessionTokens = new WeakMap<FastifyRequest, string>();
   /**
    * The pre-session the sign-in and sign-up forms are bound to: the browser's own while
    * it is fresh, else a new short-lived cookie. Returns the token for the hidden field.
    */
   const preSessionToken = (request: FastifyRequest, reply: FastifyReply): string => {
+    // Once per request: two fresh pre-sessions would send two cookies, the first form's token lost.
+    const made = preSessionTokens.get(request);
+    if (made !== undefined) return made;
     const held = request.cookies[PRE_SESSION_COOKIE];
     const pre = services.sessions.preSession(held);
     if (pre.cookie !== held) {
       const maxAge = Math.round((pre.expiresAt - services.clock()) / 1000);
       reply.setCookie(PRE_SESSION_COOKIE, pre.cookie, { ...cookieOptions(request, context.links), maxAge });
     }
+    preSessionTokens.set(request, pre.csrfToken);
     return pre.csrfToken;
   };
 
@@ -85,7 +90,7 @@ export function registerAccountPages(app: FastifyInstance, context: Context): vo
 <h1>Sign in</h1>
 ${problemNote(problem)}
 ${oidcSignInOption(context, request)}
-${passkeySignInOption(context, request)}
+${passkeySignInOption(context, request, () => preSessionToken(request, reply))}
 ${passwordForm}
 ${services.signUp.open ? html`<p class="meta">No account yet? <a href="${withReturn('/signup', returnPath(request))}">Create one</a>.</p>` : ''}
 </section>`,

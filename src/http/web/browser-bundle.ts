@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
  * them itself when first asked (browser-scripts.ts). Both go through this one function, so
  * they serve the same bytes.
  */
-export const BROWSER_ENTRIES = ['my-files', 'profile', 'request-upload'] as const;
+export const BROWSER_ENTRIES = ['my-files', 'passkeys', 'profile', 'request-upload'] as const;
 
 export type BrowserEntry = (typeof BROWSER_ENTRIES)[number];
 

@@ -1,0 +1,4 @@
+import { sqliteTwoConnectionsHarness } from './metadata-store-harnesses.js';
+import { passkeysContract } from './passkeys.contract.js';
+
+passkeysContract('SQLite', sqliteTwoConnectionsHarness);
