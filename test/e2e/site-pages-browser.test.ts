@@ -53,7 +53,7 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
       await page.getByLabel('Login').fill(owner.login);
       await page.getByLabel('Password').fill(owner.password);
       // The sign-in lands back on the direct link, which now starts the download.
-      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Sign in' }).click()]);
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
       assert.equal(download.suggestedFilename(), 'holiday photo.png');
       assert.deepEqual(await readFile((await download.path())!), PNG);
 
@@ -92,7 +92,7 @@ describe('site pages in Chromium', { skip: chromiumSkip() }, () => {
       await page.locator('header').getByRole('link', { name: 'Sign in' }).click();
       await page.getByLabel('Login').fill(owner.login);
       await page.getByLabel('Password').fill(owner.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForURL(`${t.url}/developers`);
       assert.equal(await page.locator('h1').first().textContent(), 'API reference');
     } finally {

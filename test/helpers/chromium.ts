@@ -61,7 +61,7 @@ export async function signIn(page: Page, site: { url: string }, user: { login: s
   await page.goto(`${site.url}/signin`);
   await page.getByLabel('Login').fill(user.login);
   await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.waitForURL(`${site.url}/accounts/profile/misc`);
 }
 
