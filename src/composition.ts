@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { SecondFactorService } from './auth/second-factor-service.js';
 import { SessionService } from './auth/session-service.js';
 import { SignInChallenges } from './auth/sign-in-challenges.js';
 import { SignUpService } from './auth/sign-up-service.js';
@@ -89,6 +90,8 @@ export interface Services {
   signUp: SignUpService;
   /** State of sign-ins in progress (OIDC, passkeys, a second factor), shared by every server (issue 26). */
   signInChallenges: SignInChallenges;
+  /** TOTP and recovery codes: set-up, sign-in checks, the operator's reset (issue 26). */
+  secondFactors: SecondFactorService;
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -158,6 +161,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signInChallenges = new SignInChallenges({ store, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
+  const secondFactors = new SecondFactorService({ store, secrets, accounts, audit, clock, required: config.secondFactorRequired });
   const operator = {
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
     search: new OperatorSearchService({ store }),
@@ -268,6 +272,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     sessions,
     signUp,
     signInChallenges,
+    secondFactors,
     readiness: async () => {
       try {
         await store.ping();

@@ -13,6 +13,7 @@ import type { MetadataStore, Repositories } from './repositories/repositories.js
 import { reservationsRepository } from './repositories/reservations-repository.js';
 import { resumableUploadsRepository, uploadLocksRepository } from './repositories/resumable-uploads-repository.js';
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
+import { secondFactorsRepository } from './repositories/second-factors-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
@@ -41,6 +42,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     servedDays: servedDaysRepository(db),
     shares: sharesRepository(db),
     signInChallenges: signInChallengesRepository(db),
+    secondFactors: secondFactorsRepository(db),
     uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
   };
