@@ -155,7 +155,8 @@ export class SecondFactorService {
   async operatorReset(actor: string, login: string): Promise<{ account: Account; removed: boolean }> {
     const account = await this.deps.accounts.byLoginOrFail(login);
     const removed = await this.deps.store.transaction((repos) => repos.secondFactors.remove(account.id));
-    if (removed) await this.deps.audit.record({ actor, action: 'accounts.reset-second-factor', object: `account:${account.login}`, details: `id=${account.id}` });
+    if (removed)
+      await this.deps.audit.record({ actor, action: 'accounts.reset-second-factor', object: `account:${account.login}`, details: `id=${account.id}` });
     return { account, removed };
   }
 

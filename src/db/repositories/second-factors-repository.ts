@@ -23,10 +23,7 @@ export function secondFactorsRepository(db: Kysely<Database>): SecondFactorsRepo
         .insertInto('totp_factors')
         .values({ account_id: accountId, sealed_secret: sealedSecret, confirmed_at: null, last_step: 0, created_at: now })
         .onConflict((oc) =>
-          oc
-            .column('account_id')
-            .doUpdateSet({ sealed_secret: sealedSecret, last_step: 0, created_at: now })
-            .where('totp_factors.confirmed_at', 'is', null),
+          oc.column('account_id').doUpdateSet({ sealed_secret: sealedSecret, last_step: 0, created_at: now }).where('totp_factors.confirmed_at', 'is', null),
         )
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
