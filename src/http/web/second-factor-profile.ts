@@ -37,9 +37,9 @@ ${anyCodeField('off-code')}
 </details>`;
 }
 
-const setupButton = (session: ActiveSession, label: string) => html`<form method="post" action="${SETUP_PATH}">
+const setupButton = (session: ActiveSession, label: string, kind = 'button') => html`<form method="post" action="${SETUP_PATH}">
 ${csrf(session)}
-<button class="button" type="submit">${label}</button>
+<button class="${kind}" type="submit">${label}</button>
 </form>`;
 
 /** The profile's card: whether it is on, recovery codes left, the next thing to do. */
@@ -119,7 +119,7 @@ ${totpField('code', 'Code from the app', true)}
 <button class="button" type="submit">Turn on</button>
 </form>
 <p class="hint">Until a code confirms it, nothing changes at sign-in. Starting again makes a new key.</p>
-${setupButton(session, 'Start again with a new key')}`,
+${setupButton(session, 'Start again with a new key', 'button secondary')}`,
     );
   };
 
