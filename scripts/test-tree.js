@@ -42,7 +42,9 @@ export async function buildTestTree(root, out) {
     writeFileSync(file.replace(/\.ts$/, '.js'), code);
   }
   // Built, browser-scripts.js reads the bundles beside it (static/<name>.js) rather than bundle at run time.
-  const { BROWSER_ENTRIES, browserEntrySource, bundleBrowserScript } = await import(pathToFileURL(path.join(out, 'src', 'http', 'web', 'browser-bundle.js')).href);
+  const { BROWSER_ENTRIES, browserEntrySource, bundleBrowserScript } = await import(
+    pathToFileURL(path.join(out, 'src', 'http', 'web', 'browser-bundle.js')).href
+  );
   const sources = path.join(out, 'src', 'http', 'web', 'browser');
   for (const name of BROWSER_ENTRIES) {
     writeFileSync(path.join(out, 'src', 'http', 'web', 'static', `${name}.js`), bundleBrowserScript(browserEntrySource(name, sources), esbuild));

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { PasskeysService } from './auth/passkeys-service.js';
+import { SecondFactorService } from './auth/second-factor-service.js';
 import { SessionService } from './auth/session-service.js';
 import { SignInChallenges } from './auth/sign-in-challenges.js';
 import { SignUpService } from './auth/sign-up-service.js';
@@ -92,6 +93,8 @@ export interface Services {
   signInChallenges: SignInChallenges;
   /** Passkeys (WebAuthn, issue 26): registered from the profile, a way to sign in that counts as both factors. */
   passkeys: PasskeysService;
+  /** TOTP and recovery codes: set-up, sign-in checks, the operator's reset (issue 26). */
+  secondFactors: SecondFactorService;
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -162,6 +165,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const signInChallenges = new SignInChallenges({ store, clock });
   const passkeys = new PasskeysService({ store, challenges: signInChallenges, clock });
   const signUp = new SignUpService({ accounts, mode: config.signup });
+  const secondFactors = new SecondFactorService({ store, secrets, accounts, audit, clock, required: config.secondFactorRequired });
   const operator = {
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
     search: new OperatorSearchService({ store }),
@@ -273,6 +277,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     signUp,
     signInChallenges,
     passkeys,
+    secondFactors,
     readiness: async () => {
       try {
         await store.ping();

@@ -266,6 +266,11 @@ const CATALOGUE: Record<string, Entry> = {
       },
       'regenerate-key': { usage: '--login L', summary: 'replaces the API key and prints the new one alone', flags: [login] },
       'sign-out': { usage: '--login L', summary: 'ends every web session of the account (its API key keeps working)', flags: [login] },
+      'reset-second-factor': {
+        usage: '--login L',
+        summary: "removes the account's two-step verification (TOTP and recovery codes) when its owner lost them; passkeys stay",
+        flags: [login],
+      },
       balance: {
         usage: '--login L (--set AMOUNT | --add AMOUNT)',
         summary: 'sets or changes the balance (never below 0.00)',

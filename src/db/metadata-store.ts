@@ -14,6 +14,7 @@ import type { MetadataStore, Repositories } from './repositories/repositories.js
 import { reservationsRepository } from './repositories/reservations-repository.js';
 import { resumableUploadsRepository, uploadLocksRepository } from './repositories/resumable-uploads-repository.js';
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
+import { secondFactorsRepository } from './repositories/second-factors-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
@@ -43,6 +44,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     shares: sharesRepository(db),
     signInChallenges: signInChallengesRepository(db),
     passkeys: passkeysRepository(db),
+    secondFactors: secondFactorsRepository(db),
     uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
   };

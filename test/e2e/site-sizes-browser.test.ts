@@ -95,6 +95,7 @@ const PAGES = (f: Fixture): SitePage[] => [
   { name: 'console-audit', who: 'operator', path: '/console/audit' },
   { name: 'console-settings', who: 'operator', path: '/console/settings' },
   { name: 'direct-other-account', who: 'operator', path: f.direct, status: 403 },
+  { name: 'second-factor-setup', who: 'operator', path: '/accounts/profile/second-factor' },
 ];
 
 const LONG_NAME = `${'quarterly-report-with-a-very-long-name-that-has-no-spaces-at-all-'.repeat(3)}final.txt`;
@@ -117,6 +118,8 @@ describe('every page at desktop and phone size, light and dark', { skip: chromiu
     // The first start's operator, `admin`, with a password the test knows.
     const operator = { login: 'admin', password: 'operator password' };
     await t.server.services.accounts.setPassword(operator.login, operator.password);
+    // A set-up of two-step verification in progress: its page shows the QR code and the key.
+    await t.server.services.secondFactors.begin(await t.server.services.accounts.byLoginOrFail(operator.login), 'filehaven.example');
     for (const [who, account] of [
       ['member', member],
       ['operator', operator],

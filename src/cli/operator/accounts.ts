@@ -121,6 +121,15 @@ export async function accountsCommand(args: string[]): Promise<void> {
       });
       return;
     }
+    case 'reset-second-factor': {
+      const login = required(values, 'login');
+      await withServices(settings, async (services) => {
+        const { account, removed } = await services.secondFactors.operatorReset(cliActor(), login);
+        if (!removed) return console.log(`"${account.login}" has no two-step verification; nothing changed`);
+        console.log(`removed two-step verification (TOTP and recovery codes) of "${account.login}": its password alone signs in until it is set up again`);
+      });
+      return;
+    }
     case 'regenerate-key': {
       const login = required(values, 'login');
       await withServices(settings, async (services) => {

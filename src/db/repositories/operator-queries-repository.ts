@@ -82,5 +82,28 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
       ]);
       return { fileBytes: Number(files.bytes), storedBytes: Number(stored.bytes) };
     },
+    async signInMethodsOf(accountIds) {
+      const methods = new Map(accountIds.map((id) => [id, { totp: false, passkeys: 0, identities: 0 }]));
+      if (accountIds.length === 0) return methods;
+      const [totp, passkeys, identities] = await Promise.all([
+        db.selectFrom('totp_factors').select('account_id').where('account_id', 'in', accountIds).where('confirmed_at', 'is not', null).execute(),
+        db
+          .selectFrom('passkeys')
+          .select((eb) => ['account_id', eb.fn.countAll().as('n')])
+          .where('account_id', 'in', accountIds)
+          .groupBy('account_id')
+          .execute(),
+        db
+          .selectFrom('account_identities')
+          .select((eb) => ['account_id', eb.fn.countAll().as('n')])
+          .where('account_id', 'in', accountIds)
+          .groupBy('account_id')
+          .execute(),
+      ]);
+      for (const row of totp) methods.get(Number(row.account_id))!.totp = true;
+      for (const row of passkeys) methods.get(Number(row.account_id))!.passkeys = Number(row.n);
+      for (const row of identities) methods.get(Number(row.account_id))!.identities = Number(row.n);
+      return methods;
+    },
   };
 }

@@ -348,6 +348,8 @@ export interface OperatorQueriesRepository {
   searchShares(query: LinkSearch): Promise<ShareRecord[]>;
   /** A page of every account's upload requests, closed ones included, newest first; one owner's when given. */
   searchRequests(query: LinkSearch): Promise<UploadRequestRecord[]>;
+  /** How each of these accounts signs in besides its password, in three queries whatever their number (the console's list). */
+  signInMethodsOf(accountIds: number[]): Promise<Map<number, SignInMethods>>;
 }
 
 /** The console's search of shares and upload requests (issue 25). */
@@ -753,6 +755,41 @@ export interface PasskeysRepository {
   recordUse(id: string, counter: number, backedUp: boolean, at: number): Promise<boolean>;
 }
 
+/** An account's TOTP factor (migration 0015). */
+export interface TotpFactor {
+  accountId: number;
+  /** The base32 secret, sealed (ServerSecrets.sealFactorSecret). */
+  sealedSecret: string;
+  /** When a code confirmed it; null while being set up (it does not count then). */
+  confirmedAt: number | null;
+  /** The newest RFC 6238 time step accepted; a code of this step or an older one is refused. */
+  lastStep: number;
+  createdAt: number;
+}
+
+/**
+ * TOTP factors and recovery codes (auth/second-factor-service.ts). Each "used once" rule is
+ * one conditional statement, so it holds across servers and engines (second-factors contract).
+ */
+export interface SecondFactorsRepository {
+  /** The account's factor, confirmed or not; null when it has none. */
+  totp(accountId: number): Promise<TotpFactor | null>;
+  /** Stores a new unconfirmed factor, replacing an unconfirmed one; false (nothing changed) when a confirmed one exists. */
+  beginTotp(accountId: number, sealedSecret: string, now: number): Promise<boolean>;
+  /** Confirms the unconfirmed factor with a code of `step`; false when there is none or the step is not newer. */
+  confirmTotp(accountId: number, step: number, now: number): Promise<boolean>;
+  /** Accepts a code of `step` once, for a confirmed factor only: false for a replayed or older step. */
+  useTotpStep(accountId: number, step: number): Promise<boolean>;
+  /** Spends an unused recovery code of the account; false when unknown or already used. */
+  useRecoveryCode(accountId: number, codeHash: string, now: number): Promise<boolean>;
+  /** Replaces every recovery code of the account with these (keyed hashes). */
+  replaceRecoveryCodes(accountId: number, codeHashes: string[], now: number): Promise<void>;
+  /** How many recovery codes are still unused. */
+  recoveryCodesLeft(accountId: number): Promise<number>;
+  /** Removes the factor and the recovery codes; whether there was a factor. */
+  remove(accountId: number): Promise<boolean>;
+}
+
 /** How an account can sign in besides its password (issue 26). */
 export interface SignInMethods {
   /** A confirmed TOTP factor. */
@@ -786,6 +823,7 @@ export interface Repositories {
   uploadRequests: UploadRequestsRepository;
   signInChallenges: SignInChallengesRepository;
   passkeys: PasskeysRepository;
+  secondFactors: SecondFactorsRepository;
   locks: LocksRepository;
 }
 

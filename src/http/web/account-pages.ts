@@ -11,7 +11,7 @@ import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, S
 import { PROFILE_PATH, startWebSession } from './sign-in-session.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'passkeys' | 'sessions' | 'signInChallenges' | 'signUp'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'passkeys' | 'secondFactors' | 'sessions' | 'signInChallenges' | 'signUp'>;
 
 export { PROFILE_PATH };
 

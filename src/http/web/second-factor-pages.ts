@@ -3,13 +3,21 @@ import type { ActiveSession } from '../../auth/session-service.js';
 import type { Account } from '../../domain/types.js';
 import type { HttpContext } from '../context.js';
 import type { Html } from '../html.js';
-import { startWebSession } from './sign-in-session.js';
+import { registerSecondFactorProfile, secondFactorCardOf } from './second-factor-profile.js';
+import { continueAfterPassword, registerSecondFactorSignIn } from './second-factor-sign-in.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'sessions' | 'signInChallenges'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'secondFactors' | 'sessions' | 'signInChallenges'>;
 
-/** TOTP and recovery codes (issue 26): the second step of sign-in, set-up from the profile. STUB: the TOTP work fills it. */
-export function registerSecondFactorPages(_app: FastifyInstance, _context: Context): void {}
+/**
+ * TOTP and recovery codes (issue 26): the second step of password sign-in
+ * (second-factor-sign-in.ts) and the set-up and changes from the profile
+ * (second-factor-profile.ts).
+ */
+export function registerSecondFactorPages(app: FastifyInstance, context: Context): void {
+  registerSecondFactorSignIn(app, context);
+  registerSecondFactorProfile(app, context);
+}
 
 /**
  * What follows a right password on the sign-in form: the second step when the account has
@@ -22,10 +30,10 @@ export function afterPasswordSignIn(
   account: Account,
   next: string | null,
 ): Promise<FastifyReply> {
-  return startWebSession(context, request, reply, account.id, next);
+  return continueAfterPassword(context, request, reply, account, next);
 }
 
 /** The profile's two-step verification card: set up, recovery codes, turn off. */
-export async function secondFactorCard(_context: Context, _session: ActiveSession): Promise<Html | string> {
-  return '';
+export function secondFactorCard(context: Context, session: ActiveSession): Promise<Html | string> {
+  return secondFactorCardOf(context, session);
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseBytes } from '../../../config/units.js';
+import type { SignInMethods } from '../../../db/repositories/repositories.js';
 import { MAX_PREMIUM_DAYS, MAX_TRAFFIC_BYTES, MAX_TRAFFIC_TEXT } from '../../../domain/account-bounds.js';
 import { InputError } from '../../../domain/errors.js';
 import { type Account, premiumState } from '../../../domain/types.js';
@@ -10,7 +11,7 @@ import { bodyField, redirectTo } from '../session-plugin.js';
 import { accountPath, CONSOLE_PATH, csrfField, doneNote, nextPageLink, queryText, sendConsolePage, sendRefusal, webActor } from './console-page.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'clock' | 'operator'>;
+type Context = HttpContext<'clock' | 'operator' | 'secondFactors'>;
 
 const ACCOUNTS_PATH = `${CONSOLE_PATH}/accounts`;
 const PAGE_SIZE = 50;
@@ -25,7 +26,15 @@ const NOTES: Record<string, string> = {
   'already-disabled': 'The account was already disabled; nothing changed.',
   'already-enabled': 'The account was already enabled; nothing changed.',
   'signed-out': 'Every web session of the account has ended; its API key still works.',
+  'second-factor-reset': 'Two-step verification removed: the password alone signs in until its owner sets it up again.',
+  'no-second-factor': 'The account had no two-step verification; nothing changed.',
 };
+
+/** How an account signs in besides its password, as badges (none: nothing). */
+function methodBadges(methods: SignInMethods | undefined) {
+  if (!methods) return '';
+  return html`${methods.totp ? html`<span class="badge ok">2-step</span>` : ''}${methods.passkeys > 0 ? html`<span class="badge ok">passkeys ${methods.passkeys}</span>` : ''}${methods.identities > 0 ? html`<span class="badge">SSO</span>` : ''}`;
+}
 
 /**
  * Days from a form field, '' meaning 0; negative (shortening) only where `signed`. Parts of
@@ -69,6 +78,8 @@ export function registerConsoleAccounts(app: FastifyInstance, context: Context):
     const afterId = /^\d{1,15}$/.test(afterText) ? Number(afterText) : undefined;
     const page = await services.operator.search.accounts({ text: q, afterId, limit: PAGE_SIZE });
     const now = services.clock();
+    // One batch for the page, not a query per row.
+    const methods = await services.secondFactors.methodsOf(page.items.map((a) => a.id));
     const rows = page.items.map(
       (a) => html`<tr>
 <td><a href="${accountPath(a.login)}"><bdi>${a.login}</bdi></a></td>
@@ -76,6 +87,7 @@ export function registerConsoleAccounts(app: FastifyInstance, context: Context):
 <td>${premiumText(a, now)}</td>
 <td class="size">${humanSize(a.trafficLeft)}</td>
 <td>${a.isOperator ? html`<span class="badge">operator</span>` : ''}${a.disabled ? html`<span class="badge danger">disabled</span>` : ''}</td>
+<td>${methodBadges(methods.get(a.id))}</td>
 </tr>`,
     );
     return sendConsolePage(
@@ -95,7 +107,7 @@ ${
   rows.length === 0
     ? html`<p class="meta">No account matches.</p>`
     : html`<div class="table-scroll"><table class="console-table">
-<thead><tr><th>Login</th><th>Name</th><th>Premium</th><th class="size">Traffic left</th><th>Flags</th></tr></thead>
+<thead><tr><th>Login</th><th>Name</th><th>Premium</th><th class="size">Traffic left</th><th>Flags</th><th>Sign-in</th></tr></thead>
 <tbody>${rows}</tbody>
 </table></div>`
 }
@@ -151,6 +163,9 @@ ${csrfField(request)}
     if (!account) return sendRefusal(reply, ACCOUNTS_PATH, `no account with login "${request.params.login}"`, ACCOUNTS_PATH);
     const now = services.clock();
     const path = accountPath(account.login);
+    const methods = (await services.secondFactors.methodsOf([account.id])).get(account.id)!;
+    const factor = await services.secondFactors.status(account.id);
+    const totpText = { on: `on, ${factor.recoveryCodesLeft} recovery codes left`, pending: 'set-up not finished', off: 'off' }[factor.totp];
     const form = (action: string, body: ReturnType<typeof html>) => html`<form method="post" action="${path}/${action}">${csrfField(request)}${body}</form>`;
     return sendConsolePage(
       reply,
@@ -168,6 +183,9 @@ ${doneNote(queryText(request.query, 'done'), NOTES)}
 <dt>Created</dt><dd>${humanDate(account.createdAt)}</dd>
 <dt>Premium</dt><dd>${premiumText(account, now)}</dd>
 <dt>Traffic left</dt><dd>${humanSize(account.trafficLeft)}</dd>
+<dt>Two-step</dt><dd>${totpText}</dd>
+<dt>Passkeys</dt><dd>${methods.passkeys}</dd>
+<dt>Single sign-on</dt><dd>${methods.identities > 0 ? `${methods.identities} linked` : 'none'}</dd>
 </dl>
 <p class="links"><a href="${CONSOLE_PATH}/files?owner=${encodeURIComponent(account.login)}">Files of this account</a> · <a href="${CONSOLE_PATH}/audit?object=${encodeURIComponent(`account:${account.login}`)}">Audit entries</a></p>
 </section>
@@ -196,6 +214,15 @@ ${form(
 ${form('sign-out', html`<button class="button small secondary" type="submit">Sign out everywhere</button>`)}
 ${form('reset-password', html`<button class="button small secondary" type="submit">Reset password</button>`)}
 </div>
+${
+  factor.totp === 'off'
+    ? ''
+    : form(
+        'reset-second-factor',
+        html`<label class="check"><input type="checkbox" name="confirm" value="yes" required> I checked that the owner asking for this is who they say they are.</label>
+<button class="button small danger" type="submit">Reset two-step verification</button>`,
+      )
+}
 <p class="hint">Disabling stops the API key, sign-in and sessions at once. A reset shows a new password once and ends the sessions; the API key stays.</p>
 </section>`,
     );
@@ -234,6 +261,12 @@ ${form('reset-password', html`<button class="button small secondary" type="submi
   accountAction('sign-out', async (request, reply) => {
     const { account } = await actions.signOutEverywhere(webActor(request), request.params.login);
     return redirectTo(reply, `${accountPath(account.login)}?done=signed-out`);
+  });
+
+  accountAction('reset-second-factor', async (request, reply) => {
+    if (bodyField(request, 'confirm') !== 'yes') throw new InputError('tick the box to confirm the reset of two-step verification');
+    const { account, removed } = await services.secondFactors.operatorReset(webActor(request), request.params.login);
+    return redirectTo(reply, `${accountPath(account.login)}?done=${removed ? 'second-factor-reset' : 'no-second-factor'}`);
   });
 
   // The new password is the answer itself, never a redirect: it must not sit in a URL,

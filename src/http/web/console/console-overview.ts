@@ -40,6 +40,11 @@ function settingsRows(config: Config): [string, string, string][] {
     ['Direct link lifetime', duration(config.directLinkTtlMs), '--direct-link-ttl'],
     ['Direct links need the API key', config.directLinkRequiresKey ? 'yes' : 'no', '--direct-link-requires-key'],
     ['Sign-up', config.signup, '--signup'],
+    [
+      'Second factor required for',
+      { none: 'nobody', operators: 'operators', everyone: 'every account' }[config.secondFactorRequired],
+      '--second-factor-required',
+    ],
     ['Housekeeping (gc) every', config.gcIntervalMs === 0 ? 'never' : duration(config.gcIntervalMs), '--gc-interval'],
     ['Password on every share and upload request', config.sharePasswordRequired ? 'required' : 'optional', '--share-password-required'],
     [

@@ -10,7 +10,7 @@ import { registerConsoleOverview } from './console-overview.js';
 import { registerConsoleShares } from './console-shares.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'audit' | 'clock' | 'config' | 'files' | 'gc' | 'moderation' | 'operator' | 'sessions'>;
+type Context = HttpContext<'audit' | 'clock' | 'config' | 'files' | 'gc' | 'moderation' | 'operator' | 'secondFactors' | 'sessions'>;
 
 /**
  * The operator console (`/console`, issue 12): for operator accounts only. To everyone
