@@ -42,6 +42,8 @@ interface CredentialJson {
 
 const EXPIRED = 'This passkey prompt has expired or was used already. Try again.';
 const NOT_VERIFIED = 'The passkey’s answer could not be verified. Try again.';
+/** The AuthenticatorTransport names of WebAuthn Level 3; anything else a browser sends is dropped. */
+const KNOWN_TRANSPORTS: ReadonlySet<string> = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
 
 /**
  * Passkeys (WebAuthn, issue 26), through SimpleWebAuthn: registration from the profile
@@ -100,14 +102,21 @@ export class PasskeysService {
     }
     if (!verified.verified) throw new PasskeyError(400, NOT_VERIFIED);
     const { credential, credentialBackedUp } = verified.registrationInfo;
+    // WebAuthn caps credential ids at 1023 bytes (the column holds their base64url form).
+    if (isoBase64URL.toBuffer(credential.id).length > 1023) throw new PasskeyError(400, NOT_VERIFIED);
     const existing = await this.list(accountId);
+    // Again here: ceremonies started while under the cap may end together.
+    if (existing.length >= PASSKEYS_PER_ACCOUNT) {
+      throw new PasskeyError(409, `An account has at most ${PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
+    }
     const passkey: PasskeyRecord = {
       id: credential.id,
       accountId,
       name: cleanName || defaultName(existing),
       publicKey: isoBase64URL.fromBuffer(credential.publicKey),
       counter: credential.counter,
-      transports: credential.transports ?? [],
+      // Whatever the browser said, as the library passes it on: only the known names are kept.
+      transports: Array.isArray(credential.transports) ? credential.transports.filter((t) => KNOWN_TRANSPORTS.has(t)) : [],
       backedUp: credentialBackedUp,
       createdAt: this.deps.clock(),
       lastUsedAt: null,
@@ -148,8 +157,6 @@ export class PasskeysService {
     if (response.response.userHandle !== isoBase64URL.fromBuffer(userHandleOf(passkey.accountId))) {
       throw new PasskeyError(401, NOT_VERIFIED);
     }
-    const account = await this.deps.store.accounts.byId(passkey.accountId);
-    if (!account || account.disabled) throw new PasskeyError(403, 'This account is disabled.');
     let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
     try {
       verified = await verifyAuthenticationResponse({
@@ -165,6 +172,9 @@ export class PasskeysService {
       throw new PasskeyError(401, NOT_VERIFIED);
     }
     if (!verified.verified) throw new PasskeyError(401, NOT_VERIFIED);
+    // Only the key's holder learns the account's state: checked after the signature.
+    const account = await this.deps.store.accounts.byId(passkey.accountId);
+    if (!account || account.disabled) throw new PasskeyError(401, NOT_VERIFIED);
     const { newCounter, credentialBackedUp } = verified.authenticationInfo;
     // The check above read the counter; this one statement settles a race between two servers.
     if (!(await this.deps.store.passkeys.recordUse(passkey.id, newCounter, credentialBackedUp, this.deps.clock()))) {
