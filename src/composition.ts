@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { OidcService } from './auth/oidc-service.js';
+import { oidcSettings } from './auth/oidc-settings.js';
 import { SessionService } from './auth/session-service.js';
 import { SignInChallenges } from './auth/sign-in-challenges.js';
 import { SignUpService } from './auth/sign-up-service.js';
@@ -89,6 +91,8 @@ export interface Services {
   signUp: SignUpService;
   /** State of sign-ins in progress (OIDC, passkeys, a second factor), shared by every server (issue 26). */
   signInChallenges: SignInChallenges;
+  /** Single sign-on through OpenID Connect (issue 26); null when no issuer is configured. */
+  oidc: OidcService | null;
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -117,6 +121,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   // Owner only when filehaven makes it (it holds the secret and the database); a folder the
   // operator made keeps the mode they gave it (issue 14).
   if (options.createDataFolder !== false) await createDataFolder(config.dataDir);
+  // Checked before anything is opened: flags that do not go together stop the start.
+  const oidcConfig = oidcSettings(config);
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
   const store = await openConfiguredMetadataStore(config);
   let blobs: BlobStore;
@@ -157,6 +163,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const audit = new AuditService({ store, clock });
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signInChallenges = new SignInChallenges({ store, clock });
+  const oidc = oidcConfig && new OidcService({ settings: oidcConfig, store, accounts, challenges: signInChallenges, clock, passkeys: config.passkeys });
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const operator = {
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),
@@ -268,6 +275,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     sessions,
     signUp,
     signInChallenges,
+    oidc,
     readiness: async () => {
       try {
         await store.ping();

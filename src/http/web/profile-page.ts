@@ -18,7 +18,7 @@ import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 import { usageCard, usageOf } from './usage-section.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'sessions' | 'signInChallenges'>;
+type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'sessions' | 'signInChallenges' | 'oidc'>;
 
 /** The copy button's script, bundled from browser/profile.ts. */
 const script = browserScript('profile');
