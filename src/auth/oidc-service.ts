@@ -44,7 +44,7 @@ export type OidcRefusal =
 export type OidcOutcome =
   | { kind: 'signed-in'; accountId: number; next: string | null; created: boolean }
   | { kind: 'linked'; accountId: number }
-  | { kind: 'refused'; reason: OidcRefusal; /** For the log: never a code, a token or the state. */ detail?: string };
+  | { kind: 'refused'; reason: OidcRefusal /** For the log: never a code, a token or the state. */; detail?: string };
 
 /** How long a browser may spend at the issuer before the flow expires. */
 export const FLOW_TTL_MS = 10 * 60_000;
@@ -132,12 +132,9 @@ export class OidcService {
       if (await this.deps.store.accounts.byLogin(login)) continue;
       try {
         let identity: LinkedIdentity | null = null;
-        await this.deps.accounts.createWithoutPassword(
-          { login, name: cleanName(claims.name), email: cleanEmail(claims.email) },
-          async (repos, account) => {
-            identity = await repos.identities.link(this.identityOf(account.id, claims));
-          },
-        );
+        await this.deps.accounts.createWithoutPassword({ login, name: cleanName(claims.name), email: cleanEmail(claims.email) }, async (repos, account) => {
+          identity = await repos.identities.link(this.identityOf(account.id, claims));
+        });
         return this.signInAs(identity as unknown as LinkedIdentity, next, true);
       } catch (error) {
         if (!(error instanceof DuplicateError)) throw error;
@@ -228,7 +225,11 @@ export function* loginCandidates(claims: Pick<VerifiedClaims, 'preferredUsername
   for (let n = 0; n < 10; n++) yield `${base}-${randomBytes(4).toString('hex')}`;
 }
 
-const cleanName = (name: string | null) => (name ?? '').replace(/\p{Cc}/gu, '').trim().slice(0, 100);
+const cleanName = (name: string | null) =>
+  (name ?? '')
+    .replace(/\p{Cc}/gu, '')
+    .trim()
+    .slice(0, 100);
 const cleanEmail = (email: string | null) => {
   const trimmed = (email ?? '').trim();
   return trimmed.length <= 254 && EMAIL.test(trimmed) && !CONTROL.test(trimmed) ? trimmed : '';

@@ -98,7 +98,10 @@ async function signedInLogin(browser: Browser): Promise<string | undefined> {
 function assertSignedIn(page: Page, next = PROFILE) {
   assert.equal(page.status, 303, page.body);
   assert.equal(page.response.headers.get('location'), next);
-  assert.ok(page.setCookies.some((line) => line.startsWith('fh_session=') && !line.startsWith('fh_session=;')), 'a session cookie');
+  assert.ok(
+    page.setCookies.some((line) => line.startsWith('fh_session=') && !line.startsWith('fh_session=;')),
+    'a session cookie',
+  );
 }
 
 function assertRefused(page: Page, status: number, text: RegExp) {
@@ -311,13 +314,15 @@ describe('linking from the profile', () => {
     const other = await t.account();
     const otherBrowser = new Browser(t.url);
     await otherBrowser.signIn(other.login, other.password);
-    const otherForm = await otherBrowser.post('/signin/oidc/link', { csrf: csrfOf((await otherBrowser.get(PROFILE)).body.split('action="/signin/oidc/link"')[1] ?? '')! });
+    const otherForm = await otherBrowser.post('/signin/oidc/link', {
+      csrf: csrfOf((await otherBrowser.get(PROFILE)).body.split('action="/signin/oidc/link"')[1] ?? '')!,
+    });
     const otherAuth = /content="0;url=([^"]+)"/.exec(otherForm.body)![1]!.replace(/&amp;/g, '&');
     assertRefused(await otherBrowser.get(pathOf(await signInAtProvider(otherAuth, linked))), 409, /linked to another account/);
 
     // The account has a password: unlinking is allowed.
     const unlinkForm = /<form method="post" action="\/accounts\/profile\/identities\/unlink">[\s\S]*?<\/form>/.exec(after.body)?.[0] ?? '';
-    const identity = /name="identity" value="(\d+)"/.exec(unlinkForm)?.[1]!;
+    const identity = /name="identity" value="(\d+)"/.exec(unlinkForm)?.[1] ?? '';
     // Not another account's identity.
     const foreign = await otherBrowser.post('/accounts/profile/identities/unlink', { csrf: csrfOf((await otherBrowser.get(PROFILE)).body)!, identity });
     assert.equal(foreign.status, 404, foreign.body);

@@ -36,12 +36,7 @@ export function identitiesRepository(db: Kysely<Database>): IdentitiesRepository
       return toIdentity(row);
     },
     async byIssuerSubject(issuer, subject) {
-      const row = await db
-        .selectFrom('account_identities')
-        .selectAll()
-        .where('issuer', '=', issuer)
-        .where('subject', '=', subject)
-        .executeTakeFirst();
+      const row = await db.selectFrom('account_identities').selectAll().where('issuer', '=', issuer).where('subject', '=', subject).executeTakeFirst();
       return row ? toIdentity(row) : null;
     },
     async listForAccount(accountId) {

@@ -58,7 +58,8 @@ const REFUSALS: Record<OidcRefusal, { status: number; title: string; message: st
   'no-account': {
     status: 403,
     title: 'No account',
-    message: 'No account of this site is linked to this identity, and this site does not create accounts on sign-in. Ask the operator for an account, or sign in with your password and link the identity from your profile.',
+    message:
+      'No account of this site is linked to this identity, and this site does not create accounts on sign-in. Ask the operator for an account, or sign in with your password and link the identity from your profile.',
   },
   disabled: {
     status: 403,
@@ -195,7 +196,8 @@ export function oidcSignInOption(context: Context, request: FastifyRequest): Htm
     oidc.settings.only && !passwordSignInShown(context, request)
       ? html`\n<p class="meta"><a href="${PASSWORD_SIGN_IN_PATH}">Operators: sign in with a password</a></p>`
       : '';
-  return html`<p><a class="button" href="${href}">Sign in with ${oidc.settings.name}</a></p>${operators}`;
+  const or = passwordSignInShown(context, request) ? html`\n<p class="meta">Or with your login and password:</p>` : '';
+  return html`<p><a class="button" href="${href}">Sign in with ${oidc.settings.name}</a></p>${operators}${or}`;
 }
 
 /**
