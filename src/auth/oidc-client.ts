@@ -93,12 +93,23 @@ export class OidcClient {
     // callback as this site names it, not as a proxy in front may have rewritten it.
     const current = new URL(redirectUri);
     current.search = callbackUrl.search;
-    const tokens = await client.authorizationCodeGrant(configuration, current, {
-      pkceCodeVerifier: secrets.codeVerifier,
-      expectedState,
-      expectedNonce: secrets.nonce,
-      idTokenExpected: true,
-    });
+    let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+    try {
+      tokens = await client.authorizationCodeGrant(configuration, current, {
+        pkceCodeVerifier: secrets.codeVerifier,
+        expectedState,
+        expectedNonce: secrets.nonce,
+        idTokenExpected: true,
+      });
+    } catch (error) {
+      // fetch's own failures (refused, reset, timed out) mean the issuer is not there; anything
+      // else is an answer that failed a check.
+      // Discovered again next time: a moved or restarted issuer is found afresh, a dead one
+      // answered with the clear page at once.
+      if (isNetworkFailure(error)) this.discovered = null;
+      if (isNetworkFailure(error)) throw new IssuerUnreachableError(`the token endpoint of ${this.settings.issuer.origin} cannot be reached`);
+      throw error;
+    }
     const claims = tokens.claims();
     if (!claims) throw new Error('the token response has no ID token');
     const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : null);
@@ -110,4 +121,9 @@ export class OidcClient {
       email: text(claims.email),
     };
   }
+}
+
+function isNetworkFailure(error: unknown): boolean {
+  const name = (error as { name?: string }).name;
+  return (error instanceof TypeError && error.message === 'fetch failed') || name === 'AbortError' || name === 'TimeoutError';
 }

@@ -253,11 +253,16 @@ describe('the ID token', () => {
 });
 
 describe('an issuer that is down', () => {
-  test('the button leads to a clear page, and password sign-in still works', async () => {
-    const dead = await freePort();
-    const server = await t.sibling({ port: 0, oidcIssuer: `http://127.0.0.1:${dead}` });
+  test('it goes down during a sign-in: the callback, then the button, lead to a clear page; password sign-in still works', async () => {
+    const going = await startProvider({ redirectUris: [`${t.url}${CALLBACK}`] });
+    const server = await t.sibling({ port: 0, oidcIssuer: going.url });
     try {
       const browser = new Browser(server.url);
+      const started = await browser.get('/signin/oidc');
+      const callback = await signInAtProvider(started.response.headers.get('location') ?? '', person('gone'));
+      await going.stop();
+      assertRefused(await browser.get(pathOf(callback)), 503, /cannot be reached right now/);
+      // The sign-in page works and shows the button; the button's page says the issuer is down.
       const signIn = await browser.get('/signin');
       assert.equal(signIn.status, 200);
       assert.match(signIn.body, /Sign in with Test SSO/);
@@ -269,6 +274,19 @@ describe('an issuer that is down', () => {
       const posted = await browser.signIn(user.login, user.password);
       assert.equal(posted.status, 303, posted.body);
       assert.equal(posted.response.headers.get('location'), PROFILE);
+    } finally {
+      await going.stop();
+      await server.close();
+    }
+  });
+
+  test('a server started while the issuer is down (a dead port) starts, and its button says so', async () => {
+    const dead = await freePort();
+    const server = await t.sibling({ port: 0, oidcIssuer: `http://127.0.0.1:${dead}` });
+    try {
+      const page = await new Browser(server.url).get('/signin/oidc');
+      assert.equal(page.status, 503, page.body);
+      assert.match(page.body, /Try again/);
     } finally {
       await server.close();
     }
