@@ -131,11 +131,13 @@ export class OidcService {
     for (const login of loginCandidates(claims)) {
       if (await this.deps.store.accounts.byLogin(login)) continue;
       try {
-        let identity: LinkedIdentity | null = null;
+        // The account and its identity in one transaction: a lost race leaves neither.
+        const made: { identity?: LinkedIdentity } = {};
         await this.deps.accounts.createWithoutPassword({ login, name: cleanName(claims.name), email: cleanEmail(claims.email) }, async (repos, account) => {
-          identity = await repos.identities.link(this.identityOf(account.id, claims));
+          made.identity = await repos.identities.link(this.identityOf(account.id, claims));
         });
-        return this.signInAs(identity as unknown as LinkedIdentity, next, true);
+        if (!made.identity) throw new Error('the new account was made without its identity');
+        return this.signInAs(made.identity, next, true);
       } catch (error) {
         if (!(error instanceof DuplicateError)) throw error;
         // Another server signed the same person up at this moment: theirs is the account.
