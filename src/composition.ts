@@ -1,5 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { OidcService } from './auth/oidc-service.js';
+import { oidcSettings } from './auth/oidc-settings.js';
 import { PasskeysService } from './auth/passkeys-service.js';
 import { SecondFactorService } from './auth/second-factor-service.js';
 import { SessionService } from './auth/session-service.js';
@@ -95,6 +97,8 @@ export interface Services {
   passkeys: PasskeysService;
   /** TOTP and recovery codes: set-up, sign-in checks, the operator's reset (issue 26). */
   secondFactors: SecondFactorService;
+  /** Single sign-on through OpenID Connect (issue 26); null when no issuer is configured. */
+  oidc: OidcService | null;
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -123,6 +127,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   // Owner only when filehaven makes it (it holds the secret and the database); a folder the
   // operator made keeps the mode they gave it (issue 14).
   if (options.createDataFolder !== false) await createDataFolder(config.dataDir);
+  // Checked before anything is opened: flags that do not go together stop the start.
+  const oidcConfig = oidcSettings(config);
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
   const store = await openConfiguredMetadataStore(config);
   let blobs: BlobStore;
@@ -164,6 +170,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const sessions = new SessionService({ store, accounts, secrets, clock });
   const signInChallenges = new SignInChallenges({ store, clock });
   const passkeys = new PasskeysService({ store, challenges: signInChallenges, clock });
+  const oidc = oidcConfig && new OidcService({ settings: oidcConfig, store, accounts, challenges: signInChallenges, clock, passkeys: config.passkeys });
   const signUp = new SignUpService({ accounts, mode: config.signup });
   const secondFactors = new SecondFactorService({ store, secrets, accounts, audit, clock, required: config.secondFactorRequired });
   const operator = {
@@ -278,6 +285,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     signInChallenges,
     passkeys,
     secondFactors,
+    oidc,
     readiness: async () => {
       try {
         await store.ping();

@@ -6,6 +6,7 @@ import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
 import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
+import { identitiesRepository } from './repositories/identities-repository.js';
 import { locksRepository } from './repositories/locks-repository.js';
 import { auditRepository, housekeepingRepository, serverSettingsRepository, uploadLogRepository } from './repositories/operations-repository.js';
 import { operatorQueriesRepository } from './repositories/operator-queries-repository.js';
@@ -47,6 +48,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     secondFactors: secondFactorsRepository(db),
     uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
+    identities: identitiesRepository(db),
   };
 }
 

@@ -11,6 +11,12 @@ import type { ServerSecrets } from '../security/secrets.js';
 
 const DAY_MS = 86_400_000;
 
+/**
+ * The stored password hash of an account made by single sign-on (issue 26): not a scrypt
+ * hash, so verifyPassword never accepts any password for it (security/passwords.ts).
+ */
+export const NO_PASSWORD_HASH = '!no-password';
+
 export interface CreateAccountInput {
   login: string;
   password: string;
@@ -61,6 +67,39 @@ export class AccountsService {
     }
   }
 
+  /**
+   * Creates an account that signs in through single sign-on only (issue 26): no password
+   * works for it until one is set. `alongside` runs in the same transaction (linking the
+   * identity), so an account never exists without the way in it was made for. DuplicateError
+   * when the login is taken or `alongside` hits a unique constraint; nothing is kept then.
+   */
+  createWithoutPassword(
+    input: { login: string; name: string; email: string },
+    alongside: (repos: Repositories, account: Account) => Promise<void>,
+  ): Promise<Account> {
+    return this.deps.store.transaction(async (repos) => {
+      const account = await repos.accounts.create({
+        login: input.login,
+        passwordHash: NO_PASSWORD_HASH,
+        name: input.name,
+        email: input.email,
+        premiumStart: null,
+        premiumEnd: null,
+        trafficLeft: 0,
+        isOperator: false,
+        createdAt: this.deps.clock(),
+      });
+      await alongside(repos, account);
+      return account;
+    });
+  }
+
+  /** Whether a password signs the account in (false for one made by single sign-on). */
+  async hasPassword(account: Account): Promise<boolean> {
+    const found = await this.deps.store.accounts.credentials(account.login);
+    return found !== null && found.passwordHash !== NO_PASSWORD_HASH;
+  }
+
   /** Whether the site has no account yet: its first start creates the operator. */
   async hasNoAccounts(): Promise<boolean> {
     return (await this.deps.store.accounts.count()) === 0;
@@ -87,6 +126,11 @@ export class AccountsService {
     const found = await this.deps.store.accounts.credentials(login);
     if (!found) {
       // Spend the same time as a real check so logins cannot be probed by timing.
+      await verifyPassword(password, await decoyHash());
+      throw errors.wrongCredentials();
+    }
+    if (found.passwordHash === NO_PASSWORD_HASH) {
+      // Single sign-on only: the same time as a real check, then the same refusal.
       await verifyPassword(password, await decoyHash());
       throw errors.wrongCredentials();
     }

@@ -790,6 +790,39 @@ export interface SecondFactorsRepository {
   remove(accountId: number): Promise<boolean>;
 }
 
+/** An OpenID Connect identity (issuer + subject) linked to an account (migration 0015). */
+export interface LinkedIdentity {
+  id: number;
+  accountId: number;
+  /** The issuer identifier (the ID token's `iss`). */
+  issuer: string;
+  /** The issuer's stable id of the person (the ID token's `sub`). */
+  subject: string;
+  /** The e-mail claim when it was linked, shown to the owner; it never links anything. */
+  email: string;
+  createdAt: number;
+  /** When it last signed in; null when never. */
+  lastUsedAt: number | null;
+}
+
+/** Identities linked to accounts (single sign-on, issue 26). */
+export interface IdentitiesRepository {
+  /**
+   * Links an identity to an account in one INSERT; DuplicateError when the issuer and
+   * subject are linked already (to this account or another): of concurrent linkers on any
+   * engine and any number of servers, one wins.
+   */
+  link(identity: { accountId: number; issuer: string; subject: string; email: string; createdAt: number }): Promise<LinkedIdentity>;
+  /** The identity with this issuer and subject, or null. */
+  byIssuerSubject(issuer: string, subject: string): Promise<LinkedIdentity | null>;
+  /** An account's identities, oldest first. */
+  listForAccount(accountId: number): Promise<LinkedIdentity[]>;
+  /** Removes identity `id` if `accountId` owns it; false otherwise. */
+  unlink(id: number, accountId: number): Promise<boolean>;
+  /** Records a sign-in through the identity at `at`. */
+  touch(id: number, at: number): Promise<void>;
+}
+
 /** How an account can sign in besides its password (issue 26). */
 export interface SignInMethods {
   /** A confirmed TOTP factor. */
@@ -825,6 +858,7 @@ export interface Repositories {
   passkeys: PasskeysRepository;
   secondFactors: SecondFactorsRepository;
   locks: LocksRepository;
+  identities: IdentitiesRepository;
 }
 
 /** An upload request (issue 25): others upload into the owner's folder through its link. */

@@ -3,7 +3,7 @@ import { ApiError, InputError } from '../../domain/errors.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
 import { sendErrorPage, sendPage } from './layout.js';
-import { oidcSignInOption, passwordSignInShown } from './oidc-pages.js';
+import { checkPasswordSignInAllowed, oidcSignInOption, passwordSignInShown } from './oidc-pages.js';
 import { passkeySignInOption } from './passkey-pages.js';
 import { RETURN_FIELD, safeReturnPath } from './return-path.js';
 import { afterPasswordSignIn } from './second-factor-pages.js';
@@ -11,7 +11,7 @@ import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, S
 import { PROFILE_PATH, startWebSession } from './sign-in-session.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'passkeys' | 'secondFactors' | 'sessions' | 'signInChallenges' | 'signUp'>;
+type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'oidc' | 'passkeys' | 'secondFactors' | 'sessions' | 'signInChallenges' | 'signUp'>;
 
 export { PROFILE_PATH };
 
@@ -92,7 +92,7 @@ ${problemNote(problem)}
 ${oidcSignInOption(context, request)}
 ${passkeySignInOption(context, request, () => preSessionToken(request, reply))}
 ${passwordForm}
-${services.signUp.open ? html`<p class="meta">No account yet? <a href="${withReturn('/signup', returnPath(request))}">Create one</a>.</p>` : ''}
+${services.signUp.open && !services.config.oidcOnly ? html`<p class="meta">No account yet? <a href="${withReturn('/signup', returnPath(request))}">Create one</a>.</p>` : ''}
 </section>`,
     );
   };
@@ -109,6 +109,8 @@ ${services.signUp.open ? html`<p class="meta">No account yet? <a href="${withRet
     try {
       // The brute-force limit of POST /apikeys (API.md 8): per client address and per login.
       const account = await services.limits.signIn.attempt(request.ip, login, () => services.accounts.authenticate(login, password));
+      // --oidc-only: operators only, with the same answer as a wrong password for anyone else.
+      checkPasswordSignInAllowed(context, account);
       return await afterPasswordSignIn(context, request, reply, account, returnPath(request));
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 'errorWrongCredentials')) throw error;
@@ -168,15 +170,19 @@ ${problemNote(problem)}
     );
 
   const signUpClosed = (reply: FastifyReply) => sendErrorPage(reply, 404, 'Not found', 'There is nothing at this address.');
+  // Under --oidc-only accounts come from single sign-on (--oidc-signup), never from this form.
+  const signUpOpen = () => services.signUp.open && !services.config.oidcOnly;
 
   app.get('/signup', { config: { web: true } }, async (request, reply) => {
     if (!services.signUp.open) return signUpClosed(reply);
+    if (!signUpOpen()) return signUpClosed(reply);
     if (request.webSession) return redirectTo(reply, returnPath(request) ?? PROFILE_PATH);
     return signUpPage(request, reply, { login: '', name: '', email: '' }, null);
   });
 
   app.post('/signup', { config: { web: true } }, async (request, reply) => {
     if (!services.signUp.open) return signUpClosed(reply);
+    if (!signUpOpen()) return signUpClosed(reply);
     const values: SignUpValues = {
       login: bodyField(request, 'login') ?? '',
       name: bodyField(request, 'name') ?? '',

@@ -18,7 +18,7 @@ import { registerUploaderConfigs, uploadersCard } from './uploader-configs.js';
 import { usageCard, usageOf } from './usage-section.js';
 
 /** The services this module calls. */
-type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'passkeys' | 'secondFactors' | 'sessions' | 'signInChallenges'>;
+type Context = HttpContext<'accounts' | 'audit' | 'clock' | 'config' | 'limits' | 'oidc' | 'passkeys' | 'secondFactors' | 'sessions' | 'signInChallenges'>;
 
 /** The copy button's script, bundled from browser/profile.ts. */
 const script = browserScript('profile');
