@@ -40,6 +40,8 @@ export interface ActiveSession {
   csrfToken: string;
   /** When the session ends unless used again, epoch ms. */
   expiresAt: number;
+  /** When its sign-in happened, epoch ms: what asks for a recent sign-in (adding a passkey) reads it. */
+  signedInAt: number;
   /** Whether this request moved the end: the cookie is sent again with the new lifetime. */
   renewed: boolean;
 }
@@ -134,7 +136,14 @@ export class SessionService {
       await this.deps.store.sessions.touch(session.id, now, expiresAt);
       renewed = true;
     }
-    return { id: session.id, account, csrfToken: this.deps.secrets.csrfToken('session', session.csrfSecret), expiresAt, renewed };
+    return {
+      id: session.id,
+      account,
+      csrfToken: this.deps.secrets.csrfToken('session', session.csrfSecret),
+      expiresAt,
+      renewed,
+      signedInAt: session.createdAt,
+    };
   }
 
   /** Ends the session of a cookie token (sign-out); a no-op for an unknown token. */

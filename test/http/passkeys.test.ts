@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { browserScript } from '../../src/http/web/browser-scripts.js';
 import { Browser } from '../helpers/browser.js';
-import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
 // The passkey endpoints over HTTP (issue 26), without a browser's WebAuthn (the ceremonies
 // themselves are passkeys-browser.test.ts): CSRF and sessions, bad answers as clear 400s,
@@ -188,6 +188,26 @@ describe('passkeys on the profile', () => {
 });
 
 describe('passkeys off, or no host name', () => {
+  test('adding a passkey needs a recent sign-in: a session older than 15 minutes is refused, a new sign-in goes on', async () => {
+    // A passkey outlives password changes and skips the second factor: a stolen old session must not add one.
+    const clock = new TestClock(Date.now());
+    const port = await freePort();
+    const site = await startTestServer({ port, webUrl: `http://localhost:${port}`, loginAttemptsPerMinute: 1000 }, clock);
+    try {
+      const { user, browser, csrf } = await signedIn(site);
+      assert.equal((await browser.post(`${PASSKEYS}/start`, { csrf, name: 'Fresh' })).status, 200, 'just signed in');
+      clock.advance(16 * 60_000);
+      const stale = await browser.post(`${PASSKEYS}/start`, { csrf, name: 'Late' });
+      assert.equal(stale.status, 403);
+      assert.ok(stale.body.includes('needs a recent sign-in'), stale.body);
+      const again = new Browser(site.url);
+      assert.equal((await again.signIn(user.login, user.password)).status, 303);
+      assert.equal((await again.post(`${PASSKEYS}/start`, { csrf: await again.csrfFrom(PROFILE), name: 'Again' })).status, 200, 'a new sign-in');
+    } finally {
+      await site.close();
+    }
+  });
+
   test('--passkeys false: no button, no card, every endpoint 404', async () => {
     const { browser, csrf } = await signedIn(off);
     assert.ok(!(await browser.get(PROFILE)).body.includes('id="passkeys"'));

@@ -108,6 +108,7 @@ export function registerPasskeyPages(app: FastifyInstance, context: Context): vo
     const session = request.webSession!;
     const name = bodyField(request, 'name') ?? '';
     try {
+      requireRecentSignIn(session, services.clock());
       if ([...name.trim()].length > PASSKEY_NAME_MAX) throw new PasskeyError(400, `A passkey’s name is at most ${PASSKEY_NAME_MAX} characters.`);
       return sendCeremonyPage(reply, script, {
         kind: 'register',
@@ -127,6 +128,7 @@ export function registerPasskeyPages(app: FastifyInstance, context: Context): vo
     const rp = available(reply);
     if (!rp) return reply;
     try {
+      requireRecentSignIn(request.webSession!, services.clock());
       await services.passkeys.register(rp, request.webSession!.account.id, bodyField(request, 'response') ?? '', bodyField(request, 'name') ?? '');
     } catch (error) {
       return sendProblem(reply, refusal(error));
@@ -226,4 +228,18 @@ ${csrf}
 <p class="hint" data-passkey-unsupported>Adding a passkey needs JavaScript and a browser that supports passkeys.</p>
 <script src="${script.path}" defer></script>
 </section>`;
+}
+
+/** How recent a sign-in must be to add a passkey. */
+const RECENT_SIGN_IN_MS = 15 * 60_000;
+
+/**
+ * A passkey outlives a password change (which ends sessions, not passkeys) and skips any
+ * second factor, so a stolen session must not be enough to add one: the sign-in behind it
+ * must be recent, as sites ask for the password again before such changes.
+ */
+function requireRecentSignIn(session: ActiveSession, now: number): void {
+  if (now - session.signedInAt > RECENT_SIGN_IN_MS) {
+    throw new PasskeyError(403, 'For your safety, adding a passkey needs a recent sign-in: sign out, sign in again, then add it within 15 minutes.');
+  }
 }
