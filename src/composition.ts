@@ -171,7 +171,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const signInChallenges = new SignInChallenges({ store, clock });
   const passkeys = new PasskeysService({ store, challenges: signInChallenges, clock });
   const oidc = oidcConfig && new OidcService({ settings: oidcConfig, store, accounts, challenges: signInChallenges, clock, passkeys: config.passkeys });
-  const signUp = new SignUpService({ accounts, mode: config.signup });
+  // Under --oidc-only accounts come from single sign-on (--oidc-signup): no page offers sign-up.
+  const signUp = new SignUpService({ accounts, mode: config.oidcOnly ? 'closed' : config.signup });
   const secondFactors = new SecondFactorService({ store, secrets, accounts, audit, clock, required: config.secondFactorRequired });
   const operator = {
     actions: new OperatorActionsService({ accounts, files, moderation, sessions, audit }),

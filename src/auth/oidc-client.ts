@@ -123,7 +123,11 @@ export class OidcClient {
   }
 }
 
+/** Codes openid-client gives a token request that timed out, was cut, or got no OAuth answer (a proxy's 502). */
+const UNREACHABLE_CODES = new Set(['OAUTH_TIMEOUT', 'OAUTH_ABORT', 'OAUTH_RESPONSE_IS_NOT_CONFORM']);
+
 function isNetworkFailure(error: unknown): boolean {
-  const name = (error as { name?: string }).name;
+  const { name, code } = error as { name?: string; code?: string };
+  if (code !== undefined && UNREACHABLE_CODES.has(code)) return true;
   return (error instanceof TypeError && error.message === 'fetch failed') || name === 'AbortError' || name === 'TimeoutError';
 }

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { DuplicateError, type LinkedIdentity, type MetadataStore } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
@@ -65,7 +65,7 @@ export interface OidcServiceDeps {
 
 /**
  * Single sign-on through OpenID Connect (issue 26): starts a flow (the state in the
- * sign-in challenges, bound to the browser by a cookie holding the same value), finishes it
+ * sign-in challenges, bound to the browser by a cookie the `state` is derived from), finishes it
  * (single use across servers), and decides who the verified identity signs in as.
  *
  * An identity is issuer + subject, never an e-mail: a provider may let anyone claim any
@@ -85,7 +85,7 @@ export class OidcService {
   }
 
   /**
-   * Starts a flow: the value for the browser's cookie (which is also the `state`) and the
+   * Starts a flow: the value for the browser's cookie (the `state` is its SHA-256) and the
    * issuer's URL to send it to. IssuerUnreachableError when discovery fails; nothing is
    * stored then.
    */
@@ -94,7 +94,7 @@ export class OidcService {
     const secrets = OidcClient.newFlowSecrets();
     const payload: FlowPayload = { ...secrets, purpose, next };
     const { value } = await this.deps.challenges.issue('oidc', accountId, payload, FLOW_TTL_MS);
-    return { value, url: await this.client.authorizationUrl(redirectUri, value, secrets) };
+    return { value, url: await this.client.authorizationUrl(redirectUri, stateOf(value), secrets) };
   }
 
   /**
@@ -104,9 +104,11 @@ export class OidcService {
   async finish(callbackUrl: URL, redirectUri: string, cookie: string | undefined, signedIn: number | null): Promise<OidcOutcome> {
     const state = callbackUrl.searchParams.get('state');
     // The cookie binds the flow to the browser that began it: a callback URL opened
-    // elsewhere (login CSRF, a link passed on) carries the state but not the cookie.
-    if (state === null || cookie === undefined || !constantTimeEqual(state, cookie)) return refused('other-browser');
-    const challenge = await this.deps.challenges.take<FlowPayload>('oidc', state);
+    // elsewhere (login CSRF, a link passed on) carries the state but not the cookie. The
+    // state is a one-way function of the cookie and the flow is found by the cookie alone,
+    // so a callback URL that leaked (the issuer's logs, a proxy) does not give the cookie.
+    if (state === null || cookie === undefined || !constantTimeEqual(state, stateOf(cookie))) return refused('other-browser');
+    const challenge = await this.deps.challenges.take<FlowPayload>('oidc', cookie);
     if (!challenge) return refused('stale');
     const issuerError = callbackUrl.searchParams.get('error');
     if (issuerError !== null) return refused('issuer-error', issuerError.slice(0, 64));
@@ -236,3 +238,8 @@ const cleanEmail = (email: string | null) => {
   const trimmed = (email ?? '').trim();
   return trimmed.length <= 254 && EMAIL.test(trimmed) && !CONTROL.test(trimmed) ? trimmed : '';
 };
+
+/** The `state` sent to the issuer for a flow cookie: derived one way, so the URL never reveals the cookie. */
+function stateOf(cookie: string): string {
+  return createHash('sha256').update(`oidc-state\n${cookie}`).digest('base64url');
+}

@@ -71,8 +71,13 @@ async function startFlow(browser: Browser): Promise<string> {
   assert.ok(url.searchParams.get('nonce'));
   assert.equal(url.searchParams.get('redirect_uri'), `${t.url}${CALLBACK}`);
   assert.equal(url.searchParams.get('scope'), 'openid profile email');
-  // The state is the flow cookie's value: it binds the callback to this browser.
-  assert.equal(url.searchParams.get('state'), browser.cookies.get('fh_oidc'));
+  // The flow cookie binds the callback to this browser; the state sent out (into the
+  // issuer's logs, the URL bar) must not reveal it.
+  const state = url.searchParams.get('state') ?? '';
+  const cookie = browser.cookies.get('fh_oidc') ?? '';
+  assert.match(cookie, /^[A-Za-z0-9_-]{43}$/);
+  assert.match(state, /^[A-Za-z0-9_-]{43}$/);
+  assert.ok(!state.includes(cookie) && !cookie.includes(state), 'the state is not the cookie');
   return location;
 }
 
@@ -183,6 +188,12 @@ describe('the state', () => {
     const callback = pathOf(await signInAtProvider(await startFlow(browser), person('sam')));
     const state = new URL(callback, t.url).searchParams.get('state')!;
     const code = new URL(callback, t.url).searchParams.get('code')!;
+    const flowCookie = browser.cookies.get('fh_oidc')!;
+
+    // The callback URL leaked (the issuer's logs, a proxy): its state in a cookie of another browser is worth nothing.
+    const thief = new Browser(t.url);
+    thief.cookies.set('fh_oidc', state);
+    assertRefused(await thief.get(callback), 403, /started in another browser/);
 
     // Another browser (login CSRF, a link passed on): no flow cookie.
     assertRefused(await new Browser(t.url).get(callback), 403, /started in another browser/);
@@ -191,9 +202,9 @@ describe('the state', () => {
 
     // The refusals spent nothing, but the wrong-state request cleared this browser's cookie:
     // the flow cookie goes with any callback. Put it back, as a second tab would still hold it.
-    browser.cookies.set('fh_oidc', state);
+    browser.cookies.set('fh_oidc', flowCookie);
     const twin = new Browser(t.url);
-    twin.cookies.set('fh_oidc', state);
+    twin.cookies.set('fh_oidc', flowCookie);
     // The callback opened twice at once: one signs in, the other gets a clear page.
     const pages = await Promise.all([browser.get(callback), twin.get(callback)]);
     const statuses = pages.map((page) => page.status).sort();
@@ -202,7 +213,7 @@ describe('the state', () => {
 
     // Replayed later with the cookie: the state was single-use.
     const replay = new Browser(t.url);
-    replay.cookies.set('fh_oidc', state);
+    replay.cookies.set('fh_oidc', flowCookie);
     assertRefused(await replay.get(callback), 403, /used already or has expired/);
     // Nonsense and nothing: clear pages too, never a 500.
     assertRefused(await replay.get(`${CALLBACK}?state=%00%ff&code=`), 403, /Sign-in not finished/);
@@ -390,6 +401,7 @@ describe('--oidc-only', () => {
       const operator = await browser.post('/signin', { csrf: csrfOf(form.body)!, login: `op${process.pid}`, password: 'correct horse battery' });
       assert.equal(operator.status, 303, operator.body);
       assert.equal((await new Browser(server.url).get('/signup')).status, 404);
+      assert.doesNotMatch((await new Browser(server.url).get('/')).body, /href="\/signup/, 'the home page offers no sign-up either');
     } finally {
       await server.close();
     }

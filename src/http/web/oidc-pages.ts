@@ -23,8 +23,9 @@ const UNLINK_PATH = '/accounts/profile/identities/unlink';
 const PASSWORD_SIGN_IN_PATH = '/signin?password';
 
 /**
- * The browser's half of a flow: the same random value as the `state`, so a callback counts
- * only in the browser that began it. Sent to /signin/oidc paths only.
+ * The browser's half of a flow: the random value the flow is stored under, of which the
+ * `state` is a one-way hash, so a callback counts only in the browser that began it, even
+ * when its URL leaks. Sent to /signin/oidc paths only.
  */
 const FLOW_COOKIE = 'fh_oidc';
 
@@ -84,7 +85,9 @@ const oidcOf = (context: Context): OidcService | null => context.services.oidc;
 export function registerOidcPages(app: FastifyInstance, context: Context): void {
   const oidc = oidcOf(context);
   if (!oidc) return;
-  const redirectUri = () => `${context.links.webUrl}${CALLBACK_PATH}`;
+  // Normalised once (`https://Files.Example.org:443` → `https://files.example.org`), so the
+  // authorization and the token requests send the very same redirect URI.
+  const redirectUri = () => new URL(`${context.links.webUrl}${CALLBACK_PATH}`).href;
   const flowCookie = (request: FastifyRequest) => ({ ...cookieOptions(request, context.links), path: START_PATH });
 
   /** Starts a flow and sets its cookie; the issuer's URL, or null when a 503 page has been sent. */
