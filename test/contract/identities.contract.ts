@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { DuplicateError, type MetadataStore } from '../../src/db/repositories/repositories.js';
+import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const T0 = Date.parse('2026-11-28T01:00:00Z');
@@ -27,20 +28,7 @@ export function identitiesContract(name: string, makeStore: MetadataStoreFactory
       await harness.cleanup();
     });
 
-    const account = async () => {
-      const login = `sso${++counter}`;
-      return store.accounts.create({
-        login,
-        passwordHash: 'x',
-        name: '',
-        email: '',
-        premiumStart: null,
-        premiumEnd: null,
-        trafficLeft: 0,
-        isOperator: false,
-        createdAt: T0,
-      });
-    };
+    const account = () => contractAccount(store, `sso${++counter}`, T0);
 
     test('two servers linking one identity to two accounts at once: exactly one wins', async () => {
       const peer = await harness.openPeer();

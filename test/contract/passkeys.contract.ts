@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore, PasskeyRecord } from '../../src/db/repositories/repositories.js';
+import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const T0 = Date.parse('2026-11-28T01:00:00Z');
@@ -20,20 +21,7 @@ export function passkeysContract(name: string, makeStore: MetadataStoreFactory):
     let bob: number;
     let counter = 0;
 
-    const newAccount = async (login: string) =>
-      (
-        await store.accounts.create({
-          login: `${login}${++counter}`,
-          passwordHash: 'x',
-          name: '',
-          email: '',
-          premiumStart: null,
-          premiumEnd: null,
-          trafficLeft: 0,
-          isOperator: false,
-          createdAt: T0,
-        })
-      ).id;
+    const newAccount = async (login: string) => (await contractAccount(store, `${login}${++counter}`, T0)).id;
 
     beforeEach(async () => {
       harness = await makeStore();

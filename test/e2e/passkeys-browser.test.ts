@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { openDatabase } from '../../src/configured-stores.js';
 import { chromiumSkip, launchChromium, screenshots, sidewaysOverflow, VIEWPORTS, watchErrors } from '../helpers/chromium.js';
+import { freePort } from '../helpers/cluster.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 // Passkeys (issue 26) in Debian's Chromium with a virtual authenticator (DevTools protocol
@@ -13,15 +13,6 @@ import { startTestServer, type TestAccount, type TestServer } from '../helpers/s
 // address as relying party, so the site is reached at http://localhost:<port>.
 
 const TIMEOUT = { timeout: 120_000 };
-
-/** A port free right now, so {web_url} can name it before the server listens. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 interface Device {
   context: BrowserContext;

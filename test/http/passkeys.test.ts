@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { browserScript } from '../../src/http/web/browser-scripts.js';
 import { Browser } from '../helpers/browser.js';
+import { freePort } from '../helpers/cluster.js';
 import { startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 
 // The passkey endpoints over HTTP (issue 26), without a browser's WebAuthn (the ceremonies
@@ -12,15 +12,6 @@ import { startTestServer, type TestAccount, TestClock, type TestServer } from '.
 
 const PROFILE = '/accounts/profile/misc';
 const PASSKEYS = '/accounts/profile/passkeys';
-
-/** A port free right now, so {web_url} can name it before the server listens. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A well-formed answer for a challenge the server never issued. */
 const forgedAnswer = (part: 'authenticatorData' | 'attestationObject') =>
