@@ -1,7 +1,7 @@
 import type { MetadataStore, SignInMethods } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
-import type { ServerSecrets } from '../security/secrets.js';
+import { constantTimeEqual, type ServerSecrets } from '../security/secrets.js';
 import type { AccountsService } from '../services/accounts-service.js';
 import type { AuditService } from '../services/audit-service.js';
 import { canonicalRecoveryCode, newRecoveryCode, RECOVERY_CODE_COUNT } from './recovery-codes.js';
@@ -32,6 +32,11 @@ export interface SecondFactorStatus {
 export interface TotpSetup {
   secret: string;
   uri: string;
+  /**
+   * The secret sealed, for the page's flow to keep (the sign-in challenge, the confirm form):
+   * only the flow that made a secret shows it or confirms it (`setupOf`, `confirm`).
+   */
+  sealed: string;
 }
 
 /** How a code was accepted. */
@@ -77,38 +82,46 @@ export class SecondFactorService {
    */
   async begin(account: Account, issuer: string): Promise<TotpSetup | null> {
     const secret = this.newSecret();
-    const stored = await this.deps.store.secondFactors.beginTotp(account.id, this.deps.secrets.sealFactorSecret(secret), this.deps.clock());
-    return stored ? { secret, uri: totpUri(secret, issuer, account.login) } : null;
-  }
-
-  /** The set-up in progress (to show its QR code again); null when there is none. */
-  async pending(account: Account, issuer: string): Promise<TotpSetup | null> {
-    const factor = await this.deps.store.secondFactors.totp(account.id);
-    if (!factor || factor.confirmedAt !== null) return null;
-    const secret = this.deps.secrets.openFactorSecret(factor.sealedSecret);
-    return secret === null ? null : { secret, uri: totpUri(secret, issuer, account.login) };
+    const sealed = this.deps.secrets.sealFactorSecret(secret);
+    const stored = await this.deps.store.secondFactors.beginTotp(account.id, sealed, this.deps.clock());
+    return stored ? { secret, uri: totpUri(secret, issuer, account.login), sealed } : null;
   }
 
   /**
-   * Confirms the set-up in progress with a code of the new secret: the factor counts from
-   * now on, and the new recovery codes are returned, to be shown this once. null for a
-   * wrong code or no set-up in progress.
+   * The set-up a flow began (`sealed` from its begin()) to show again, while it is still
+   * the one in progress; null once another set-up replaced it, or it was confirmed. A
+   * set-up someone else began (with the password alone, say) is never shown.
    */
-  async confirm(accountId: number, typed: string): Promise<string[] | null> {
+  async setupOf(account: Account, issuer: string, sealed: string): Promise<TotpSetup | null> {
+    const factor = await this.deps.store.secondFactors.totp(account.id);
+    const secret = factor && factor.confirmedAt === null ? this.sameSecret(factor.sealedSecret, sealed) : null;
+    return secret === null ? null : { secret, uri: totpUri(secret, issuer, account.login), sealed };
+  }
+
+  /**
+   * Confirms the set-up a flow began (`sealed` from its begin()) with a code of its secret:
+   * the factor counts from now on, and the new recovery codes are returned, to be shown this
+   * once. null for a wrong code, no set-up in progress, or one another flow began since.
+   */
+  async confirm(account: Account, typed: string, sealed: string, actor: string): Promise<string[] | null> {
+    const accountId = account.id;
     const factor = await this.deps.store.secondFactors.totp(accountId);
     const digits = totpDigits(typed);
     if (!factor || factor.confirmedAt !== null || digits === null) return null;
-    const secret = this.deps.secrets.openFactorSecret(factor.sealedSecret);
+    const secret = this.sameSecret(factor.sealedSecret, sealed);
     const step = secret === null ? null : totpStep(secret, digits, this.deps.clock());
     if (step === null) return null;
     const codes = this.recoveryCodes();
     const now = this.deps.clock();
     const confirmed = await this.deps.store.transaction(async (repos) => {
-      if (!(await repos.secondFactors.confirmTotp(accountId, step, now))) return false;
+      // Only the row compared above: a set-up begun meanwhile is not confirmed by this code.
+      if (!(await repos.secondFactors.confirmTotp(accountId, step, now, factor.sealedSecret))) return false;
       await repos.secondFactors.replaceRecoveryCodes(accountId, this.hashes(accountId, codes), now);
       return true;
     });
-    return confirmed ? codes : null;
+    if (!confirmed) return null;
+    await this.audited(actor, 'accounts.turn-on-second-factor', account);
+    return codes;
   }
 
   /**
@@ -132,18 +145,20 @@ export class SecondFactorService {
     return spent ? 'recovery' : null;
   }
 
-  /** Turns the factor off after a valid code; false (nothing changed) for a wrong one. */
-  async turnOff(accountId: number, typed: string): Promise<boolean> {
-    if ((await this.verify(accountId, typed)) === null) return false;
-    await this.deps.store.transaction((repos) => repos.secondFactors.remove(accountId));
+  /** Turns the factor off after a valid code (audited); false (nothing changed) for a wrong one. */
+  async turnOff(account: Account, typed: string, actor: string): Promise<boolean> {
+    if ((await this.verify(account.id, typed)) === null) return false;
+    await this.deps.store.transaction((repos) => repos.secondFactors.remove(account.id));
+    await this.audited(actor, 'accounts.turn-off-second-factor', account);
     return true;
   }
 
-  /** New recovery codes (the old ones stop working) after a valid code; null for a wrong one. */
-  async renewRecoveryCodes(accountId: number, typed: string): Promise<string[] | null> {
-    if ((await this.verify(accountId, typed)) === null) return null;
+  /** New recovery codes (the old ones stop working) after a valid code (audited); null for a wrong one. */
+  async renewRecoveryCodes(account: Account, typed: string, actor: string): Promise<string[] | null> {
+    if ((await this.verify(account.id, typed)) === null) return null;
     const codes = this.recoveryCodes();
-    await this.deps.store.transaction((repos) => repos.secondFactors.replaceRecoveryCodes(accountId, this.hashes(accountId, codes), this.deps.clock()));
+    await this.deps.store.transaction((repos) => repos.secondFactors.replaceRecoveryCodes(account.id, this.hashes(account.id, codes), this.deps.clock()));
+    await this.audited(actor, 'accounts.renew-recovery-codes', account);
     return codes;
   }
 
@@ -163,6 +178,18 @@ export class SecondFactorService {
   /** How each account of a console page signs in besides its password, in a fixed number of queries. */
   methodsOf(accountIds: number[]): Promise<Map<number, SignInMethods>> {
     return this.deps.store.operatorQueries.signInMethodsOf(accountIds);
+  }
+
+  /** The owner's own changes leave the same trail as an operator's (like a password change). */
+  private audited(actor: string, action: string, account: Account): Promise<void> {
+    return this.deps.audit.record({ actor, action, object: `account:${account.login}`, details: `id=${account.id} by the account itself` });
+  }
+
+  /** The secret of `stored` when `sealed` holds the same one (compared in constant time), else null. */
+  private sameSecret(stored: string, sealed: string): string | null {
+    const secret = this.deps.secrets.openFactorSecret(stored);
+    const shown = this.deps.secrets.openFactorSecret(sealed);
+    return secret !== null && shown !== null && constantTimeEqual(secret, shown) ? secret : null;
   }
 
   private recoveryCodes(): string[] {

@@ -63,7 +63,23 @@ export class SignInThrottle {
    * errorWrongCredentials give their place back: only failures count. A success makes
    * the address known to the login.
    */
-  async attempt<T>(ip: string, login: string, check: () => Promise<T>): Promise<T> {
+  attempt<T>(ip: string, login: string, check: () => Promise<T>): Promise<T> {
+    return this.counted(ip, login, false, check);
+  }
+
+  /**
+   * Runs `check` (a second-factor code's check, after a right password) as one attempt of
+   * `login` from `ip`. Unlike a password, a code always counts on the login's counter,
+   * known address or not: the password step just made the address known, so whoever has
+   * the password would otherwise get 5 codes from every address they own. Its owner may be
+   * locked out of the code step for a minute then; that is the price of a stolen password.
+   * A right code does not make the address known (the password did already).
+   */
+  attemptCode<T>(ip: string, login: string, check: () => Promise<T>): Promise<T> {
+    return this.counted(ip, login, true, check);
+  }
+
+  private async counted<T>(ip: string, login: string, code: boolean, check: () => Promise<T>): Promise<T> {
     const address = addressKey(ip);
     const account = loginKey(login);
     // The address first: a refused address never reaches the login counter, so a flood of
@@ -71,7 +87,7 @@ export class SignInThrottle {
     await takeAttempt(this.byAddress.consume(address), this.refused);
     let countsForLogin = false;
     try {
-      countsForLogin = !(await this.known.isKnown(account, ip));
+      countsForLogin = code || !(await this.known.isKnown(account, ip));
       if (countsForLogin) await takeAttempt(this.byLogin.consume(account), this.refused);
     } catch (error) {
       await this.byAddress.reward(address);
@@ -86,6 +102,7 @@ export class SignInThrottle {
       throw error;
     }
     await giveBack();
+    if (code) return result;
     // The sign-in succeeded; failing to note the address only means the next one counts.
     await this.known.remember(account, ip).catch((error: unknown) => this.report(error, 'recording a sign-in address failed'));
     return result;

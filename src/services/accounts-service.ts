@@ -145,10 +145,15 @@ export class AccountsService {
    * with a second one (TOTP) or through its organisation (a linked OIDC identity), or any
    * non-operator account on an `--oidc-only` site, gets its key from its profile page
    * instead. Passkeys do not count: they sign in without the password, which keeps working.
+   * Nor does a password alone give a key when `--second-factor-required` (`secondFactorRequired`)
+   * covers the account and it has no confirmed TOTP (a passkey-only account): the rule asks
+   * for more than a password, and a passkey is no second step to a password.
    */
-  async passwordKeyRefusal(account: Account, oidcOnly: boolean): Promise<string | null> {
+  async passwordKeyRefusal(account: Account, oidcOnly: boolean, secondFactorRequired: 'none' | 'operators' | 'everyone'): Promise<string | null> {
     const methods = await this.deps.store.accounts.signInMethods(account.id);
     if (methods.totp) return 'This account signs in with a second factor: a password alone does not give out its API key';
+    if (secondFactorRequired === 'everyone' || (secondFactorRequired === 'operators' && account.isOperator))
+      return 'This site requires a second factor for this account: a password alone does not give out its API key';
     if (methods.identities > 0) return 'This account signs in through single sign-on: a password alone does not give out its API key';
     if (oidcOnly && !account.isOperator) return 'This site signs in through single sign-on: a password alone does not give out an API key';
     return null;

@@ -28,7 +28,7 @@ test('reset-second-factor removes TOTP and recovery codes, audited as cli:<user>
   const account = await services.accounts.create({ login: 'ada', password: 'ada password' });
   const setup = await services.secondFactors.begin(account, 'example.org');
   const code = TOTP.generate({ secret: Secret.fromBase32(setup!.secret), algorithm: 'SHA1', digits: 6, period: 30 });
-  assert.equal((await services.secondFactors.confirm(account.id, code))?.length, 10);
+  assert.equal((await services.secondFactors.confirm(account, code, setup!.sealed, 'test'))?.length, 10);
   assert.equal((await services.secondFactors.status(account.id)).totp, 'on');
 
   assert.match(assertOk(await accounts('reset-second-factor', '--login', 'ada')), /^removed two-step verification \(TOTP and recovery codes\) of "ada"/m);

@@ -79,7 +79,9 @@ export function secondFactorsContract(name: string, makeStore: MetadataStoreFact
       assert.equal(await store.secondFactors.beginTotp(accountId, 'second', T0 + 1), true);
       const factor = await store.secondFactors.totp(accountId);
       assert.deepEqual(factor, { accountId, sealedSecret: 'second', confirmedAt: null, lastStep: 0, createdAt: T0 + 1 });
-      assert.equal(await store.secondFactors.confirmTotp(accountId, STEP, T0 + 2), true);
+      // A code of the secret a page showed confirms only that secret, never one begun since.
+      assert.equal(await store.secondFactors.confirmTotp(accountId, STEP, T0 + 2, 'first'), false);
+      assert.equal(await store.secondFactors.confirmTotp(accountId, STEP, T0 + 2, 'second'), true);
       assert.equal(await store.secondFactors.confirmTotp(accountId, STEP + 1, T0 + 2), false, 'confirmed once');
       assert.equal(await store.secondFactors.useTotpStep(accountId, STEP), false, 'the confirming code is spent');
     });

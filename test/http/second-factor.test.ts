@@ -75,10 +75,15 @@ describe('second factor', { concurrency: 2 }, () => {
       redirect(await browser.signIn(login, password), PROFILE);
       const profile = await browser.get(PROFILE);
       assert.match(profile.body, /<h2>Two-step verification<\/h2>\n<p><span class="badge">Off<\/span>/);
-      redirect(await browser.post(`${FACTOR}/setup`, { csrf: csrfOf(profile.body.slice(profile.body.indexOf('id="second-factor"')))! }), FACTOR);
-      const setup = await browser.get(FACTOR);
+      // A set-up someone else began (the password alone reaches the sign-in set-up step) is never shown.
+      const planted = await t.server.services.secondFactors.begin((await t.server.services.accounts.byLoginOrFail(login))!, 'attacker');
+      const unfinished = await browser.get(FACTOR);
+      assert.match(unfinished.body, /Not finished/);
+      assert.doesNotMatch(unfinished.body, /id="totp-secret"/);
+      const setup = await browser.post(`${FACTOR}/setup`, { csrf: csrfOf(profile.body.slice(profile.body.indexOf('id="second-factor"')))! });
       assert.equal(setup.status, 200, setup.body);
       secret = secretOf(setup);
+      assert.notEqual(secret, planted!.secret);
       // 160 bits of base32 (RFC 4226 section 4).
       assert.match(secret, /^[A-Z2-7]{32}$/);
       // The QR code is inline SVG with attributes only: the pages' CSP (style-src 'self') allows no style attribute.
@@ -90,11 +95,14 @@ describe('second factor', { concurrency: 2 }, () => {
       // Not counted before it is confirmed: the password alone still signs in and gets the key.
       redirect(await new Browser(t.url).signIn(login, password), PROFILE);
       const csrf = csrfOf(setup.body.slice(setup.body.indexOf(`action="${FACTOR}/confirm"`)))!;
-      const wrong = await browser.post(`${FACTOR}/confirm`, { csrf, code: codeAt(secret, clock.now + 5 * 60_000) });
+      // The confirm form carries the secret its page showed, sealed: only that one is confirmed.
+      const sealed = /name="setup" value="([^"]+)"/.exec(setup.body)?.[1];
+      assert.ok(sealed && !sealed.includes(secret), setup.body);
+      const wrong = await browser.post(`${FACTOR}/confirm`, { csrf, setup: sealed, code: codeAt(secret, clock.now + 5 * 60_000) });
       assert.equal(wrong.status, 401, wrong.body);
       assert.equal((await t.server.services.secondFactors.status((await t.server.services.accounts.byLoginOrFail(login)).id)).totp, 'pending');
 
-      const confirmed = await browser.post(`${FACTOR}/confirm`, { csrf, code: codeAt(secret, clock.now) });
+      const confirmed = await browser.post(`${FACTOR}/confirm`, { csrf, setup: sealed, code: codeAt(secret, clock.now) });
       assert.equal(confirmed.status, 200, confirmed.body);
       recovery = recoveryCodesOf(confirmed);
       assert.equal(recovery.length, 10);
@@ -210,6 +218,34 @@ describe('second factor', { concurrency: 2 }, () => {
       assert.match(off.body, /Two-step verification is off/);
       redirect(await new Browser(t.url).signIn(login, password), PROFILE);
       assert.ok((await postApiKeys(t, login, password)).status < 300);
+      // The owner's own changes are audited, like a password change.
+      for (const action of ['accounts.turn-on-second-factor', 'accounts.renew-recovery-codes', 'accounts.turn-off-second-factor']) {
+        const [entry] = await t.server.services.audit.list({ limit: 1, action });
+        assert.equal(entry?.actor, `web:${login}`, action);
+        assert.equal(entry?.object, `account:${login}`, action);
+      }
+    });
+
+    test('the code step: an old pre-session still gives a working Verify button; a disabled account gets no session', async () => {
+      clock.advance(60_000);
+      const user = await t.account();
+      const services = t.server.services;
+      const setup = await services.secondFactors.begin(user.account, 'test');
+      await services.secondFactors.confirm(user.account, codeAt(setup!.secret, clock.now), setup!.sealed, 'test');
+      // The sign-in form's pre-session is past its fresh half when the code page is drawn: one new one for both forms.
+      const browser = new Browser(t.url);
+      const csrf = await browser.csrfFrom('/signin');
+      clock.advance(61 * 60_000);
+      redirect(await browser.post('/signin', { csrf, login: user.login, password: user.password }), '/signin/second-factor');
+      redirect(await sendCode(browser, codeAt(setup!.secret, clock.now)), PROFILE);
+
+      clock.advance(60_000);
+      const late = new Browser(t.url);
+      redirect(await late.signIn(user.login, user.password), '/signin/second-factor');
+      await services.accounts.setDisabled(user.login, true);
+      const refused = await sendCode(late, codeAt(setup!.secret, clock.now));
+      assert.equal(refused.status, 403, refused.body);
+      assert.equal(late.cookies.has('fh_session'), false);
     });
 
     test('console: who has what, and a reset of two-step verification, confirmed and audited', async () => {
@@ -217,7 +253,7 @@ describe('second factor', { concurrency: 2 }, () => {
       const services = t.server.services;
       const id = (await services.accounts.byLoginOrFail(user.login)).id;
       const setup = await services.secondFactors.begin(user.account, 'test');
-      await services.secondFactors.confirm(id, codeAt(setup!.secret, clock.now));
+      await services.secondFactors.confirm(user.account, codeAt(setup!.secret, clock.now), setup!.sealed, 'test');
       const admin = `admin-${process.pid}`;
       await services.accounts.create({ login: admin, password: 'operator password', isOperator: true });
       const operator = new Browser(t.url);
@@ -251,7 +287,7 @@ describe('second factor', { concurrency: 2 }, () => {
     let t: TestServer;
 
     before(async () => {
-      t = await startTestServer({ secondFactorRequired: 'everyone', loginAttemptsPerMinute: 3 }, clock);
+      t = await startTestServer({ secondFactorRequired: 'everyone', loginAttemptsPerMinute: 3, trustProxy: true, signup: 'open' }, clock);
     });
     after(() => t.close());
 
@@ -276,6 +312,77 @@ describe('second factor', { concurrency: 2 }, () => {
       redirect(await next.signIn(user.login, user.password), '/signin/second-factor');
       const form = await next.get('/signin/second-factor');
       redirect(await next.post('/signin/second-factor', { csrf: csrfOf(form.body)!, code: codeAt(secret, clock.now) }), PROFILE);
+    });
+
+    /** A browser behind the trusted proxy, as a client of its own address. */
+    const from = (ip: string) => new Browser(t.url, { 'X-Forwarded-For': ip });
+
+    test('a set-up shows only a secret it made: one begun with the password alone is never shown nor confirmed by the owner', async () => {
+      const user = await t.account();
+      const secretShown = async (browser: Browser) => {
+        const page = await browser.get('/signin/second-factor/setup');
+        assert.equal(page.status, 200, page.body);
+        return { secret: secretOf(page), csrf: csrfOf(page.body)! };
+      };
+      const attacker = from('203.0.113.1');
+      redirect(await attacker.signIn(user.login, user.password), '/signin/second-factor/setup');
+      const planted = await secretShown(attacker);
+      const owner = from('203.0.113.2');
+      redirect(await owner.signIn(user.login, user.password), '/signin/second-factor/setup');
+      const ownerSetup = await secretShown(owner);
+      assert.notEqual(ownerSetup.secret, planted.secret);
+      // The attacker's page drawn again begins another secret; the owner's code (of the page the owner saw) confirms nothing then.
+      const replanted = await secretShown(attacker);
+      const refused = await owner.post('/signin/second-factor/setup', { csrf: ownerSetup.csrf, code: codeAt(ownerSetup.secret, clock.now) });
+      assert.equal(refused.status, 401, refused.body);
+      const id = (await t.server.services.accounts.byLoginOrFail(user.login)).id;
+      assert.equal((await t.server.services.secondFactors.status(id)).totp, 'pending');
+      // The owner's page drawn again shows a new secret of its own, which the owner confirms; the attacker's stays unconfirmed.
+      const fresh = await secretShown(owner);
+      assert.notEqual(fresh.secret, replanted.secret);
+      const confirmed = await owner.post('/signin/second-factor/setup', { csrf: fresh.csrf, code: codeAt(fresh.secret, clock.now) });
+      assert.equal(confirmed.status, 200, confirmed.body);
+      // The attacker's set-up has ended: the account has its factor now.
+      const late = await attacker.post('/signin/second-factor/setup', { csrf: replanted.csrf, code: codeAt(replanted.secret, clock.now) });
+      assert.equal(late.status, 403, late.body);
+      clock.advance(30_000);
+      const next = from('203.0.113.2');
+      redirect(await next.signIn(user.login, user.password), '/signin/second-factor');
+      const form = await next.get('/signin/second-factor');
+      assert.equal((await next.post('/signin/second-factor', { csrf: csrfOf(form.body)!, code: codeAt(replanted.secret, clock.now) })).status, 401);
+    });
+
+    test('wrong codes after a right password count on the login, from every address: several addresses get 429 together', async () => {
+      const user = await t.account();
+      const setup = await t.server.services.secondFactors.begin(user.account, 'test');
+      await t.server.services.secondFactors.confirm(user.account, codeAt(setup!.secret, clock.now), setup!.sealed, 'test');
+      // Each address signs in with the password (which makes it known to the login) before any code is sent.
+      const browsers = ['198.51.100.1', '198.51.100.2', '198.51.100.3'].map(from);
+      for (const browser of browsers) redirect(await browser.signIn(user.login, user.password), '/signin/second-factor');
+      const wrong = async (browser: Browser) => {
+        const form = await browser.get('/signin/second-factor');
+        return browser.post('/signin/second-factor', { csrf: csrfOf(form.body)!, code: '000000' });
+      };
+      for (const browser of browsers) assert.equal((await wrong(browser)).status, 401);
+      const fourth = await wrong(browsers[0]!);
+      assert.equal(fourth.status, 429, fourth.body);
+      assert.ok(Number(fourth.response.headers.get('retry-after')) >= 1);
+    });
+
+    test('sign-up leads to the set-up before any session; POST /apikeys gives no key for a password alone without TOTP', async () => {
+      const browser = from('198.51.100.20');
+      const csrf = await browser.csrfFrom('/signup');
+      const login = `new-${process.pid}`;
+      const password = 'a long new password';
+      const signUp = await browser.post('/signup', { csrf, login, name: '', email: '', password, password_again: password });
+      redirect(signUp, '/signin/second-factor/setup');
+      assert.equal(browser.cookies.has('fh_session'), false);
+      redirect(await browser.get(PROFILE), `/signin?next=${encodeURIComponent(PROFILE)}`);
+      // An account the rule covers, without TOTP (none yet, or passkeys only): 403, as with TOTP.
+      const refused = await read(
+        await t.fetch('/apikeys', { method: 'POST', headers: { 'X-Forwarded-For': '198.51.100.21' }, body: new URLSearchParams({ login, password }) }),
+      );
+      assertAtomError(refused, 403, 'errorPermissionDenied', /requires a second factor/);
     });
 
     test('wrong codes count on the sign-in throttle: past the limit, 429 with Retry-After', async () => {

@@ -776,8 +776,11 @@ export interface SecondFactorsRepository {
   totp(accountId: number): Promise<TotpFactor | null>;
   /** Stores a new unconfirmed factor, replacing an unconfirmed one; false (nothing changed) when a confirmed one exists. */
   beginTotp(accountId: number, sealedSecret: string, now: number): Promise<boolean>;
-  /** Confirms the unconfirmed factor with a code of `step`; false when there is none or the step is not newer. */
-  confirmTotp(accountId: number, step: number, now: number): Promise<boolean>;
+  /**
+   * Confirms the unconfirmed factor with a code of `step`; false when there is none or the step is not newer,
+   * or (given `sealedSecret`) when another set-up has replaced that stored secret meanwhile.
+   */
+  confirmTotp(accountId: number, step: number, now: number, sealedSecret?: string): Promise<boolean>;
   /** Accepts a code of `step` once, for a confirmed factor only: false for a replayed or older step. */
   useTotpStep(accountId: number, step: number): Promise<boolean>;
   /** Spends an unused recovery code of the account; false when unknown or already used. */

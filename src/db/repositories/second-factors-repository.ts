@@ -28,14 +28,15 @@ export function secondFactorsRepository(db: Kysely<Database>): SecondFactorsRepo
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
     },
-    async confirmTotp(accountId, step, now) {
-      const result = await db
+    async confirmTotp(accountId, step, now, sealedSecret) {
+      let update = db
         .updateTable('totp_factors')
         .set({ confirmed_at: now, last_step: step })
         .where('account_id', '=', accountId)
         .where('confirmed_at', 'is', null)
-        .where('last_step', '<', step)
-        .executeTakeFirst();
+        .where('last_step', '<', step);
+      if (sealedSecret !== undefined) update = update.where('sealed_secret', '=', sealedSecret);
+      const result = await update.executeTakeFirst();
       return Number(result.numUpdatedRows) > 0;
     },
     async useTotpStep(accountId, step) {

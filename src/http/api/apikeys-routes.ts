@@ -21,7 +21,11 @@ export function registerApiKeyRoutes(app: FastifyInstance, context: Context): vo
       const account = await context.services.limits.signIn.attempt(request.ip, login, () => context.services.accounts.authenticate(login, password));
       // Accounts with a second factor or single sign-on take their key from the profile
       // (issue 26); said only after the right password, so it tells a guesser nothing.
-      const refusal = await context.services.accounts.passwordKeyRefusal(account, context.services.config.oidcOnly);
+      const refusal = await context.services.accounts.passwordKeyRefusal(
+        account,
+        context.services.config.oidcOnly,
+        context.services.config.secondFactorRequired,
+      );
       if (refusal !== null) throw errors.permissionDenied(`${refusal}; copy it from ${context.links.webUrl}/accounts/profile/misc`);
       // An explicit "create" answers errorApiKeyAlreadyCreated when a key exists (API.md 5).
       const explicitCreate = /^(1|true|yes)$/i.test(formField(request, 'create') ?? '');

@@ -7,8 +7,17 @@ import { checkPasswordSignInAllowed, oidcSignInOption, passwordSignInShown } fro
 import { passkeySignInOption } from './passkey-pages.js';
 import { RETURN_FIELD, safeReturnPath } from './return-path.js';
 import { afterPasswordSignIn } from './second-factor-pages.js';
-import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo, SESSION_COOKIE, sessionFormValid } from './session-plugin.js';
-import { PROFILE_PATH, startWebSession } from './sign-in-session.js';
+import {
+  bodyField,
+  CSRF_FIELD,
+  cookieOptions,
+  PRE_SESSION_COOKIE,
+  preSessionToken as preSessionTokenOf,
+  redirectTo,
+  SESSION_COOKIE,
+  sessionFormValid,
+} from './session-plugin.js';
+import { PROFILE_PATH } from './sign-in-session.js';
 
 /** The services this module calls. */
 type Context = HttpContext<'accounts' | 'clock' | 'config' | 'limits' | 'oidc' | 'passkeys' | 'secondFactors' | 'sessions' | 'signInChallenges' | 'signUp'>;
@@ -38,24 +47,8 @@ const problemNote = (problem: Problem | null): Html | string => (problem ? html`
 export function registerAccountPages(app: FastifyInstance, context: Context): void {
   const { services } = context;
 
-  const preSessionTokens = new WeakMap<FastifyRequest, string>();
-  /**
-   * The pre-session the sign-in and sign-up forms are bound to: the browser's own while
-   * it is fresh, else a new short-lived cookie. Returns the token for the hidden field.
-   */
-  const preSessionToken = (request: FastifyRequest, reply: FastifyReply): string => {
-    // Once per request: two fresh pre-sessions would send two cookies, the first form's token lost.
-    const made = preSessionTokens.get(request);
-    if (made !== undefined) return made;
-    const held = request.cookies[PRE_SESSION_COOKIE];
-    const pre = services.sessions.preSession(held);
-    if (pre.cookie !== held) {
-      const maxAge = Math.round((pre.expiresAt - services.clock()) / 1000);
-      reply.setCookie(PRE_SESSION_COOKIE, pre.cookie, { ...cookieOptions(request, context.links), maxAge });
-    }
-    preSessionTokens.set(request, pre.csrfToken);
-    return pre.csrfToken;
-  };
+  /** The pre-session token of the sign-in and sign-up forms (one per request: session-plugin.ts). */
+  const preSessionToken = (request: FastifyRequest, reply: FastifyReply): string => preSessionTokenOf(context, request, reply);
 
   const preSessionFormValid = (request: FastifyRequest) =>
     services.sessions.checkPreSessionCsrf(request.cookies[PRE_SESSION_COOKIE], bodyField(request, CSRF_FIELD));
@@ -195,7 +188,8 @@ ${problemNote(problem)}
         password: bodyField(request, 'password') ?? '',
         passwordAgain: bodyField(request, 'password_again') ?? '',
       });
-      return await startWebSession(context, request, reply, account.id, returnPath(request));
+      // Like a password sign-in: `--second-factor-required everyone` asks for a set-up first.
+      return await afterPasswordSignIn(context, request, reply, account, returnPath(request));
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       return signUpPage(request, reply, values, { status: 400, message: sentence(error.message) });

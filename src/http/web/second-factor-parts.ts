@@ -30,6 +30,8 @@ export const issuerOf = (context: HttpContext<never>): string => {
 /**
  * Checks a typed code as one attempt of the sign-in throttle (per address and per login,
  * like a password: API.md 8), so a 6-digit code cannot be guessed faster than a password.
+ * A code always counts on the login's counter, from an address known to it too
+ * (SignInThrottle.attemptCode).
  * `check` answers null for a wrong code. Returns what it gave, or the problem to show
  * (the 429's Retry-After is set on the reply).
  */
@@ -42,7 +44,7 @@ export async function throttledCode<T>(
 ): Promise<{ ok: T } | { problem: Problem }> {
   try {
     return {
-      ok: await context.services.limits.signIn.attempt(request.ip, login, async () => {
+      ok: await context.services.limits.signIn.attemptCode(request.ip, login, async () => {
         const result = await check();
         if (result === null) throw errors.wrongCredentials();
         return result;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TotpSetup } from '../../auth/second-factor-service.js';
 import type { ActiveSession } from '../../auth/session-service.js';
 import type { HttpContext } from '../context.js';
 import { type Html, html } from '../html.js';
@@ -17,6 +18,10 @@ const SETUP_PATH = `${SECOND_FACTOR_PROFILE_PATH}/setup`;
 const CONFIRM_PATH = `${SECOND_FACTOR_PROFILE_PATH}/confirm`;
 const RECOVERY_PATH = `${SECOND_FACTOR_PROFILE_PATH}/recovery-codes`;
 const OFF_PATH = `${SECOND_FACTOR_PROFILE_PATH}/off`;
+
+/** The confirm form's copy of the secret its page showed, sealed (SecondFactorService.confirm). */
+const SETUP_FIELD = 'setup';
+const REPLACED: Problem = { status: 409, message: 'This set-up has ended or another one replaced it. Start again with a new key.' };
 
 const csrf = (session: ActiveSession) => html`<input type="hidden" name="${CSRF_FIELD}" value="${session.csrfToken}">`;
 
@@ -53,8 +58,8 @@ export async function secondFactorCardOf(context: Context, session: ActiveSessio
 <p>${status.recoveryCodesLeft} of 10 recovery codes left.${status.recoveryCodesLeft <= 3 ? ' Make new ones before they run out.' : ''}</p>
 ${onForms(session, false)}`;
   } else if (status.totp === 'pending') {
-    body = html`<p><span class="badge">Not finished</span> The set-up was started but not confirmed with a code, so it does not count yet.</p>
-<p><a class="button" href="${SECOND_FACTOR_PROFILE_PATH}">Finish the set-up</a></p>`;
+    body = html`<p><span class="badge">Not finished</span> A set-up was started but not confirmed with a code, so it does not count yet.</p>
+${setupButton(session, 'Set up again with a new key')}`;
   } else {
     body = html`<p><span class="badge">Off</span> Add a code from an app on your phone to your password, so a stolen password alone does not get in.</p>
 ${required ? html`<p class="hint">This site requires a second factor for your account: a passkey counts too.</p>` : ''}
@@ -83,8 +88,13 @@ ${body}
 </section>`,
     );
 
-  /** The page as the factor stands: the set-up in progress, or the forms of a factor that is on. */
-  const factorPage = async (reply: FastifyReply, session: ActiveSession, problem: Problem | null): Promise<FastifyReply> => {
+  /**
+   * The page as the factor stands: the forms of a factor that is on, or the set-up this page
+   * began (`setup`, from POST setup or carried by the confirm form). A set-up in progress
+   * that this page did not begin (anyone with the password may begin one at the sign-in
+   * step) is never shown: only a button that starts a new one.
+   */
+  const factorPage = async (reply: FastifyReply, session: ActiveSession, problem: Problem | null, setup: TotpSetup | null = null): Promise<FastifyReply> => {
     const status = await services.secondFactors.status(session.account.id);
     if (status.totp === 'on') {
       return page(
@@ -96,15 +106,15 @@ ${body}
 ${onForms(session, true)}`,
       );
     }
-    const setup = await services.secondFactors.pending(session.account, issuerOf(context));
     if (!setup) {
+      const pending = status.totp === 'pending';
       return page(
         reply,
         problem?.status ?? 200,
         'Two-step verification',
         html`${problemNote(problem)}
-<p><span class="badge">Off</span></p>
-${setupButton(session, 'Set up two-step verification')}`,
+<p><span class="badge">${pending ? 'Not finished' : 'Off'}</span>${pending ? ' A set-up was started but not confirmed with a code, so it does not count yet.' : ''}</p>
+${setupButton(session, pending ? 'Set up again with a new key' : 'Set up two-step verification')}`,
       );
     }
     return page(
@@ -115,6 +125,7 @@ ${setupButton(session, 'Set up two-step verification')}`,
 ${await setupInstructions(setup)}
 <form class="stack" method="post" action="${CONFIRM_PATH}">
 ${csrf(session)}
+<input type="hidden" name="${SETUP_FIELD}" value="${setup.sealed}">
 ${totpField('code', 'Code from the app', true)}
 <button class="button" type="submit">Turn on</button>
 </form>
@@ -131,16 +142,23 @@ ${setupButton(session, 'Start again with a new key', 'button secondary')}`,
   });
 
   app.post(SETUP_PATH, form, async (request, reply) => {
-    // A confirmed factor is never replaced: begin() leaves it, and the page shows it is on.
-    await services.secondFactors.begin(session(request).account, issuerOf(context));
-    return redirectTo(reply, SECOND_FACTOR_PROFILE_PATH);
+    // The answer shows the new secret itself (no redirect): only this page knows it.
+    // A confirmed factor is never replaced: begin() gives null, and the page shows it is on.
+    const setup = await services.secondFactors.begin(session(request).account, issuerOf(context));
+    return factorPage(reply, session(request), null, setup);
   });
 
   app.post(CONFIRM_PATH, form, async (request, reply) => {
     const { account } = session(request);
     const code = bodyField(request, 'code') ?? '';
-    const checked = await throttledCode(context, request, reply, account.login, () => services.secondFactors.confirm(account.id, code));
-    if ('problem' in checked) return factorPage(reply, session(request), checked.problem);
+    const sealed = bodyField(request, SETUP_FIELD) ?? '';
+    const checked = await throttledCode(context, request, reply, account.login, () =>
+      services.secondFactors.confirm(account, code, sealed, `web:${account.login}`),
+    );
+    if ('problem' in checked) {
+      const setup = await services.secondFactors.setupOf(account, issuerOf(context), sealed);
+      return factorPage(reply, session(request), setup || checked.problem.status === 429 ? checked.problem : REPLACED, setup);
+    }
     // The codes are the answer itself, never a redirect: shown this once, never in a URL.
     return page(
       reply,
@@ -154,7 +172,9 @@ ${setupButton(session, 'Start again with a new key', 'button secondary')}`,
   app.post(RECOVERY_PATH, form, async (request, reply) => {
     const { account } = session(request);
     const code = bodyField(request, 'code') ?? '';
-    const checked = await throttledCode(context, request, reply, account.login, () => services.secondFactors.renewRecoveryCodes(account.id, code));
+    const checked = await throttledCode(context, request, reply, account.login, () =>
+      services.secondFactors.renewRecoveryCodes(account, code, `web:${account.login}`),
+    );
     if ('problem' in checked) return factorPage(reply, session(request), checked.problem);
     return page(
       reply,
@@ -170,7 +190,7 @@ ${recoveryCodesList(checked.ok)}
     const { account } = session(request);
     const code = bodyField(request, 'code') ?? '';
     const checked = await throttledCode(context, request, reply, account.login, async () =>
-      (await services.secondFactors.turnOff(account.id, code)) ? true : null,
+      (await services.secondFactors.turnOff(account, code, `web:${account.login}`)) ? true : null,
     );
     if ('problem' in checked) return factorPage(reply, session(request), checked.problem);
     return factorPage(reply, session(request), { status: 200, ok: true, message: 'Two-step verification is off: your password alone signs you in again.' });

@@ -5,7 +5,7 @@ import { html } from '../html.js';
 import { sendPage } from './layout.js';
 import { RETURN_FIELD } from './return-path.js';
 import { issuerOf, type Problem, problemNote, recoveryCodesList, setupInstructions, throttledCode, totpField } from './second-factor-parts.js';
-import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, redirectTo } from './session-plugin.js';
+import { bodyField, CSRF_FIELD, cookieOptions, PRE_SESSION_COOKIE, preSessionToken, redirectTo } from './session-plugin.js';
 import { startWebSession } from './sign-in-session.js';
 
 /** The services this module calls. */
@@ -31,6 +31,8 @@ interface Pending {
   wrong: number;
   /** Set-up only: the code confirmed the new factor, the recovery codes were shown. */
   confirmed?: boolean;
+  /** Set-up only: the secret this set-up made, sealed; the only one it shows or confirms. */
+  sealedSecret?: string;
 }
 
 type Kind = 'second-factor' | 'second-factor-setup';
@@ -66,16 +68,8 @@ export function registerSecondFactorSignIn(app: FastifyInstance, context: Contex
   const { services } = context;
 
   // The pre-session of the sign-in form carries on: its CSRF token guards these forms too.
-  const preSessionToken = (request: FastifyRequest, reply: FastifyReply): string => {
-    const held = request.cookies[PRE_SESSION_COOKIE];
-    const pre = services.sessions.preSession(held);
-    if (pre.cookie !== held) {
-      const maxAge = Math.round((pre.expiresAt - services.clock()) / 1000);
-      reply.setCookie(PRE_SESSION_COOKIE, pre.cookie, { ...cookieOptions(request, context.links), maxAge });
-    }
-    return pre.csrfToken;
-  };
-  const csrf = (request: FastifyRequest, reply: FastifyReply) => html`<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(request, reply)}">`;
+  const csrf = (request: FastifyRequest, reply: FastifyReply) =>
+    html`<input type="hidden" name="${CSRF_FIELD}" value="${preSessionToken(context, request, reply)}">`;
   const formValid = (request: FastifyRequest) => services.sessions.checkPreSessionCsrf(request.cookies[PRE_SESSION_COOKIE], bodyField(request, CSRF_FIELD));
 
   const peek = (kind: Kind, request: FastifyRequest) => services.signInChallenges.peek<Pending>(kind, request.cookies[CHALLENGE_COOKIE]);
@@ -109,6 +103,8 @@ export function registerSecondFactorSignIn(app: FastifyInstance, context: Contex
     const challenge = await peek(kind, request);
     if (!challenge) return ended(request, reply, 403, EXPIRED);
     if (problem.status === 429) return show(problem);
+    // Read, then written back: two parallel wrong codes may count once here. The bound that
+    // matters holds anyway: every code counts on the login's throttle (SignInThrottle.attemptCode).
     const wrong = challenge.payload.wrong + 1;
     if (wrong >= MAX_WRONG_CODES) {
       await services.signInChallenges.take(kind, request.cookies[CHALLENGE_COOKIE]);
@@ -157,6 +153,8 @@ ${csrf(request, reply)}
     const challenge = await peek('second-factor', request);
     if (!challenge || challenge.accountId === null) return ended(request, reply, 403, EXPIRED);
     const accountId = challenge.accountId;
+    // Disabled since the password was typed: no code is looked at.
+    if (!(await services.accounts.activeAccount(accountId))) return ended(request, reply, 403, EXPIRED);
     const code = bodyField(request, 'code') ?? '';
     const checked = await throttledCode(context, request, reply, challenge.payload.login, () => services.secondFactors.verify(accountId, code));
     if ('problem' in checked) return wrongCode('second-factor', request, reply, checked.problem, (problem) => codePage(request, reply, problem));
@@ -169,9 +167,21 @@ ${csrf(request, reply)}
 
   // ---- The set-up `--second-factor-required` asks of an account without a second factor ----
 
+  /**
+   * The set-up step shows only the secret this set-up made (kept sealed in its challenge):
+   * a new one the first time, or when another set-up has replaced it since. An unfinished
+   * set-up begun elsewhere (by anyone with the password) is replaced, never shown.
+   */
   const setupPage = async (request: FastifyRequest, reply: FastifyReply, account: Account, problem: Problem | null): Promise<FastifyReply> => {
-    const setup = (await services.secondFactors.pending(account, issuerOf(context))) ?? (await services.secondFactors.begin(account, issuerOf(context)));
-    if (!setup) return ended(request, reply, 403, EXPIRED);
+    const challenge = await peek('second-factor-setup', request);
+    if (!challenge) return ended(request, reply, 403, EXPIRED);
+    const held = challenge.payload.sealedSecret;
+    let setup = held === undefined ? null : await services.secondFactors.setupOf(account, issuerOf(context), held);
+    if (!setup) {
+      setup = await services.secondFactors.begin(account, issuerOf(context));
+      if (!setup || !(await services.signInChallenges.update(challenge, { ...challenge.payload, sealedSecret: setup.sealed })))
+        return ended(request, reply, 403, EXPIRED);
+    }
     return sendPage(
       reply,
       problem?.status ?? 200,
@@ -211,7 +221,9 @@ ${totpField('code', 'Code from the app')}
     if (!formValid(request))
       return setupPage(request, reply, account, { status: 403, message: 'This form has expired or did not come from this site. Please try again.' });
     const code = bodyField(request, 'code') ?? '';
-    const checked = await throttledCode(context, request, reply, account.login, () => services.secondFactors.confirm(account.id, code));
+    const checked = await throttledCode(context, request, reply, account.login, () =>
+      services.secondFactors.confirm(account, code, challenge.payload.sealedSecret ?? '', `web:${account.login}`),
+    );
     if ('problem' in checked)
       return wrongCode('second-factor-setup', request, reply, checked.problem, (problem) => setupPage(request, reply, account, problem));
     await services.signInChallenges.update(challenge, { ...challenge.payload, confirmed: true });

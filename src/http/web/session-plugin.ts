@@ -75,6 +75,27 @@ export function cookieOptions(request: FastifyRequest, links: Links): CookieSeri
   };
 }
 
+const preSessionTokens = new WeakMap<FastifyRequest, string>();
+
+/**
+ * The pre-session the forms before sign-in (sign-in, sign-up, the second step) are bound
+ * to: the browser's own while it is fresh, else a new short-lived cookie. Returns the token
+ * for the hidden field. Once per request, whichever page module asks: two fresh
+ * pre-sessions would send two cookies, the first form's token lost.
+ */
+export function preSessionToken(context: Context, request: FastifyRequest, reply: FastifyReply): string {
+  const made = preSessionTokens.get(request);
+  if (made !== undefined) return made;
+  const held = request.cookies[PRE_SESSION_COOKIE];
+  const pre = context.services.sessions.preSession(held);
+  if (pre.cookie !== held) {
+    const maxAge = Math.round((pre.expiresAt - context.services.clock()) / 1000);
+    reply.setCookie(PRE_SESSION_COOKIE, pre.cookie, { ...cookieOptions(request, context.links), maxAge });
+  }
+  preSessionTokens.set(request, pre.csrfToken);
+  return pre.csrfToken;
+}
+
 /** Sets the session cookie to live as long as the session does. */
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, context: Context, token: string, expiresAt: number): void {
   const maxAge = Math.max(0, Math.round((expiresAt - context.services.clock()) / 1000));
