@@ -70,12 +70,6 @@ export class SecondFactorService {
     return this.deps.required === 'everyone' || (this.deps.required === 'operators' && account.isOperator);
   }
 
-  /** Whether the account has what that rule asks for: a confirmed TOTP or a passkey (which is both factors). */
-  async hasOne(accountId: number): Promise<boolean> {
-    const methods = await this.deps.store.accounts.signInMethods(accountId);
-    return methods.totp || methods.passkeys > 0;
-  }
-
   /**
    * Starts (or starts again) a set-up with a new secret; null when the account already
    * has a confirmed factor, which a new set-up never replaces (turn it off first).

@@ -495,7 +495,7 @@ export const SETTINGS = [
     env: 'FILEHAVEN_SECOND_FACTOR_REQUIRED',
     parse: (raw: string) => (/^(none|operators|everyone)$/i.test(raw.trim()) ? (raw.trim().toLowerCase() as 'none' | 'operators' | 'everyone') : undefined),
     expected: 'none, operators or everyone',
-    description: 'who must have a second factor (TOTP or a passkey) to sign in with a password',
+    description: 'who must pass a second factor (TOTP) to sign in with a password (a passkey sign-in is both factors)',
   },
   {
     key: 'passkeys',

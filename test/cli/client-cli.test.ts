@@ -114,6 +114,23 @@ describe('login and the config file', () => {
     assert.match(after.stderr, /^filehaven ls: not signed in: run filehaven login --server URL/);
   });
 
+  test('login of an account with a second factor: no key for the password alone, a clear way on (--key), exit 3', async () => {
+    const guarded = await t.account();
+    const { secondFactors } = t.server.services.store;
+    assert.equal(await secondFactors.beginTotp(guarded.account.id, 'sealed', Date.now()), true);
+    assert.equal(await secondFactors.confirmTotp(guarded.account.id, 1, Date.now()), true);
+    const home = path.join(work, 'guarded-home');
+    const refused = await run(['login', '--server', t.url, '--login', guarded.login, '--password-stdin'], { home, stdin: `${guarded.password}\n` });
+    assert.equal(refused.code, 3, refused.stderr);
+    assert.match(refused.stderr, /second factor/);
+    assert.match(refused.stderr, /filehaven login --server \S+ --key -/);
+    assert.doesNotMatch(refused.stderr, /^\s+at /m, 'no stack trace');
+    // The key from the profile page, on stdin, signs the client in.
+    const given = await run(['login', '--server', t.url, '--key', '-', '--json'], { home, stdin: `${guarded.key}\n` });
+    assert.equal(given.code, 0, given.stderr);
+    assert.equal(JSON.parse(given.stdout).account, String(guarded.account.id));
+  });
+
   test('a wrong password exits 3 with errorWrongCredentials and stores nothing; --key is checked before it is stored', async () => {
     const home = path.join(work, 'wrong-home');
     const wrong = await jsonFailure(['login', '--server', t.url, '--login', ada.login], 3, null, { home, stdin: 'nope\n' });

@@ -314,6 +314,23 @@ describe('second factor', { concurrency: 2 }, () => {
       redirect(await next.post('/signin/second-factor', { csrf: csrfOf(form.body)!, code: codeAt(secret, clock.now) }), PROFILE);
     });
 
+    test('a passkey does not stand in for the code after a password: an account with passkeys only is led to the set-up too', async () => {
+      const user = await t.account();
+      await t.server.services.store.passkeys.create({
+        id: `cGFzc2tleQ${user.account.id}`,
+        accountId: user.account.id,
+        name: 'Phone',
+        publicKey: 'pQECAyYgASFYIA',
+        counter: 0,
+        transports: ['internal'],
+        backedUp: false,
+        createdAt: clock.now,
+      });
+      const browser = new Browser(t.url);
+      redirect(await browser.signIn(user.login, user.password), '/signin/second-factor/setup');
+      assert.equal(browser.cookies.has('fh_session'), false, 'no session for the password alone');
+    });
+
     /** A browser behind the trusted proxy, as a client of its own address. */
     const from = (ip: string) => new Browser(t.url, { 'X-Forwarded-For': ip });
 

@@ -55,7 +55,8 @@ export async function continueAfterPassword(
   const { secondFactors, signInChallenges } = context.services;
   let kind: Kind | null = null;
   if ((await secondFactors.status(account.id)).totp === 'on') kind = 'second-factor';
-  else if (secondFactors.mustHaveOne(account) && !(await secondFactors.hasOne(account.id))) kind = 'second-factor-setup';
+  // A password sign-in the rule covers needs a code: passkeys sign in by themselves, not after a password.
+  else if (secondFactors.mustHaveOne(account)) kind = 'second-factor-setup';
   if (kind === null) return startWebSession(context, request, reply, account.id, next);
   const ttl = kind === 'second-factor' ? CODE_TTL_MS : SETUP_TTL_MS;
   const { value } = await signInChallenges.issue<Pending>(kind, account.id, { next, login: account.login, wrong: 0 }, ttl);
