@@ -28,7 +28,8 @@ export async function buildTestTree(root, out) {
   const esbuild = await import('esbuild');
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  for (const entry of readdirSync(root)) {
+  // dist/ too when it does not exist yet: a test may build it (the bench does) and then run it from here.
+  for (const entry of new Set([...readdirSync(root), 'dist'])) {
     if (entry === 'src' || entry === 'test' || entry === '.git') continue;
     symlinkSync(path.join(root, entry), path.join(out, entry));
   }

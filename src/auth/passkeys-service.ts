@@ -1,14 +1,11 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+  VerifiedAuthenticationResponse,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
-import { isoBase64URL, isoUint8Array } from '@simplewebauthn/server/helpers';
 import { DuplicateError, type MetadataStore, type PasskeyRecord } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
 import type { RelyingParty } from './passkey-relying-party.js';
@@ -67,14 +64,14 @@ export class PasskeysService {
       throw new PasskeyError(409, `An account has at most ${PASSKEYS_PER_ACCOUNT} passkeys. Remove one first.`);
     }
     const { value } = await this.deps.challenges.issue('passkey-register', account.id, {}, PASSKEY_CEREMONY_MS);
-    return generateRegistrationOptions({
+    return (await webauthn()).generateRegistrationOptions({
       rpName: rp.name,
       rpID: rp.id,
       userName: account.login,
       userDisplayName: account.name || account.login,
       userID: userHandleOf(account.id),
       // The challenge IS the stored value (32 random bytes): the answer names it, so no cookie is needed.
-      challenge: isoBase64URL.toBuffer(value),
+      challenge: fromBase64url(value),
       timeout: PASSKEY_CEREMONY_MS,
       attestationType: 'none',
       excludeCredentials: existing.map((passkey) => ({ id: passkey.id, transports: passkey.transports })),
@@ -88,9 +85,9 @@ export class PasskeysService {
     const response = credentialJson(answer, 'attestationObject') as unknown as RegistrationResponseJSON;
     const challenge = await this.takeChallenge('passkey-register', response);
     if (challenge.accountId !== accountId) throw new PasskeyError(400, EXPIRED);
-    let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+    let verified: VerifiedRegistrationResponse;
     try {
-      verified = await verifyRegistrationResponse({
+      verified = await (await webauthn()).verifyRegistrationResponse({
         response,
         expectedChallenge: challenge.value,
         expectedOrigin: rp.origin,
@@ -103,7 +100,7 @@ export class PasskeysService {
     if (!verified.verified) throw new PasskeyError(400, NOT_VERIFIED);
     const { credential, credentialBackedUp } = verified.registrationInfo;
     // WebAuthn caps credential ids at 1023 bytes (the column holds their base64url form).
-    if (isoBase64URL.toBuffer(credential.id).length > 1023) throw new PasskeyError(400, NOT_VERIFIED);
+    if (fromBase64url(credential.id).length > 1023) throw new PasskeyError(400, NOT_VERIFIED);
     const existing = await this.list(accountId);
     // Again here: ceremonies started while under the cap may end together.
     if (existing.length >= PASSKEYS_PER_ACCOUNT) {
@@ -113,7 +110,7 @@ export class PasskeysService {
       id: credential.id,
       accountId,
       name: cleanName || defaultName(existing),
-      publicKey: isoBase64URL.fromBuffer(credential.publicKey),
+      publicKey: toBase64url(credential.publicKey),
       counter: credential.counter,
       // Whatever the browser said, as the library passes it on: only the known names are kept.
       transports: Array.isArray(credential.transports) ? credential.transports.filter((t) => KNOWN_TRANSPORTS.has(t)) : [],
@@ -133,9 +130,9 @@ export class PasskeysService {
   /** The options for navigator.credentials.get(): no credentials listed, the authenticator offers the site's passkeys. */
   async signInOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
     const { value } = await this.deps.challenges.issue('passkey-sign-in', null, {}, PASSKEY_CEREMONY_MS);
-    return generateAuthenticationOptions({
+    return (await webauthn()).generateAuthenticationOptions({
       rpID: rp.id,
-      challenge: isoBase64URL.toBuffer(value),
+      challenge: fromBase64url(value),
       timeout: PASSKEY_CEREMONY_MS,
       userVerification: 'required',
     });
@@ -154,17 +151,17 @@ export class PasskeysService {
       throw new PasskeyError(401, 'This passkey is not registered on this site (it may have been removed). Sign in another way.');
     }
     // A discoverable credential names its account; it must be the one the credential was registered to.
-    if (response.response.userHandle !== isoBase64URL.fromBuffer(userHandleOf(passkey.accountId))) {
+    if (response.response.userHandle !== toBase64url(userHandleOf(passkey.accountId))) {
       throw new PasskeyError(401, NOT_VERIFIED);
     }
-    let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+    let verified: VerifiedAuthenticationResponse;
     try {
-      verified = await verifyAuthenticationResponse({
+      verified = await (await webauthn()).verifyAuthenticationResponse({
         response,
         expectedChallenge: challenge.value,
         expectedOrigin: rp.origin,
         expectedRPID: rp.id,
-        credential: { id: passkey.id, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: passkey.counter, transports: passkey.transports as never },
+        credential: { id: passkey.id, publicKey: fromBase64url(passkey.publicKey), counter: passkey.counter, transports: passkey.transports as never },
         requireUserVerification: true,
       });
     } catch {
@@ -199,7 +196,7 @@ export class PasskeysService {
   private async takeChallenge(kind: 'passkey-register' | 'passkey-sign-in', response: CredentialJson) {
     let named: unknown;
     try {
-      named = (JSON.parse(isoBase64URL.toUTF8String(response.response.clientDataJSON)) as { challenge?: unknown }).challenge;
+      named = (JSON.parse(Buffer.from(response.response.clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown }).challenge;
     } catch {
       throw new PasskeyError(400, NOT_VERIFIED);
     }
@@ -209,9 +206,22 @@ export class PasskeysService {
   }
 }
 
+/**
+ * The WebAuthn library, loaded on first use: it pulls in X.509 and ASN.1 parsers that cost
+ * every process half a second of CPU at start (each CLI command too), and only the
+ * passkey ceremonies need it.
+ */
+let library: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (library ??= import('@simplewebauthn/server'));
+
+/** base64url without padding, as WebAuthn's JSON carries it (padding tolerated). */
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+const fromBase64url = (text: string): Uint8Array<ArrayBuffer> => Uint8Array.from(Buffer.from(text, 'base64url'));
+const toBase64url = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
+
 /** The WebAuthn user handle of an account: its id, which is no personal information (WebAuthn §14.6.1). */
 function userHandleOf(accountId: number): Uint8Array<ArrayBuffer> {
-  return isoUint8Array.fromUTF8String(`filehaven:${accountId}`) as Uint8Array<ArrayBuffer>;
+  return new TextEncoder().encode(`filehaven:${accountId}`);
 }
 
 /** The answer's shape: what the browser script sends, else a clear 400 (never a 500). */
@@ -224,7 +234,7 @@ function credentialJson(answer: unknown, part: 'attestationObject' | 'authentica
       throw new PasskeyError(400, 'The passkey’s answer is not valid JSON.');
     }
   }
-  const base64url = (text: unknown) => typeof text === 'string' && text.length > 0 && text.length < 65_536 && isoBase64URL.isBase64URL(text);
+  const base64url = (text: unknown) => typeof text === 'string' && text.length > 0 && text.length < 65_536 && BASE64URL.test(text);
   const credential = value as Partial<CredentialJson> & { response?: Record<string, unknown> };
   if (
     typeof credential !== 'object' ||

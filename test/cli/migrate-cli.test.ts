@@ -216,6 +216,48 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
         .insertInto('upload_request_uploads')
         .values({ upload_id: '1'.repeat(32), request_id: requestId, created_at: Date.now() - 5000 })
         .execute();
+      // Sign-in methods (issue 26): an identity, a TOTP factor with its recovery codes, a
+      // passkey, and a sign-in in progress (minutes long, copied as it is).
+      await trx
+        .insertInto('account_identities')
+        .values({
+          account_id: owners[0]!,
+          issuer: 'https://sso.example.org',
+          subject: 'ada-42',
+          email: 'ada@example.org',
+          created_at: 1_700_000_000_000,
+          last_used_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('totp_factors')
+        .values({ account_id: owners[0]!, sealed_secret: 'c2VhbGVk', confirmed_at: 1_700_000_000_000, last_step: 56_666_666, created_at: 1_700_000_000_000 })
+        .execute();
+      await trx
+        .insertInto('recovery_codes')
+        .values([
+          { code_hash: 'a'.repeat(64), account_id: owners[0]!, used_at: null, created_at: 1_700_000_000_000 },
+          { code_hash: 'b'.repeat(64), account_id: owners[0]!, used_at: 1_700_000_500_000, created_at: 1_700_000_000_000 },
+        ])
+        .execute();
+      await trx
+        .insertInto('passkeys')
+        .values({
+          id: 'Y3JlZGVudGlhbA',
+          account_id: owners[0]!,
+          name: 'Phone',
+          public_key: 'pQECAyYgASFYIA',
+          counter: 7,
+          transports: 'internal,hybrid',
+          backed_up: 1,
+          created_at: 1_700_000_000_000,
+          last_used_at: null,
+        })
+        .execute();
+      await trx
+        .insertInto('sign_in_challenges')
+        .values({ id: 'c'.repeat(64), kind: 'oidc', account_id: null, payload: '{"next":null}', created_at: Date.now(), expires_at: Date.now() + 600_000 })
+        .execute();
       // Bytes served per day (past 2^32, a bigint on both engines), copied as they are.
       await trx
         .insertInto('served_days')

@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import QRCode from 'qrcode';
 import type { TotpSetup } from '../../auth/second-factor-service.js';
 import { ApiError, errors } from '../../domain/errors.js';
 import type { HttpContext } from '../context.js';
@@ -66,6 +65,8 @@ export async function throttledCode<T>(
  * square with its quiet zone, so phones read it in dark mode too.
  */
 export async function qrCode(uri: string): Promise<Html> {
+  // Loaded on first use: only the set-up pages draw a QR code.
+  const { default: QRCode } = await import('qrcode');
   const svg = await QRCode.toString(uri, { type: 'svg', margin: 2, width: 208, errorCorrectionLevel: 'M' });
   return raw(svg.replace('<svg ', '<svg class="qr-code" role="img" aria-label="QR code for your authenticator app" '));
 }
