@@ -221,7 +221,7 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
       await trx
         .insertInto('account_identities')
         .values({
-          account_id: owners[0]!,
+          account_id: owners[owners.length - 1]!,
           issuer: 'https://sso.example.org',
           subject: 'ada-42',
           email: 'ada@example.org',
@@ -231,20 +231,26 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
         .execute();
       await trx
         .insertInto('totp_factors')
-        .values({ account_id: owners[0]!, sealed_secret: 'c2VhbGVk', confirmed_at: 1_700_000_000_000, last_step: 56_666_666, created_at: 1_700_000_000_000 })
+        .values({
+          account_id: owners[owners.length - 1]!,
+          sealed_secret: 'c2VhbGVk',
+          confirmed_at: 1_700_000_000_000,
+          last_step: 56_666_666,
+          created_at: 1_700_000_000_000,
+        })
         .execute();
       await trx
         .insertInto('recovery_codes')
         .values([
-          { code_hash: 'a'.repeat(64), account_id: owners[0]!, used_at: null, created_at: 1_700_000_000_000 },
-          { code_hash: 'b'.repeat(64), account_id: owners[0]!, used_at: 1_700_000_500_000, created_at: 1_700_000_000_000 },
+          { code_hash: 'a'.repeat(64), account_id: owners[owners.length - 1]!, used_at: null, created_at: 1_700_000_000_000 },
+          { code_hash: 'b'.repeat(64), account_id: owners[owners.length - 1]!, used_at: 1_700_000_500_000, created_at: 1_700_000_000_000 },
         ])
         .execute();
       await trx
         .insertInto('passkeys')
         .values({
           id: 'Y3JlZGVudGlhbA',
-          account_id: owners[0]!,
+          account_id: owners[owners.length - 1]!,
           name: 'Phone',
           public_key: 'pQECAyYgASFYIA',
           counter: 7,
