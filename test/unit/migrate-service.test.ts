@@ -193,6 +193,24 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
     .insertInto('sign_in_addresses')
     .values({ id: 'a'.repeat(64), last_success_at: 1 })
     .execute();
+  // Sign-in methods (issue 26).
+  await db
+    .insertInto('account_identities')
+    .values({ account_id: 20, issuer: 'https://sso.example.org', subject: 's', email: '', created_at: 1, last_used_at: null })
+    .execute();
+  await db.insertInto('totp_factors').values({ account_id: 20, sealed_secret: 'x', confirmed_at: 1, last_step: 3, created_at: 1 }).execute();
+  await db
+    .insertInto('recovery_codes')
+    .values({ code_hash: 'c'.repeat(64), account_id: 20, used_at: null, created_at: 1 })
+    .execute();
+  await db
+    .insertInto('passkeys')
+    .values({ id: 'cGs', account_id: 20, name: 'Phone', public_key: 'pQE', counter: 1, transports: '', backed_up: 0, created_at: 1, last_used_at: null })
+    .execute();
+  await db
+    .insertInto('sign_in_challenges')
+    .values({ id: 'd'.repeat(64), kind: 'oidc', account_id: null, payload: '{}', created_at: 1, expires_at: 2 })
+    .execute();
   return opened;
 }
 

@@ -56,7 +56,8 @@ export const ENDPOINTS: readonly Endpoint[] = [
     aliases: [],
     access: 'public',
     inSpec: true,
-    summary: 'The API key of an account, from its login and password. The same key comes back on every call.',
+    summary:
+      'The API key of an account, from its login and password. The same key comes back on every call. An account with a second factor (TOTP) or single sign-on gets `errorPermissionDenied` (403) instead: its key is on its profile page.',
     params: [
       { name: 'login', in: 'form', required: true, notes: 'Account login.' },
       { name: 'password', in: 'form', required: true, notes: 'Account password; `pass` is accepted as an alias.' },
