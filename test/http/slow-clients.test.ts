@@ -182,7 +182,12 @@ describe('slow clients', () => {
       for (const socket of busy) socket.destroy();
     });
 
+    /** Whether a plain request is let in: the busy connections of the tests before are gone. */
+    const letIn = async () => (await exchange(capped.url, 'GET /favicon.svg HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status === 200;
+
     it('a request on an idle connection while every slot is busy gets 429 with Connection: close, unrun', async () => {
+      // The test above destroyed its sockets; the server may not have seen them go yet.
+      assert.ok(await eventually(letIn));
       const { key } = await capped.account();
       const idle = await openSocket();
       assert.equal((await ask(idle, 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')).status, 200);
@@ -208,7 +213,6 @@ describe('slow clients', () => {
 
     it(`at ${CAP * OPEN_PER_BUSY} open, a new connection is refused in words and an idle one is asked to close at its next answer, none is cut`, async () => {
       // The busy connections of the tests above are gone once a plain request is let in again.
-      const letIn = async () => (await exchange(capped.url, 'GET /favicon.svg HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status === 200;
       assert.ok(await eventually(letIn));
       // Idle keep-alive connections up to the bound (fetch's pooled ones of the tests above count too).
       const idle: net.Socket[] = [];
