@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
+import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const T0 = Date.parse('2026-11-28T01:00:00Z');
@@ -25,18 +26,7 @@ export function secondFactorsContract(name: string, makeStore: MetadataStoreFact
     beforeEach(async () => {
       harness = await makeStore();
       store = harness.store;
-      const account = await store.accounts.create({
-        login: `user${++counter}`,
-        passwordHash: 'x',
-        name: '',
-        email: '',
-        premiumStart: null,
-        premiumEnd: null,
-        trafficLeft: 0,
-        isOperator: false,
-        createdAt: T0,
-      });
-      accountId = account.id;
+      accountId = (await contractAccount(store, `user${++counter}`, T0)).id;
     });
     afterEach(async () => {
       await harness.cleanup();
