@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
+import { BasicCredentials } from './auth/basic-credentials.js';
 import { OidcService } from './auth/oidc-service.js';
 import { oidcSettings } from './auth/oidc-settings.js';
 import { PasskeysService } from './auth/passkeys-service.js';
@@ -47,6 +48,9 @@ import { UploadRequestsService } from './sharing/upload-requests-service.js';
 import { ResumableDataStore } from './uploads/resumable-data-store.js';
 import { ResumableUploadsService } from './uploads/resumable-uploads-service.js';
 import { UploadsService } from './uploads/uploads-service.js';
+import { DavLocks } from './webdav/dav-locks.js';
+import { DavProperties } from './webdav/dav-properties.js';
+import { DavTree } from './webdav/dav-tree.js';
 
 /** Everything the HTTP layer and the CLI call; one instance per process. */
 export interface Services {
@@ -99,6 +103,8 @@ export interface Services {
   secondFactors: SecondFactorService;
   /** Single sign-on through OpenID Connect (issue 26); null when no issuer is configured. */
   oidc: OidcService | null;
+  /** WebDAV (issue 27): the tree as paths, Basic credentials, locks and dead properties. */
+  dav: { tree: DavTree; credentials: BasicCredentials; locks: DavLocks; properties: DavProperties };
   /** null when the database and the blob store answer; else which one does not (`/readyz`). */
   readiness(): Promise<string | null>;
   /** Closes the database. */
@@ -258,6 +264,19 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     thumbnails: thumbs,
   });
 
+  const dav = {
+    tree: new DavTree({ store, clock }),
+    credentials: new BasicCredentials({
+      store,
+      accounts,
+      throttle: limits.signIn,
+      clock,
+      rules: { oidcOnly: config.oidcOnly, secondFactorRequired: config.secondFactorRequired },
+    }),
+    locks: new DavLocks({ store, clock }),
+    properties: new DavProperties({ store }),
+  };
+
   return {
     config,
     store,
@@ -287,6 +306,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     passkeys,
     secondFactors,
     oidc,
+    dav,
     readiness: async () => {
       try {
         await store.ping();

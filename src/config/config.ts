@@ -88,6 +88,10 @@ export interface Config {
   secondFactorRequired: 'none' | 'operators' | 'everyone';
   /** Whether accounts may register passkeys (WebAuthn) and sign in with them. */
   passkeys: boolean;
+  /** Whether each account's files are served over WebDAV at {base_url}/dav/ (issue 27). */
+  webdav: boolean;
+  /** Whether WebDAV takes passwords over plain HTTP from other hosts than this one (behind TLS they never are plain). */
+  webdavAllowHttp: boolean;
   /** Time a client has to send a request's whole head (request line and headers). */
   headersTimeoutMs: number;
   /** A connection with no byte in either direction for this long during a request is closed. */
@@ -506,6 +510,22 @@ export const SETTINGS = [
     description: 'whether accounts may register passkeys and sign in with them',
   },
   {
+    key: 'webdav',
+    flag: 'webdav',
+    env: 'FILEHAVEN_WEBDAV',
+    parse: bool,
+    expected: 'true or false',
+    description: 'whether accounts reach their files over WebDAV at /dav/',
+  },
+  {
+    key: 'webdavAllowHttp',
+    flag: 'webdav-allow-http',
+    env: 'FILEHAVEN_WEBDAV_ALLOW_HTTP',
+    parse: bool,
+    expected: 'true or false',
+    description: 'whether WebDAV takes passwords over plain HTTP from other hosts',
+  },
+  {
     key: 'headersTimeoutMs',
     flag: 'headers-timeout',
     env: 'FILEHAVEN_HEADERS_TIMEOUT',
@@ -712,6 +732,8 @@ export const DEFAULTS: Config = {
   oidcOnly: false,
   secondFactorRequired: 'none',
   passkeys: true,
+  webdav: true,
+  webdavAllowHttp: false,
   headersTimeoutMs: 20_000,
   idleTimeoutMs: 60_000,
   shutdownGraceMs: 30_000,

@@ -30,6 +30,39 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   passkeys: PasskeysTable;
   sign_in_challenges: SignInChallengesTable;
+  dav_locks: DavLocksTable;
+  dav_properties: DavPropertiesTable;
+}
+
+/** A WebDAV write lock on a path of an account's tree (migration 0016). */
+export interface DavLocksTable {
+  /** The token's unique part; the token is "urn:uuid:<token>". */
+  token: string;
+  account_id: number;
+  /** Decoded names joined by "/"; "/" is the top. */
+  path: string;
+  /** 1 exclusive, 0 shared. */
+  exclusive: number;
+  /** 1 for Depth: infinity, 0 for the resource alone. */
+  deep: number;
+  /** The client's DAV:owner element (XML), '' when none. */
+  owner_xml: Generated<string>;
+  timeout_seconds: number;
+  created_at: number;
+  expires_at: number;
+}
+
+/** A WebDAV dead property of a resource (migration 0016). */
+export interface DavPropertiesTable {
+  /** SHA-256 (hex) of account id, resource, namespace and name. */
+  key: string;
+  account_id: number;
+  /** "file:<id>", "folder:<id>" or "top". */
+  resource: string;
+  namespace: string;
+  name: string;
+  /** The property's content as XML. */
+  value_xml: string;
 }
 
 /** An OpenID Connect identity (issuer + subject) linked to an account (migration 0015). */

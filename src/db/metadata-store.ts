@@ -4,6 +4,8 @@ import type { Engine, OpenedDatabase } from './dialect.js';
 import { migrateToLatest } from './migrator.js';
 import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
+import { davLocksRepository } from './repositories/dav-locks-repository.js';
+import { davPropertiesRepository } from './repositories/dav-properties-repository.js';
 import { filesRepository } from './repositories/files-repository.js';
 import { foldersRepository } from './repositories/folders-repository.js';
 import { identitiesRepository } from './repositories/identities-repository.js';
@@ -49,6 +51,8 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     uploadRequests: uploadRequestsRepository(db),
     locks: locksRepository(db, engine),
     identities: identitiesRepository(db),
+    davLocks: davLocksRepository(db),
+    davProperties: davPropertiesRepository(db),
   };
 }
 

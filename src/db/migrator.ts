@@ -15,6 +15,7 @@ import * as shares from './migrations/0012-shares.js';
 import * as uploadRequests from './migrations/0013-upload-requests.js';
 import * as fileExpiry from './migrations/0014-file-expiry.js';
 import * as signInMethods from './migrations/0015-sign-in-methods.js';
+import * as webdav from './migrations/0016-webdav.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -38,6 +39,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013-upload-requests': uploadRequests,
   '0014-file-expiry': fileExpiry,
   '0015-sign-in-methods': signInMethods,
+  '0016-webdav': webdav,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

@@ -11,6 +11,7 @@ import { registerRequestRoutes } from './api/requests-routes.js';
 import { registerShareRoutes } from './api/shares-routes.js';
 import { capConnectionsPerAddress, refusedByConnectionCap } from './connection-cap.js';
 import type { HttpContext, ServerLifecycle } from './context.js';
+import { registerDavRoutes } from './dav/dav-routes.js';
 import { registerHealthRoutes } from './health-routes.js';
 import { lingerOnRefusedBodies } from './lingering-close.js';
 import { Links } from './links.js';
@@ -130,6 +131,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerShareRoutes(app, context);
   registerRequestRoutes(app, context);
   registerTusRoutes(app, context);
+  registerDavRoutes(app, context);
   registerAccountRoutes(app, context);
   registerDirectDownloadRoute(app, context);
   registerFilePages(app, context);

@@ -62,6 +62,9 @@ export const TABLES = {
   recovery_codes: { key: 'code_hash' },
   passkeys: { key: 'id' },
   sign_in_challenges: { key: 'id' },
+  // WebDAV (issue 27), after accounts: locks (they expire by themselves) and dead properties.
+  dav_locks: { key: 'token' },
+  dav_properties: { key: 'key' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

@@ -196,5 +196,16 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         .where('id', '=', id)
         .execute();
     },
+    async activeIn({ ownerId, folderId, liveAt }, { name, after, limit }) {
+      let q = select().where('owner_id', '=', ownerId).where('status', '=', FileStatus.Active);
+      q = unexpired(q, liveAt);
+      q = folderId === null ? q.where('folder_id', 'is', null) : q.where('folder_id', '=', folderId);
+      if (name !== undefined) q = q.where('name', '=', name);
+      if (after) {
+        q = q.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
+      }
+      const rows = await q.orderBy('created_at').orderBy('id').limit(limit).execute();
+      return rows.map(toFile);
+    },
   };
 }

@@ -74,5 +74,16 @@ export function foldersRepository(db: Kysely<Database>): FoldersRepository {
       for (const row of rows) if (row.folder_id !== null) totals.set(row.folder_id, { files: Number(row.files), bytes: Number(row.bytes) });
       return totals;
     },
+    async within({ ownerId, folderId }, name) {
+      let q = db.selectFrom('folders').selectAll().where('owner_id', '=', ownerId);
+      q = folderId === null ? q.where('parent_id', 'is', null) : q.where('parent_id', '=', folderId);
+      if (name !== undefined) q = q.where('name', '=', name);
+      const rows = await q.orderBy('created_at').orderBy('id').execute();
+      return rows.map(toFolder);
+    },
+    async relocate(id, parentId, name) {
+      const result = await db.updateTable('folders').set({ parent_id: parentId, name }).where('id', '=', id).executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
   };
 }

@@ -28,6 +28,7 @@ export function locksRepository(db: Kysely<Database>, engine: Engine): LocksRepo
     uploadVolume: (accountId) => hold('upload-volume', String(accountId)),
     premium: (accountId) => hold('premium', String(accountId)),
     request: (id) => hold('upload-request', id),
+    davTree: (accountId) => hold('dav-tree', String(accountId)),
   };
 }
 

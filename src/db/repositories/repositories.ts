@@ -128,6 +128,12 @@ export interface FilesRepository {
   moveAll(fromFolderId: string, toFolderId: string | null): Promise<number>;
   /** A page of one owner's files in a chosen order, optionally filtered by name (My files). */
   browse(query: FileBrowseQuery): Promise<FileRecord[]>;
+  /**
+   * Active files of `scope.ownerId` directly in `scope.folderId` (null: the top), not
+   * expired at `scope.liveAt`, oldest first (created_at, then id): with `name` only those
+   * carrying it (exact spelling), and at most `limit` after `after` (WebDAV's tree, issue 27).
+   */
+  activeIn(scope: NameScope, options: { name?: string; after?: { createdAt: number; id: string }; limit: number }): Promise<FileRecord[]>;
 }
 
 /** Where sibling names are looked up: one owner's files or folders directly in one folder, or at the top. */
@@ -494,6 +500,13 @@ export interface FoldersRepository {
   namesTaken(scope: NameScope, names: string[]): Promise<Set<string>>;
   /** Moves every sub-folder of a folder to another parent or the top (null); returns how many. */
   moveChildren(fromId: string, toParentId: string | null): Promise<number>;
+  /**
+   * The folders of `scope.ownerId` directly in `scope.folderId` (null: the top), oldest
+   * first (created_at, then id); with `name`, only those carrying it (WebDAV's tree, issue 27).
+   */
+  within(scope: NameScope, name?: string): Promise<Folder[]>;
+  /** Gives a folder a new parent (null: the top) and name at once; false when it is gone. */
+  relocate(id: string, parentId: string | null, name: string): Promise<boolean>;
 }
 
 /** Filters and cursor for listing folders. */
@@ -552,6 +565,11 @@ export interface LocksRepository {
    * stored and in flight, and each slot becoming a stored file, is one step.
    */
   request(id: string): Promise<void>;
+  /**
+   * The lock of an account's WebDAV tree: each check of its locks for a conflict and the
+   * lock granted after it (LOCK), and each folder move (no two moves make a cycle), is one step.
+   */
+  davTree(accountId: number): Promise<void>;
 }
 
 /** Blacklisted digests. */
@@ -862,6 +880,82 @@ export interface Repositories {
   secondFactors: SecondFactorsRepository;
   locks: LocksRepository;
   identities: IdentitiesRepository;
+  davLocks: DavLocksRepository;
+  davProperties: DavPropertiesRepository;
+}
+
+/** A WebDAV write lock on a path of an account's tree (issue 27, migration 0016). */
+export interface DavLockRecord {
+  /** The token's unique part (a UUID); on the wire the token is "urn:uuid:<token>". */
+  token: string;
+  accountId: number;
+  /** The locked path: decoded names joined by "/", "/" for the top ("/a/b.txt"). */
+  path: string;
+  /** Exclusive, or shared. */
+  exclusive: boolean;
+  /** Depth: infinity (the collection and everything under it), else the resource alone. */
+  deep: boolean;
+  /** The client's DAV:owner element as XML, '' when none. */
+  ownerXml: string;
+  /** The timeout granted, in seconds. */
+  timeoutSeconds: number;
+  createdAt: number;
+  /** When it ends by itself (epoch ms). */
+  expiresAt: number;
+}
+
+/**
+ * WebDAV locks (issue 27). Reads leave out locks expired at `now`. Whoever checks for a
+ * conflict and then creates a lock holds `locks.davTree(accountId)` in the same
+ * transaction, so two servers never grant conflicting locks.
+ */
+export interface DavLocksRepository {
+  /**
+   * The account's unexpired locks that matter to `path`: on the path itself, on any of its
+   * ancestors (the caller checks `deep`), and on any path below it.
+   */
+  near(accountId: number, path: string, now: number): Promise<DavLockRecord[]>;
+  /** The unexpired lock with this token (any account's: the caller checks), or null. */
+  byToken(token: string, now: number): Promise<DavLockRecord | null>;
+  /** Inserts a lock. */
+  create(lock: DavLockRecord): Promise<void>;
+  /** A new timeout for an unexpired lock of `accountId`; false when there is none. */
+  refresh(token: string, accountId: number, timeoutSeconds: number, expiresAt: number, now: number): Promise<boolean>;
+  /** Removes a lock of `accountId`; false when there was none. */
+  remove(token: string, accountId: number): Promise<boolean>;
+  /** Removes the account's locks on `path` and below it (the resource was deleted or moved away); how many. */
+  removeUnder(accountId: number, path: string): Promise<number>;
+  /** Removes locks expired at `now` (housekeeping); how many. */
+  purgeExpired(now: number): Promise<number>;
+}
+
+/** One dead property of a WebDAV resource (issue 27). */
+export interface DavProperty {
+  /** Its namespace URI ('' for none). */
+  namespace: string;
+  /** Its local name. */
+  name: string;
+  /** The element's content as XML, the namespaces it uses declared in it ('' when empty). */
+  valueXml: string;
+}
+
+/**
+ * Dead properties (PROPPATCH) of an account's resources. A resource is named by what it
+ * is: "file:<id>", "folder:<id>", or "top" for the account's top level.
+ */
+export interface DavPropertiesRepository {
+  /** The resource's properties, by namespace then name. */
+  list(accountId: number, resource: string): Promise<DavProperty[]>;
+  /** The properties of several resources in one query (a Depth: 1 listing); resources without any are absent. */
+  listMany(accountId: number, resources: string[]): Promise<Map<string, DavProperty[]>>;
+  /** Sets (inserts or replaces) each property. */
+  set(accountId: number, resource: string, properties: DavProperty[]): Promise<void>;
+  /** Removes the named properties (absent ones are no error). */
+  remove(accountId: number, resource: string, names: { namespace: string; name: string }[]): Promise<void>;
+  /** Removes every property of the resource (it was deleted, or is about to be replaced). */
+  removeAll(accountId: number, resource: string): Promise<void>;
+  /** Copies every property of `from` onto `to`, replacing `to`'s (a COPY). */
+  copyAll(accountId: number, from: string, to: string): Promise<void>;
 }
 
 /** An upload request (issue 25): others upload into the owner's folder through its link. */

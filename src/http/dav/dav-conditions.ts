@@ -1,0 +1,13 @@
+/**
+ * The If header (RFC 4918 10.4): TO BE BUILT (issue 27, locks part) — parsing its tagged
+ * and untagged lists, evaluating them against the resources' lock tokens and ETags (412
+ * when no list holds), and the tokens it submits.
+ */
+
+/** The lock tokens an If header names (each "urn:uuid:..." or any other Coded-URL), for the lock checks. */
+export function submittedTokensOf(header: string | string[] | undefined): ReadonlySet<string> {
+  const text = Array.isArray(header) ? header.join(' ') : (header ?? '');
+  const tokens = new Set<string>();
+  for (const match of text.matchAll(/<([^>]*)>/g)) tokens.add(match[1]!);
+  return tokens;
+}
