@@ -29,6 +29,8 @@ export interface AdmitOptions {
    * bytes to the caller, who can store them again. Refusals drop them either way.
    */
   keepStagedOnFailure: boolean;
+  /** An empty file is a file (WebDAV, issue 27); else errorEmptyFile (API.md 8). */
+  allowEmpty?: boolean;
 }
 
 /**
@@ -47,7 +49,7 @@ export async function admitUpload(
   options: AdmitOptions,
 ): Promise<CreatedFile> {
   try {
-    if (staged.size === 0) throw errors.emptyFile();
+    if (staged.size === 0 && !options.allowEmpty) throw errors.emptyFile();
     if (await deps.store.blacklist.has(staged.sha256)) throw errors.blacklisted();
     const name = sanitizeFileName(rawName);
     // Name patterns (API.md 8) match the name as it would be stored.

@@ -73,6 +73,11 @@ export interface UploadFolder {
 export interface UploadLimits {
   /** A largest file below --max-file-size (an upload request's own); never above it. */
   maxFileSize?: number;
+  /**
+   * Whether an empty file is stored rather than refused (errorEmptyFile): WebDAV clients
+   * make empty files (a new document, a lock on an unmapped name) and sync them (issue 27).
+   */
+  allowEmpty?: boolean;
 }
 
 /** One upload: bytes + owner + folder + limits -> a file. */

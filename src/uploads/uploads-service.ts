@@ -156,6 +156,7 @@ export class UploadsService {
           expiresIn: expiresIn ?? input.expiresIn ?? { kind: 'absent' },
           within: input.within,
           keepStagedOnFailure: false,
+          allowEmpty: input.limits?.allowEmpty,
         }),
       );
       meter.end('stored');

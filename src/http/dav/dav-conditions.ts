@@ -11,3 +11,11 @@ export function submittedTokensOf(header: string | string[] | undefined): Readon
   for (const match of text.matchAll(/<([^>]*)>/g)) tokens.add(match[1]!);
   return tokens;
 }
+
+/**
+ * Evaluates the request's If header (RFC 4918 10.4) against the resources it names
+ * (untagged lists: the request's own path), their lock tokens and ETags; throws a 412
+ * DavError when no list of a resource holds. A no-op without an If header.
+ * TO BE BUILT (issue 27, locks part).
+ */
+export async function checkIfHeader(_dav: import('./dav-exchange.js').DavExchange): Promise<void> {}
