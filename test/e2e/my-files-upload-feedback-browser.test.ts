@@ -135,14 +135,16 @@ describe('upload feedback on My files in Chromium', { skip: chromiumSkip() }, ()
       const filmBytes = randomBytes(6 * MiB);
       await writeFile(film, filmBytes);
       const notes = path.join(work, 'notes and sketches.pdf');
-      await writeFile(notes, randomBytes(3 * MiB));
+      // Large enough that, at 1 MiB/s shared with the film, it is still going when Cancel is
+      // clicked on a loaded machine (at 3 MiB it once arrived whole first, and was stored).
+      await writeFile(notes, randomBytes(16 * MiB));
       await page.locator('#upload-files').setInputFiles([film, notes]);
       const filmRow = page.locator('#upload-list li.upload').filter({ hasText: 'summer film «2026».bin' });
       const notesRow = page.locator('#upload-list li.upload').filter({ hasText: 'notes and sketches.pdf' });
       // Sent so far, speed and time left, on each row (the text, never its numbers' timing).
       for (const [row, total] of [
         [filmRow, '6.0 MiB'],
-        [notesRow, '3.0 MiB'],
+        [notesRow, '16.0 MiB'],
       ] as const) {
         await row
           .locator('.upload-detail')
