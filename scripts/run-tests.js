@@ -127,6 +127,17 @@ function failureSection(output) {
   return section.length > 20_000 ? `${section.slice(0, 20_000)}\n[… cut]` : section;
 }
 
+/**
+ * A job's output without the two lines of bash's `times` at its end, and the CPU seconds
+ * (user + system) of the processes it waited for, from the second line; null if absent.
+ */
+function withoutTimes({ code, output }) {
+  const match = /\n?\d+m[\d.]+s \d+m[\d.]+s\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s\n?$/.exec(output);
+  if (!match) return { code, output, cpu: null };
+  const [, userMinutes, userSeconds, systemMinutes, systemSeconds] = match.map(Number);
+  return { code, output: output.slice(0, match.index), cpu: userMinutes * 60 + userSeconds + systemMinutes * 60 + systemSeconds };
+}
+
 /** Runs the jobs from one queue, `width` at a time, each file from the compiled tree; resolves to each job's result. */
 async function runQueue(jobs, width, tree) {
   const results = [];
@@ -136,15 +147,20 @@ async function runQueue(jobs, width, tree) {
       const job = jobs[next++];
       const started = Date.now();
       const args = ['--test', '--test-reporter=spec', path.join(tree, job.file.replace(/\.ts$/, '.js'))];
-      const { code, output } = await step(process.execPath, args, job.env);
+      // Through bash, whose `times` then tells the CPU the file cost: its process and every
+      // process it started and waited for (test servers, CLI runs, browsers), not the
+      // shared services (PostgreSQL, radosgw).
+      const measured = await step('bash', ['-c', '"$0" "$@"; code=$?; times >&2; exit $code', process.execPath, ...args], job.env);
+      const { code, output, cpu } = withoutTimes(measured);
       const seconds = (Date.now() - started) / 1000;
       const counts = countsOf(output);
       if (code !== 0 && counts.failed === 0) counts.failed = 1;
       // A failure's own account, printed again at the end, where a CI log's tail shows it.
       const failures = code === 0 ? '' : failureSection(output);
-      results.push({ ...job, code, seconds, failures, ...counts });
+      results.push({ ...job, code, seconds, cpu, failures, ...counts });
       const mark = code === 0 ? 'passed' : 'FAILED';
-      process.stdout.write(`\n── ${job.file} on ${job.backend}: ${mark} in ${seconds.toFixed(1)} s (${results.length}/${jobs.length})\n${output}`);
+      const cpuNote = cpu === null ? '' : `, CPU ${cpu.toFixed(1)} s`;
+      process.stdout.write(`\n── ${job.file} on ${job.backend}: ${mark} in ${seconds.toFixed(1)} s${cpuNote} (${results.length}/${jobs.length})\n${output}`);
     }
   };
   await Promise.all(Array.from({ length: width }, worker));
@@ -219,6 +235,18 @@ if (picked.length > 0) {
     console.log(`\nslowest files (all in test-output/test-times.json):`);
     for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 15)) {
       console.log(`${result.seconds.toFixed(1).padStart(7)} s  ${result.backend.padEnd(12)} ${result.file}`);
+    }
+    const measured = results.filter((result) => result.cpu !== null);
+    if (measured.length > 0) {
+      // CPU is what two cores run out of: where to look when the run is slow.
+      console.log(`\nmost CPU (${sum('cpu').toFixed(0)} s of CPU in all, shared services not counted):`);
+      for (const result of [...measured].sort((a, b) => b.cpu - a.cpu).slice(0, 15)) {
+        console.log(`${result.cpu.toFixed(1).padStart(7)} s  ${result.backend.padEnd(12)} ${result.file}`);
+      }
+      writeFileSync(
+        path.join('test-output', 'test-cpu.json'),
+        `${JSON.stringify(Object.fromEntries(measured.map((r) => [`${r.backend} ${r.file}`, Math.round(r.cpu)])), null, 2)}\n`,
+      );
     }
     const failed = results.filter((result) => result.code !== 0);
     for (const result of failed) {
