@@ -33,6 +33,8 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 process.chdir(root);
 mkdirSync('test-output', { recursive: true });
 const TIMES_FILE = path.join('test-output', 'test-times.json');
+/** The longest one test may run in `npm test` (the slowest take about two minutes on a loaded machine). */
+const TEST_TIMEOUT_MS = 8 * 60_000;
 
 function find(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -146,7 +148,9 @@ async function runQueue(jobs, width, tree) {
     while (next < jobs.length) {
       const job = jobs[next++];
       const started = Date.now();
-      const args = ['--test', '--test-reporter=spec', path.join(tree, job.file.replace(/\.ts$/, '.js'))];
+      // A test that hangs fails after TEST_TIMEOUT_MS with its name, and the file goes on:
+      // a hang once held a CI run for most of its time with nothing to show for it.
+      const args = ['--test', '--test-reporter=spec', `--test-timeout=${TEST_TIMEOUT_MS}`, path.join(tree, job.file.replace(/\.ts$/, '.js'))];
       // Through bash, whose `times` then tells the CPU the file cost: its process and every
       // process it started and waited for (test servers, CLI runs, browsers), not the
       // shared services (PostgreSQL, radosgw).
