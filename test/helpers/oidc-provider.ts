@@ -46,7 +46,12 @@ export async function startProvider(options: ProviderOptions): Promise<TestProvi
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`the OpenID provider did not start: ${stderr}`)), 15_000);
+    // A provider that did not start in time is killed: its pipes would keep the test
+    // process alive after the test failed (a whole CI run once waited on one).
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the OpenID provider did not start within 30 s: ${stderr}`));
+    }, 30_000);
     child.stdout!.on('data', (chunk) => {
       out += chunk;
       const match = /listening (\d+)/.exec(out);
