@@ -242,14 +242,24 @@ describe('the If header', () => {
     for (const value of [
       '',
       'nonsense',
-      '(',
       '()',
-      `(<${held.token}>`,
       `(<${held.token}>) <http://${host}/dav/cond.txt> (<x:y>)`,
       '<http://a/b>',
       '([unquoted])',
+      '(Nothing)',
+      `(<${held.token}>) x`,
     ]) {
       assert.equal(await withIf(value), 400, JSON.stringify(value));
+    }
+    // Cut off by its end (litmus writes complex conditions into a 200-byte buffer): the
+    // last list never holds, the complete ones before it count.
+    const cut = (value: string) => value.slice(0, 199);
+    const complex = (tag: string) => `(<${held.token}> [${tag}]) (Not <DAV:no-lock> [${tag}])`;
+    assert.ok(complex(etag).length > 199);
+    assert.equal(await withIf(cut(complex(etag))), 200, 'litmus complex_cond_put');
+    assert.equal(await withIf(cut(complex(`"0${etag.slice(2)}`))), 412, 'litmus fail_complex_cond_put');
+    for (const value of ['(', `(<${held.token}>`, `([${etag}`, '(Not', '(Not <DAV:no-lock> ["x']) {
+      assert.equal(await withIf(value), 412, JSON.stringify(value));
     }
   });
 
