@@ -23,7 +23,9 @@ const T0 = Date.parse('2026-11-28T04:30:00Z');
  *   serializes whole transactions and passes either way).
  * - `overlaps` without its last rule (a new deep lock over an existing lock below it):
  *   "a deep lock on a folder and a lock below it" fails.
- * - `overlaps` comparing path prefixes as text ("/a" over "/ab"): the sibling test fails.
+ * - "/ab" taken for a path below "/a": the sibling checks ("/ab", "/a b", "/fg.txt"). Two
+ *   layers keep them apart, `near`'s "<path>/" prefix (dav-locks-repository.ts) and
+ *   isWithin in dav-locks.ts, so only breaking both fails them.
  * - the conflict rule as "any overlap" (shared ignored): "shared locks coexist" fails.
  * - `near` or `byToken` without `expires_at > now`: the expiry test fails.
  * - `assertWritable` taking any submitted token, or a token of any account: the
