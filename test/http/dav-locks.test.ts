@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { parseDavPath } from '../../src/webdav/dav-path.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
 
 let t: TestServer;
@@ -184,6 +185,21 @@ describe('a lock on an unmapped URL', () => {
     const allowed = await lock('/Guarded/new.txt', { scope: 'shared', headers: { If: `(<${guard.token}>)` } });
     assert.equal(allowed.status, 201, allowed.body);
     assert.equal((await t.server.services.store.files.activeIn(scope, { limit: 10 })).length, 1);
+  });
+});
+
+describe('a lock on an unmapped URL the upload refuses', () => {
+  test('a blacklisted name: 403, no file and no lock left', async () => {
+    await t.server.services.moderation.addNamePattern('*.forbidden');
+    const refused = await lock('/evil.forbidden');
+    assert.equal(refused.status, 403, refused.body);
+    assert.equal(refused.headers.get('lock-token'), null);
+    const files = await t.server.services.store.files.activeIn(
+      { ownerId: ada.account.id, folderId: null, liveAt: Date.now() },
+      { name: 'evil.forbidden', limit: 10 },
+    );
+    assert.equal(files.length, 0);
+    assert.deepEqual(await t.server.services.dav.locks.discover(ada.account, parseDavPath('/evil.forbidden')), [], 'the lock granted first is gone');
   });
 });
 
