@@ -151,6 +151,8 @@ export class GcService {
       report.uploadLogPruned = await this.deps.store.uploadLog.prune(this.deps.clock() - UPLOAD_LOG_KEEP_MS);
       // Addresses not signed in from for 90 days lose their exemption from the per-login limit.
       await this.deps.store.signInAddresses.prune(this.deps.clock() - KNOWN_ADDRESS_MS);
+      // WebDAV locks past their timeout hold nothing (every read leaves them out): their rows go.
+      await this.deps.store.davLocks.purgeExpired(this.deps.clock());
     }
     return report;
   }
