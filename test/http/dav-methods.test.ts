@@ -188,7 +188,7 @@ describe('GET, HEAD and PUT', () => {
     request.on('error', () => {});
     request.write(randomBytes(MiB));
     // Until the server has taken some of the body, then the connection goes.
-    assert.ok(await eventually(async () => (await t.storage.stagedUploads()).length > 0 || request.socket?.bytesWritten! >= MiB));
+    assert.ok(await eventually(async () => (await t.storage.stagedUploads()).length > 0), 'the server was staging the body');
     request.destroy();
     assert.ok(await eventually(async () => (await t.storage.leftovers()).length === 0), 'nothing staged is left');
     assert.deepEqual(await liveFiles(erin), []);
