@@ -387,6 +387,39 @@ describe('COPY and MOVE', () => {
   });
 });
 
+describe('dead properties follow the resources', () => {
+  test('COPY copies them, MOVE keeps them, a PUT that replaces carries them over, DELETE forgets them (collections and what was in them too)', async () => {
+    const quinn = await t.account();
+    const dav = davOf(t, quinn);
+    const props = t.server.services.store.davProperties;
+    const id = quinn.account.id;
+    const color = (value: string) => [{ namespace: 'urn:test', name: 'color', valueXml: value }];
+    const colorOf = async (key: string) => (await props.list(id, key)).map((property) => property.valueXml);
+    const fileKey = async (name: string) => `file:${(await liveFiles(quinn)).find((file) => file.name === name)!.id}`;
+
+    await put(dav, '/p.txt', 'with properties');
+    const original = await fileKey('p.txt');
+    await props.set(id, original, color('red'));
+    assert.equal(await status(dav('/p.txt', { method: 'COPY', headers: destination(t, '/q.txt') })), 201);
+    assert.deepEqual(await colorOf(await fileKey('q.txt')), ['red']);
+    assert.equal(await status(dav('/p.txt', { method: 'MOVE', headers: destination(t, '/r.txt') })), 201);
+    assert.deepEqual(await colorOf(original), ['red'], 'kept by id');
+    assert.equal((await put(dav, '/r.txt', 'replaced')).status, 204);
+    const replacement = await fileKey('r.txt');
+    assert.deepEqual(await colorOf(replacement), ['red']);
+    assert.deepEqual(await colorOf(original), [], 'the old file is gone, and so are its');
+    assert.equal(await status(dav('/r.txt', { method: 'DELETE' })), 204);
+    assert.deepEqual(await colorOf(replacement), []);
+
+    await status(dav('/box', { method: 'MKCOL' }));
+    await put(dav, '/box/inside.txt', 'inside');
+    const inside = await fileKey('inside.txt');
+    await props.set(id, inside, color('blue'));
+    assert.equal(await status(dav('/box', { method: 'DELETE' })), 204);
+    assert.deepEqual(await colorOf(inside), []);
+  });
+});
+
 describe('limits', () => {
   let limited: TestServer;
   before(async () => {
