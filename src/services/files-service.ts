@@ -1,5 +1,5 @@
 import { type BlobStore, SHA256_PATTERN } from '../blob/blob-store.js';
-import type { MetadataStore } from '../db/repositories/repositories.js';
+import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import { errors, InputError } from '../domain/errors.js';
 import { type FileExpiryRules, fileExpiresAt, parseExpiresIn } from '../domain/expiry.js';
 import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
@@ -83,6 +83,47 @@ export class FilesService {
       if (!now || !isLive(now, at)) throw errors.fileNotFound();
       if (now.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
       return { file: await repos.files.create({ ...row, expiresAt: fileExpiresAt({ kind: 'absent' }, this.deps.fileExpiry, at) }) };
+    });
+  }
+
+  /**
+   * Copies one of the caller's own active files into one of its folders (null: the top)
+   * under `name`, in one step: WebDAV's COPY (issue 27). No bytes are duplicated, as for
+   * `copy`; the folder is locked like an upload's (a removal either committed before,
+   * errorFolderNotFound, or waits and sees the copy). The caller has checked the name.
+   */
+  async copyInto(caller: Account, id: string, folderId: string | null, name: string): Promise<CreatedFile> {
+    const source = await this.visible(id);
+    if (source.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    if (source.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
+    const fields = { ownerId: caller.id, name, sha256: source.sha256, size: source.size };
+    return createFileRow(this.deps, fields, async (repos, row, at) => {
+      // The digest's lock first, then the folder's: the order every upload takes them in.
+      await repos.locks.blob(source.sha256);
+      const now = await repos.files.byId(source.id);
+      if (!now || !isLive(now, at)) throw errors.fileNotFound();
+      if (now.status !== FileStatus.Active) throw errors.permissionDenied('Blocked files cannot be copied');
+      if (folderId !== null) await lockOwnedFolder(repos, caller.id, folderId);
+      const expiresAt = fileExpiresAt({ kind: 'absent' }, this.deps.fileExpiry, at);
+      return { file: await repos.files.create({ ...row, folderId, expiresAt }) };
+    });
+  }
+
+  /**
+   * Moves one of the caller's live files into one of its folders (null: the top) and
+   * gives it `name`, in one transaction: WebDAV's MOVE (issue 27), which never leaves a
+   * file moved but not renamed. Namesakes are allowed, as for a move (SPEC.md); WebDAV
+   * has cleared the destination's name itself. The folder is locked as for `FoldersService.move`.
+   */
+  async place(caller: Account, id: string, folderId: string | null, name: string): Promise<FileRecord> {
+    const file = await this.visible(id);
+    if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    return this.deps.store.transaction(async (repos) => {
+      if (folderId !== null) await lockOwnedFolder(repos, caller.id, folderId);
+      const at = this.deps.clock();
+      if ((await repos.files.moveOwned([file.id], caller.id, folderId, at)) !== 1) throw errors.fileNotFound();
+      if (!(await repos.files.rename(file.id, name, at))) throw errors.fileNotFound();
+      return { ...file, folderId, name };
     });
   }
 
@@ -222,6 +263,13 @@ export class FilesService {
     }
     return changed;
   }
+}
+
+/** Locks a folder of `ownerId` against its removal (then seen gone: errorFolderNotFound). */
+async function lockOwnedFolder(repos: Repositories, ownerId: number, folderId: string): Promise<void> {
+  await repos.locks.folder(folderId);
+  const folder = await repos.folders.byId(folderId);
+  if (!folder || folder.ownerId !== ownerId) throw errors.folderNotFound();
 }
 
 /** Not deleted, and not expired at `now`: what every lookup of a live file asks. */

@@ -10,7 +10,20 @@ export interface FoldersServiceDeps {
   store: MetadataStore;
   ids: IdSource;
   clock: Clock;
+  /** The owner's delete of a file, under the blob protocol (FilesService): what removing a tree does to each file in it. */
+  files: { deleteOwned(caller: Account, id: string): Promise<FileRecord> };
 }
+
+/** What removing a folder tree removed: ids of the folders and of the files marked deleted. */
+export interface RemovedTree {
+  folders: string[];
+  files: string[];
+}
+
+/** How often a tree removal walks its tree again when something was added to it meanwhile. */
+const TREE_ATTEMPTS = 5;
+/** Files deleted per read while a tree is removed. */
+const TREE_PAGE = 500;
 
 /** Which page of a folder's active files to list. */
 export interface FolderPageQuery {
@@ -161,6 +174,101 @@ export class FoldersService {
       await repos.folders.remove(folder.id);
     });
     return folder;
+  }
+
+  /**
+   * Removes a folder of `caller` with everything under it (WebDAV's DELETE, issue 27):
+   * folder by folder, innermost first, each one's live files are deleted as the owner's
+   * deletes are (the blob protocol, one file at a time: their digest locks come before any
+   * folder lock, so never inside the folder's transaction), then the folder goes as
+   * `remove` removes an empty one, under its lock. A file uploaded or moved into a folder
+   * meanwhile is seen by `remove` (errorFolderNotEmpty): the walk starts again and deletes
+   * it, and after TREE_ATTEMPTS walks the removal fails with what is left kept whole.
+   */
+  async removeTree(caller: Account, id: string): Promise<RemovedTree> {
+    const top = await this.owned(caller, id);
+    const removed: RemovedTree = { folders: [], files: [] };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for (const folder of await this.subtree(top)) {
+          await this.deleteFilesIn(caller, folder, removed.files);
+          await this.remove(caller, folder.id);
+          removed.folders.push(folder.id);
+        }
+        return removed;
+      } catch (error) {
+        if (attempt < TREE_ATTEMPTS && error instanceof ApiError && error.code === 'errorFolderNotEmpty') continue;
+        throw error;
+      }
+    }
+  }
+
+  /** A folder and every folder under it, each after all of its own sub-folders (innermost first). */
+  private async subtree(top: Folder): Promise<Folder[]> {
+    const order: Folder[] = [top];
+    const seen = new Set([top.id]);
+    for (let index = 0; index < order.length; index++) {
+      for (const child of await this.deps.store.folders.children(order[index]!.id)) {
+        if (seen.has(child.id)) continue;
+        seen.add(child.id);
+        order.push(child);
+      }
+    }
+    // Breadth-first reversed: every folder comes after everything below it.
+    return order.reverse();
+  }
+
+  /** Deletes the live files of a folder, a page at a time; ids of those deleted go to `deleted`. */
+  private async deleteFilesIn(caller: Account, folder: Folder, deleted: string[]): Promise<void> {
+    for (;;) {
+      const page = await this.deps.store.files.list({
+        folderId: folder.id,
+        states: [FileStatus.Active, FileStatus.Blocked],
+        liveAt: this.deps.clock(),
+        limit: TREE_PAGE,
+      });
+      if (page.length === 0) return;
+      let progress = false;
+      for (const file of page) {
+        try {
+          await this.deps.files.deleteOwned(caller, file.id);
+          deleted.push(file.id);
+          progress = true;
+        } catch (error) {
+          // Deleted (or expired) meanwhile: gone either way.
+          if (!(error instanceof ApiError && error.code === 'errorFileNotFound')) throw error;
+          progress = true;
+        }
+      }
+      if (!progress) return;
+    }
+  }
+
+  /**
+   * Gives a folder of `caller` a new parent (null: the top) and a new name in one step
+   * (WebDAV's MOVE of a collection, issue 27). Under the account's WebDAV tree lock no two
+   * moves interleave, so the check that the new parent is not the folder itself or below it
+   * still holds at the write; the new parent's lock orders the move against its removal.
+   * A cycle is errorBadRequest; a folder gone is errorFolderNotFound. Sibling names may
+   * repeat, as the API allows (the tree shows namesakes with their ids).
+   */
+  async relocate(caller: Account, id: string, parentId: string | null, rawName: string): Promise<Folder> {
+    const folder = await this.owned(caller, id);
+    if (parentId !== null) await this.owned(caller, parentId);
+    const name = sanitizeFolderName(rawName);
+    return this.deps.store.transaction(async (repos) => {
+      // Inner locks first (the new parent's), then the account-wide one.
+      await lockNames(repos, { ownerId: caller.id, folderId: parentId });
+      await repos.locks.davTree(caller.id);
+      for (let at = parentId, steps = 0; at !== null; steps++) {
+        if (at === folder.id) throw errors.badRequest('A folder cannot be moved into itself or one of its own sub-folders');
+        const step = await repos.folders.byId(at);
+        if (!step || step.ownerId !== caller.id || steps > 10_000) throw errors.folderNotFound();
+        at = step.parentId;
+      }
+      if (!(await repos.folders.relocate(folder.id, parentId, name))) throw errors.folderNotFound();
+      return { ...folder, parentId, name };
+    });
   }
 
   /**

@@ -1,7 +1,71 @@
+import { ApiError } from '../../domain/errors.js';
+import { lastName } from '../../webdav/dav-path.js';
+import { resourceKey } from '../../webdav/dav-tree.js';
+import { checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
+import { folderIdOf, parentCollection, storableName } from './dav-write.js';
 
-/** TO BE BUILT (issue 27). */
-export async function handlePut(_dav: DavExchange): Promise<void> {
-  throw new DavError(501, 'Not built yet');
+/**
+ * PUT (RFC 4918 9.7, RFC 9110 9.3.4): the body streams through the one upload use case
+ * (uploads/uploads-service.ts) as POST /files's does, so the size limit, the upload
+ * volume, the blacklist, dedup and the upload log apply, at flat memory for any size.
+ * Empty files are files here. A file at the path is replaced: the new one is stored
+ * first, then the old one deleted as its owner deletes (its dead properties are carried
+ * over to the new one), 204; else 201. A body cut short leaves no file: the staging is
+ * aborted and removes what it wrote.
+ */
+export async function handlePut(dav: DavExchange): Promise<unknown> {
+  const { request, reply, context, owner, path } = dav;
+  const { services } = context;
+  await checkIfHeader(dav);
+  // RFC 9110 14.4: a server must not apply a Content-Range of a PUT as a whole replacement.
+  if (request.headers['content-range'] !== undefined) throw new DavError(400, 'Partial PUT (Content-Range) is not supported');
+  if (path.names.length === 0) throw new DavError(405, 'The top of the tree is a collection', '', { Allow: ALLOW_ON_COLLECTION });
+  const name = storableName(lastName(path), 'file');
+  const parent = await parentCollection(dav, path);
+  const existing = await services.dav.tree.child(owner, parent, name);
+  if (existing && existing.kind !== 'file') throw new DavError(405, 'A collection is at this path', '', { Allow: ALLOW_ON_COLLECTION });
+  await services.dav.locks.assertWritable(owner, [{ path, deep: false }], dav.submittedTokens());
+
+  const raw = request.raw;
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!raw.readableEnded) gone.abort(new Error('client disconnected during upload'));
+  };
+  raw.on('close', onClose);
+  const length = Number(request.headers['content-length']);
+  const folderId = folderIdOf(parent);
+  let created: Awaited<ReturnType<typeof services.uploads.upload>>;
+  try {
+    created = await services.uploads.upload({
+      owner,
+      folder: folderId === null ? null : { id: folderId, ifGone: 'refuse' },
+      limits: { allowEmpty: true },
+      source: {
+        kind: 'stream',
+        declaredBytes: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
+        receive: async ({ stage }) => ({ staged: await stage(raw, gone.signal), name }),
+      },
+    });
+  } finally {
+    raw.off('close', onClose);
+  }
+  if (existing) {
+    await services.dav.properties.copy(owner, existing.key, resourceKey.file(created.file.id));
+    try {
+      await services.files.deleteOwned(owner, existing.file.id);
+    } catch (error) {
+      // Deleted meanwhile: replaced all the same.
+      if (!(error instanceof ApiError && error.code === 'errorFileNotFound')) throw error;
+    }
+    await services.dav.properties.forget(owner, existing.key);
+  }
+  return reply
+    .code(existing ? 204 : 201)
+    .header('ETag', `"${created.file.sha256}"`)
+    .send();
 }
+
+/** The methods a collection allows, for a 405 of PUT. */
+const ALLOW_ON_COLLECTION = 'OPTIONS, PROPFIND, PROPPATCH, GET, HEAD, MKCOL, DELETE, COPY, MOVE, LOCK, UNLOCK';
