@@ -43,6 +43,16 @@ export interface DownloadCostsDeps {
   isPremium: (account: Account) => boolean;
 }
 
+/** An owner reading their own file: nothing to pay, nothing to pace. */
+const OWN_BYTES: DownloadCost = {
+  kind: 'owner',
+  holdsCharge: false,
+  pace: (source) => source,
+  charge: async () => {},
+  progress: () => {},
+  settle: () => {},
+};
+
 /** Decides what a download costs from who asks through what link (requester.ts). */
 export class DownloadCosts {
   constructor(private readonly deps: DownloadCostsDeps) {}
@@ -59,6 +69,8 @@ export class DownloadCosts {
         return this.free(requester.address, signal);
       case 'direct':
         return this.premium(requester.account);
+      case 'owner':
+        return OWN_BYTES;
       case 'share':
         // Fast only while the owner has premium, decided per request (shares-service.ts).
         return requester.share.fast && this.deps.isPremium(requester.owner)

@@ -94,7 +94,8 @@ export class DownloadsService implements FileBytes {
    */
   async file(file: FileRecord, requester: Requester, request: DownloadRequest & { purpose: 'download' | 'preview' }): Promise<FileDownload> {
     const cost = await this.deps.costs.admit(requester, request.signal);
-    const counts = request.purpose === 'download';
+    // An owner's own read is no download start (requester.ts).
+    const counts = request.purpose === 'download' && requester.link !== 'owner';
     let metered: ((sent: number) => void) | undefined;
     let ended = false;
     return {

@@ -24,4 +24,12 @@ export type Requester =
    * its owner has premium now: then the owner's premium traffic pays, as for a direct link,
    * and the free rules apply again when that traffic runs out.
    */
-  | { link: 'share'; address: string; share: { id: string; fast: boolean }; owner: Account };
+  | { link: 'share'; address: string; share: { id: string; fast: boolean }; owner: Account }
+  /**
+   * The file's owner reading it back through a signed-in channel of their own (WebDAV GET,
+   * issue 27): their own bytes, as a file manager or rclone reads them, so neither the
+   * free rules (slots, speed cap: rclone reads eight files at once) nor premium traffic
+   * apply, and it is no download start (the counts measure others' downloads: expiry and
+   * share limits read them).
+   */
+  | { link: 'owner'; account: Account };

@@ -11,8 +11,8 @@ export type FallbackReason = 'not-connected' | 'error';
 /** The limits whose refusals are counted (`filehaven_limit_refusals_total{limit}`). */
 export type LimitName = (typeof LIMITS)[number];
 
-const DOWNLOAD_KINDS = ['public', 'direct'] as const;
-/** Public downloads (the free `?download` and the inline preview) or premium direct links. */
+const DOWNLOAD_KINDS = ['public', 'direct', 'owner'] as const;
+/** Public downloads (the free `?download` and the inline preview), premium direct links, or owners reading their own files (WebDAV). */
 export type DownloadKind = (typeof DOWNLOAD_KINDS)[number];
 
 const GC_OUTCOMES = ['done', 'failed', 'skipped'] as const;

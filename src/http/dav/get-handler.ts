@@ -5,9 +5,8 @@ import { requireResource } from './dav-write.js';
 
 /**
  * GET and HEAD (RFC 4918 9.4). A file's bytes go through the download use case as the
- * owner's own download from My files does (its download page's link: a free download from
- * the client's address, with its slots and speed cap, counted as a download start), with
- * sendFile's HTTP: Range, the ETag "<sha256>", If-None-Match / If-Modified-Since, streamed
+ * owner's own read (requester.ts 'owner': no free slot or speed cap, no traffic, no
+ * download start; the tree holds only the owner's files), with sendFile's HTTP: Range, the ETag "<sha256>", If-None-Match / If-Modified-Since, streamed
  * at flat memory. The bytes stay an attachment with nosniff, never inline HTML of this
  * site's origin. A collection answers a small HTML list of its members (absolute links: dav.href).
  */
@@ -16,7 +15,7 @@ export async function handleGet(dav: DavExchange): Promise<unknown> {
   const { request, reply } = dav;
   if (resource.kind === 'file') {
     return sendDownload(dav.context.services.downloads, request, reply, resource.file, {
-      requester: { link: 'public', address: request.ip },
+      requester: { link: 'owner', account: dav.owner },
       purpose: 'download',
     });
   }
