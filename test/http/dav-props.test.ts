@@ -389,6 +389,42 @@ describe('WebDAV properties', () => {
     assert.equal(unlimited.get('{DAV:}quota-used-bytes')?.status, 404);
   });
 
+  test('a listing past one chunk of dead property reads (500 resources) answers every child, with its properties', async () => {
+    const account = await t.account();
+    const auth = basic(account.login, account.key);
+    const count = 520;
+    // One upload through the API, then its namesakes in bytes as rows of one transaction (as
+    // dedup makes them): 520 uploads would cost the test most of its time, and the listing
+    // reads rows only.
+    const first = await upload(account, 'n0000.txt', 'same bytes');
+    const { sha256, createdAt } = (await t.server.services.store.files.byId(first))!;
+    await t.server.services.store.transaction(async (repos) => {
+      for (let at = 1; at < count; at++) {
+        const name = `n${String(at).padStart(4, '0')}.txt`;
+        const id = `ROW${String(at).padStart(7, '0')}`;
+        await repos.files.create({ id, ownerId: account.account.id, folderId: null, name, size: 10, sha256, deleteHash: id, createdAt: createdAt + at });
+      }
+    });
+    const tag = (name: string, value: string) =>
+      dav('PROPPATCH', `/dav/${name}`, {
+        auth,
+        body: `<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><Z:tag xmlns:Z="${Z}">${value}</Z:tag></D:prop></D:set></D:propertyupdate>`,
+      });
+    const tags: [string, string][] = [
+      ['n0000.txt', 'first'],
+      ['n0519.txt', 'last'],
+      ['', 'top'],
+    ];
+    for (const [name, value] of tags) assert.equal((await tag(name, value)).status, 207);
+    const listing = multistatus(await dav('PROPFIND', '/dav/', { headers: { Depth: '1' }, auth, body: propfindOf('Z:tag', 'D:getcontentlength') }));
+    assert.equal(listing.size, count + 1);
+    assert.equal(textFound(listing.get('/dav/'), `{${Z}}tag`), 'top');
+    assert.equal(textFound(listing.get('/dav/n0000.txt'), `{${Z}}tag`), 'first');
+    assert.equal(textFound(listing.get('/dav/n0519.txt'), `{${Z}}tag`), 'last');
+    assert.equal(listing.get('/dav/n0300.txt')!.get(`{${Z}}tag`)?.status, 404);
+    assert.equal(textFound(listing.get('/dav/n0519.txt'), '{DAV:}getcontentlength'), '10');
+  });
+
   test('another account sees its own tree only', async () => {
     const other = await t.account();
     const mine = await upload(owner, 'private.txt', 'mine');
