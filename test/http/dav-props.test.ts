@@ -235,7 +235,7 @@ describe('WebDAV properties', () => {
 <D:propertyupdate xmlns:D="DAV:" xmlns:Z="${Z}" xmlns:Q="urn:other">
   <D:set><D:prop>
     <Z:author>${unicode}</Z:author>
-    <Z:nested><Q:inner Q:ignored="1" plain="a&amp;b">text &lt;escaped&gt;</Q:inner><Z:child/></Z:nested>
+    <Z:nested><Q:inner Q:kept="1" xml:lang="de" plain="a&amp;b">text &lt;escaped&gt;</Q:inner><Z:child/></Z:nested>
     <Z:empty/>
     <bare xmlns="">no namespace</bare>
     <Z:temporary>soon gone</Z:temporary>
@@ -260,6 +260,8 @@ describe('WebDAV properties', () => {
     const [inner, child] = elementsOf(nested);
     assert.deepEqual([inner!.ns, inner!.name, textOf(inner!), inner!.attributes.plain], ['urn:other', 'inner', 'text <escaped>', 'a&b']);
     assert.deepEqual([child!.ns, child!.name], [Z, 'child']);
+    // Attributes of other namespaces, and xml:lang, kept with their namespaces (RFC 4918 4.3).
+    assert.deepEqual([inner!.attributes['Q:kept'], inner!.attributePrefixes?.Q, inner!.attributes['xml:lang']], ['1', 'urn:other', 'de']);
     assert.equal(textFound(found, `{${Z}}empty`), '');
     assert.equal(textFound(found, '{}bare'), 'no namespace');
     // Character references decoded once (litmus prophighunicode sends one); CDATA kept as it stands.

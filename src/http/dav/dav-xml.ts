@@ -9,6 +9,8 @@ export interface XmlElement {
   name: string;
   /** Attributes other than namespace declarations, by their qualified name as sent. */
   attributes: Record<string, string>;
+  /** The namespace URI of each prefix the attributes' names use ("xml" included), so they can be written out again. */
+  attributePrefixes?: Record<string, string>;
   /** Elements and text, in order. */
   children: (XmlElement | string)[];
 }
@@ -99,6 +101,14 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
       scope.set(name.slice(6), value);
     } else attributes[name] = decodeReferences(value);
   }
+  const attributePrefixes: Record<string, string> = {};
+  for (const qualified of Object.keys(attributes)) {
+    const at = qualified.indexOf(':');
+    if (at < 0) continue;
+    const uri = scope.get(qualified.slice(0, at));
+    if (uri === undefined) throw new BadXml(`The namespace prefix "${qualified.slice(0, at)}" is not declared`);
+    attributePrefixes[qualified.slice(0, at)] = uri;
+  }
   const colon = tag.indexOf(':');
   const prefix = colon >= 0 ? tag.slice(0, colon) : '';
   const name = colon >= 0 ? tag.slice(colon + 1) : tag;
@@ -112,7 +122,7 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
     else if (tagOf(child as RawNode) === '#cdata') children.push(cdataOf(child as RawNode));
     else if (tagOf(child as RawNode) !== '#comment') children.push(resolve(child as RawNode, scope));
   }
-  return { ns: ns ?? '', name, attributes, children };
+  return { ns: ns ?? '', name, attributes, attributePrefixes, children };
 }
 
 const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
@@ -181,12 +191,18 @@ export function escapeXml(text: string): string {
 export function serializeElement(element: XmlElement): string {
   // Each element declares its own default namespace: no prefix can clash or go missing.
   const declaration = ` xmlns="${escapeAttribute(element.ns)}"`;
+  // A prefixed attribute (xml:lang, or one of another namespace) brings its prefix's declaration along.
+  const prefixes = Object.entries(element.attributePrefixes ?? {})
+    .filter(([prefix]) => prefix !== 'xml')
+    .map(([prefix, uri]) => ` xmlns:${prefix}="${escapeAttribute(uri)}"`)
+    .join('');
   const attributes = Object.entries(element.attributes)
-    .filter(([name]) => !name.includes(':'))
+    .filter(([name]) => !name.includes(':') || element.attributePrefixes?.[name.slice(0, name.indexOf(':'))] !== undefined)
     .map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`)
     .join('');
   const inner = serializeChildren(element);
-  return inner === '' ? `<${element.name}${declaration}${attributes}/>` : `<${element.name}${declaration}${attributes}>${inner}</${element.name}>`;
+  const start = `${element.name}${declaration}${prefixes}${attributes}`;
+  return inner === '' ? `<${start}/>` : `<${start}>${inner}</${element.name}>`;
 }
 
 /** The children of an element written out (a dead property's value). */
