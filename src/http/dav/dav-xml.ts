@@ -9,6 +9,8 @@ export interface XmlElement {
   name: string;
   /** Attributes other than namespace declarations, by their qualified name as sent. */
   attributes: Record<string, string>;
+  /** The namespace URI of each prefix the attributes' names use ("xml" included), so they can be written out again. */
+  attributePrefixes?: Record<string, string>;
   /** Elements and text, in order. */
   children: (XmlElement | string)[];
 }
@@ -29,9 +31,12 @@ const parser = new XMLParser({
   trimValues: false,
   parseTagValue: false,
   parseAttributeValue: false,
-  // The five predefined entities and character references only.
-  processEntities: true,
+  // References are decoded here (decodeReferences), in one pass: the parser leaves
+  // character references undecoded and would decode "&amp;#65;" into a reference.
+  processEntities: false,
   htmlEntities: false,
+  // CDATA apart from text: its content is never decoded.
+  cdataPropName: '#cdata',
   ignoreDeclaration: true,
   ignorePiTags: true,
 });
@@ -94,7 +99,15 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
       // RFC 4918 8.1 / Namespaces in XML 1.0: a prefix cannot be undeclared.
       if (value === '') throw new BadXml(`The namespace prefix "${name.slice(6)}" is declared empty`);
       scope.set(name.slice(6), value);
-    } else attributes[name] = value;
+    } else attributes[name] = decodeReferences(value);
+  }
+  const attributePrefixes: Record<string, string> = {};
+  for (const qualified of Object.keys(attributes)) {
+    const at = qualified.indexOf(':');
+    if (at < 0) continue;
+    const uri = scope.get(qualified.slice(0, at));
+    if (uri === undefined) throw new BadXml(`The namespace prefix "${qualified.slice(0, at)}" is not declared`);
+    attributePrefixes[qualified.slice(0, at)] = uri;
   }
   const colon = tag.indexOf(':');
   const prefix = colon >= 0 ? tag.slice(0, colon) : '';
@@ -105,10 +118,44 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
   }
   const children: (XmlElement | string)[] = [];
   for (const child of (node[tag] ?? []) as unknown[]) {
-    if (isText(child)) children.push(String(child['#text']));
+    if (isText(child)) children.push(decodeReferences(String(child['#text'])));
+    else if (tagOf(child as RawNode) === '#cdata') children.push(cdataOf(child as RawNode));
     else if (tagOf(child as RawNode) !== '#comment') children.push(resolve(child as RawNode, scope));
   }
-  return { ns: ns ?? '', name, attributes, children };
+  return { ns: ns ?? '', name, attributes, attributePrefixes, children };
+}
+
+const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+
+/**
+ * Text with its references decoded: the five predefined entities and character references
+ * (XML 1.0 4.1, 4.6). A reference to a character XML does not allow (NUL, a lone
+ * surrogate) or to any other entity (none is declared: no DOCTYPE) is not well-formed.
+ */
+function decodeReferences(text: string): string {
+  if (!text.includes('&')) return text;
+  return text.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[^;&\s]*);/g, (_whole, reference: string) => {
+    if (!reference.startsWith('#')) {
+      const character = PREDEFINED[reference];
+      if (character === undefined) throw new BadXml(`The entity "&${reference};" is not defined`);
+      return character;
+    }
+    const code = reference[1] === 'x' ? Number.parseInt(reference.slice(2), 16) : Number.parseInt(reference.slice(1), 10);
+    const allowed =
+      code === 0x9 ||
+      code === 0xa ||
+      code === 0xd ||
+      (code >= 0x20 && code <= 0xd7ff) ||
+      (code >= 0xe000 && code <= 0xfffd) ||
+      (code >= 0x10000 && code <= 0x10ffff);
+    if (!allowed) throw new BadXml(`The character reference "&${reference};" names no XML character`);
+    return String.fromCodePoint(code);
+  });
+}
+
+/** The text of a CDATA section, as it stands. */
+function cdataOf(node: RawNode): string {
+  return ((node['#cdata'] ?? []) as unknown[]).map((part) => (isText(part) ? String(part['#text']) : '')).join('');
 }
 
 /** The child elements of an element (text left out). */
@@ -144,12 +191,18 @@ export function escapeXml(text: string): string {
 export function serializeElement(element: XmlElement): string {
   // Each element declares its own default namespace: no prefix can clash or go missing.
   const declaration = ` xmlns="${escapeAttribute(element.ns)}"`;
+  // A prefixed attribute (xml:lang, or one of another namespace) brings its prefix's declaration along.
+  const prefixes = Object.entries(element.attributePrefixes ?? {})
+    .filter(([prefix]) => prefix !== 'xml')
+    .map(([prefix, uri]) => ` xmlns:${prefix}="${escapeAttribute(uri)}"`)
+    .join('');
   const attributes = Object.entries(element.attributes)
-    .filter(([name]) => !name.includes(':'))
+    .filter(([name]) => !name.includes(':') || element.attributePrefixes?.[name.slice(0, name.indexOf(':'))] !== undefined)
     .map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`)
     .join('');
   const inner = serializeChildren(element);
-  return inner === '' ? `<${element.name}${declaration}${attributes}/>` : `<${element.name}${declaration}${attributes}>${inner}</${element.name}>`;
+  const start = `${element.name}${declaration}${prefixes}${attributes}`;
+  return inner === '' ? `<${start}/>` : `<${start}>${inner}</${element.name}>`;
 }
 
 /** The children of an element written out (a dead property's value). */
