@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient, type FileStat, type WebDAVClient } from 'webdav';
 import { FilehavenClient } from '../../src/client/index.js';
 import { startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
@@ -142,6 +143,8 @@ test('deleteFile removes a file and a folder with what is in it', async () => {
 
 test('two API files of one name in a folder are listed once each, the newer as "stem (<id>).ext"', async () => {
   const older = await t.upload(ada.key, 'twice.txt', 'older');
+  // Upload times are in milliseconds: the second is surely the newer.
+  await sleep(5);
   const newer = await t.upload(ada.key, 'twice.txt', 'newer');
   const names = (await list('/')).map((item) => item.basename);
   assert.ok(names.includes('twice.txt'), JSON.stringify(names));
