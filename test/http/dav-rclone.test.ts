@@ -75,14 +75,17 @@ async function localTree(root: string): Promise<Map<string, string>> {
   return files;
 }
 
+/** Where makeTree puts its file number `i` ("/"-separated, relative to the tree). */
+function fileAt(i: number): string {
+  return [FOLDERS[i % FOLDERS.length]!, NAMES[i % NAMES.length]!.replace('{i}', String(i))].filter(Boolean).join('/');
+}
+
 /** The tree: FILES small files (a few empty) spread over FOLDERS, and the larger one streamed to disk. */
 async function makeTree(): Promise<void> {
   for (const folder of FOLDERS) await mkdir(path.join(local, folder), { recursive: true });
   for (let i = 0; i < FILES - 1; i++) {
-    const folder = FOLDERS[i % FOLDERS.length]!;
-    const name = NAMES[i % NAMES.length]!.replace('{i}', String(i));
     const size = i % 50 === 7 ? 0 : (i * 7919) % 40_000;
-    await writeFile(path.join(local, folder, name), randomBytes(size));
+    await writeFile(path.join(local, fileAt(i)), randomBytes(size));
   }
   const big = createWriteStream(path.join(local, 'photos', 'big 大きい.bin'));
   for (let i = 0; i < BIG_MIB; i++) if (!big.write(randomBytes(MiB))) await new Promise<void>((resolve) => big.once('drain', () => resolve()));
@@ -153,10 +156,10 @@ test('rclone copy, check --download, sync both ways, move, delete and purge roun
 
   // Local changes, then sync up: a changed file (new size), a new file and an empty one,
   // a file and a whole folder gone.
-  await writeFile(path.join(local, 'docs', 'file 1 ñandú.txt'), randomBytes(123_457));
+  await writeFile(path.join(local, fileAt(1)), randomBytes(123_457));
   await writeFile(path.join(local, 'docs', 'café crème', 'nouveau fichier ✓.txt'), 'bonjour');
   await writeFile(path.join(local, 'emoji 😀🎉', 'empty again 🫙.txt'), '');
-  await rm(path.join(local, 'plain-5.log'));
+  await rm(path.join(local, fileAt(5)));
   await rm(path.join(local, 'spaces  twice and ñandú'), { recursive: true });
   await rclone('sync', local, 'fh:');
   await checkSame(local, 'fh:');
@@ -166,17 +169,17 @@ test('rclone copy, check --download, sync both ways, move, delete and purge roun
   const fromApi = randomBytes(2048);
   assert.equal((await t.upload(ada.key, 'from the API 🌐.bin', fromApi)).response.status, 201);
   const replaced = randomBytes(99_991);
-  const put = await fetch(davUrl('photos/写真 1.bin'), { method: 'PUT', headers: { Authorization: davAuth() }, body: replaced });
+  const put = await fetch(davUrl(fileAt(43)), { method: 'PUT', headers: { Authorization: davAuth() }, body: replaced });
   assert.ok(put.status === 201 || put.status === 204, `PUT answered ${put.status}`);
-  const removed = await fetch(davUrl('docs/Ελληνικά 3.txt'), { method: 'DELETE', headers: { Authorization: davAuth() } });
+  const removed = await fetch(davUrl(fileAt(27)), { method: 'DELETE', headers: { Authorization: davAuth() } });
   assert.equal(removed.status, 204);
   await rclone('sync', 'fh:', local);
   await checkSame(local, 'fh:');
   const synced = await localTree(local);
   const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
   assert.equal(synced.get('from the API 🌐.bin'), sha(fromApi));
-  assert.equal(synced.get('photos/写真 1.bin'), sha(replaced));
-  assert.equal(synced.has('docs/Ελληνικά 3.txt'), false);
+  assert.equal(synced.get(fileAt(43)), sha(replaced));
+  assert.equal(synced.has(fileAt(27)), false);
 
   // move: on the server (a WebDAV MOVE of a folder), and from local (uploaded, then removed here).
   const model = new Map(synced);
