@@ -23,7 +23,7 @@ const BIG_MIB = Number(process.env.FILEHAVEN_DAV_BIG_MIB ?? 64);
 if (!Number.isInteger(BIG_MIB) || BIG_MIB < 1)
   throw new Error(`FILEHAVEN_DAV_BIG_MIB: expected a whole number of MiB, got "${process.env.FILEHAVEN_DAV_BIG_MIB}"`);
 const FILES = 300;
-const GUARD = { timeout: 120_000 + BIG_MIB * 600 };
+const GUARD = { timeout: 300_000 + BIG_MIB * 600 };
 
 /** Folders of the tree; files are spread over them, the top included. */
 const FOLDERS = [
