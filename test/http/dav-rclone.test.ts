@@ -113,10 +113,11 @@ async function rclone(...args: string[]): Promise<string> {
 let envOnce: Promise<Record<string, string>> | undefined;
 function rcloneEnv(): Promise<Record<string, string>> {
   envOnce ??= (async () => {
-    const run = await runTool(onPath('rclone') ?? 'rclone', ['obscure', ada.key]);
+    const config = path.join(work, 'rclone.conf');
+    const run = await runTool(onPath('rclone') ?? 'rclone', ['obscure', ada.key], { env: { RCLONE_CONFIG: config } });
     assert.equal(run.code, 0, `rclone obscure: ${run.output}`);
     return {
-      RCLONE_CONFIG: path.join(work, 'rclone.conf'),
+      RCLONE_CONFIG: config,
       RCLONE_CONFIG_FH_TYPE: 'webdav',
       RCLONE_CONFIG_FH_URL: `${t.url}/dav/`,
       RCLONE_CONFIG_FH_VENDOR: 'other',
