@@ -188,6 +188,7 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
       settings: storage.settings,
       metadata: storage.metadata(dataDir),
       server,
+      login: 'bench',
       key: await apiKey(server.url, 'bench'),
       nginx,
       ...(storage.s3 ? { s3: storage.s3 } : {}),

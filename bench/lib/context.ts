@@ -13,6 +13,8 @@ export interface BenchContext {
   settings: BackendSettings;
   metadata: MetadataLocation;
   server: RunningServer;
+  /** The login of the premium account `bench` (WebDAV signs in with it and the key). */
+  login: string;
   /** An API key of the premium account `bench`. */
   key: string;
   /** nginx for the byte references, or why there is none. */

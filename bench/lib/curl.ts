@@ -33,6 +33,10 @@ function curl(args: string[]): Promise<CurlResult> {
   });
 }
 
+function headerArgs(headers: Record<string, string>): string[] {
+  return Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]);
+}
+
 /** Writes `size` bytes of the bench's generated body to `file`, for curl to send. */
 export async function writeBody(file: string, size: number): Promise<void> {
   await pipeline(payload(size, CHUNK), createWriteStream(file));
@@ -45,14 +49,14 @@ export async function curlUpload(url: string, key: string, file: string): Promis
   return answer.body;
 }
 
-/** A WebDAV `PUT` of a file on disk. */
-export async function curlPut(url: string, file: string): Promise<void> {
-  const answer = await curl(['-o', '/dev/null', '-T', file, url]);
+/** A WebDAV `PUT` of a file on disk (nginx's, or filehaven's /dav/ with its Basic `Authorization`). */
+export async function curlPut(url: string, file: string, headers: Record<string, string> = {}): Promise<void> {
+  const answer = await curl(['-o', '/dev/null', ...headerArgs(headers), '-T', file, url]);
   if (answer.status !== 201 && answer.status !== 204) throw new Error(`PUT answered ${answer.status}`);
 }
 
 /** A download, counted and dropped; fails unless it is a 200 of `expected` bytes. */
 export async function curlGet(url: string, expected: number, headers: Record<string, string> = {}): Promise<void> {
-  const answer = await curl(['-o', '/dev/null', ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]), url]);
+  const answer = await curl(['-o', '/dev/null', ...headerArgs(headers), url]);
   if (answer.status !== 200 || answer.bytes !== expected) throw new Error(`GET ${url}: ${answer.status}, ${answer.bytes} of ${expected} bytes`);
 }

@@ -8,12 +8,13 @@ import { alternate, MiB, mbps, median, timed } from '../lib/measure.js';
 import { startBareNodeWriter } from '../lib/platform-floor.js';
 
 /**
- * Upload and download of one file, A/B alternating with the references: nginx (WebDAV
- * PUT, then an fsync of the file as filehaven does before it answers; sendfile for the
- * download) and, on postgres-s3, the raw S3 upload and GetObject.
+ * Upload and download of one file, through the API (POST /files, the download links) and
+ * through WebDAV (PUT and GET on /dav/, issue 27), A/B alternating with the references:
+ * nginx (WebDAV PUT, then an fsync of the file as filehaven does before it answers;
+ * sendfile for the download) and, on postgres-s3, the raw S3 upload and GetObject.
  */
 export async function transfers(context: BenchContext, size: number): Promise<SectionResult> {
-  const { server, key, nginx, s3 } = context;
+  const { server, login, key, nginx, s3 } = context;
   const notes: string[] = [];
   const contestants: Record<string, () => Promise<number>> = {};
 
@@ -35,6 +36,12 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
     const href = await directLink(server.url, key, fileId);
     return timed(() => curlGet(href, size, { Authorization: key }));
   };
+  // WebDAV: the same bytes to one path again and again (each PUT after the first replaces
+  // the file, 204), and a file put there once, untimed, for the GETs.
+  const davAuth = { Authorization: `Basic ${Buffer.from(`${login}:${key}`).toString('base64')}` };
+  contestants.davPut = () => timed(() => curlPut(`${server.url}/dav/put-me.bin`, body, davAuth));
+  await curlPut(`${server.url}/dav/get-me.bin`, body, davAuth);
+  contestants.davGet = () => timed(() => curlGet(`${server.url}/dav/get-me.bin`, size, davAuth));
 
   if ('url' in nginx) {
     const putPath = path.join(nginx.root, 'put.bin');
@@ -89,16 +96,22 @@ export async function transfers(context: BenchContext, size: number): Promise<Se
   // the raw S3 reference says what the object store allows.
   const local = context.backend === 'local';
   line(`upload ${sizeLabel}, POST /files`, 'upload', 'nginxPut', 'nginx PUT + fsync', local ? 0.8 : undefined);
+  line(`upload ${sizeLabel}, WebDAV PUT`, 'davPut', 'nginxPut', 'nginx PUT + fsync');
   if (samples.bareNode) {
     line(`upload ${sizeLabel}, bare node:http PUT + fsync (the platform)`, 'bareNode', 'nginxPut', 'nginx PUT + fsync');
     line(`upload ${sizeLabel}, bare node:http PUT + SHA-256 + fsync`, 'bareNodeHash', 'nginxPut', 'nginx PUT + fsync');
   }
-  if (s3) line(`upload ${sizeLabel}, POST /files`, 'upload', 's3Upload', 'raw S3 multipart upload');
+  if (s3) {
+    line(`upload ${sizeLabel}, POST /files`, 'upload', 's3Upload', 'raw S3 multipart upload');
+    line(`upload ${sizeLabel}, WebDAV PUT`, 'davPut', 's3Upload', 'raw S3 multipart upload');
+  }
   line(`download ${sizeLabel}, public link`, 'public', 'nginxGet', 'nginx sendfile', local ? 0.8 : undefined);
   line(`download ${sizeLabel}, direct link`, 'direct', 'nginxGet', 'nginx sendfile', local ? 0.8 : undefined);
+  line(`download ${sizeLabel}, WebDAV GET`, 'davGet', 'nginxGet', 'nginx sendfile');
   if (s3) {
     line(`download ${sizeLabel}, public link`, 'public', 's3Read', 'raw S3 GetObject');
     line(`download ${sizeLabel}, direct link`, 'direct', 's3Read', 'raw S3 GetObject');
+    line(`download ${sizeLabel}, WebDAV GET`, 'davGet', 's3Read', 'raw S3 GetObject');
   }
   notes.push(`${context.rounds} rounds, A/B alternating, medians; curl as the client of filehaven and nginx`);
   return { title: 'Bytes', figures, notes };

@@ -42,6 +42,9 @@ test('npm run bench runs every section end to end (tiny sizes, local backend)', 
   assert.equal(code, 0, printed);
   for (const section of TINY.BENCH_SECTIONS.split(',')) assert.match(printed, new RegExp(`^local: ${section}\\.\\.\\. \\d+ s$`, 'm'), `section ${section} ran`);
   assert.match(printed, /server killed 3 times mid-PATCH and resumed\s+right SHA-256/, 'the kill test ended with the right bytes');
+  // WebDAV (issue 27) beside POST /files and the download links, on the same references.
+  assert.match(printed, /upload 4 MiB, WebDAV PUT\s+\d+ MB\/s/, 'the WebDAV PUT figure');
+  assert.match(printed, /download 4 MiB, WebDAV GET\s+\d+ MB\/s/, 'the WebDAV GET figure');
   try {
     // Every section ran, so the run is complete and writes its report (there).
     assert.match(await readFile(path.join(output, 'BENCHMARKS.md'), 'utf8'), /^# Benchmarks/);
