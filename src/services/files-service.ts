@@ -244,6 +244,36 @@ export class FilesService {
   }
 
   /**
+   * In the transaction that creates the file replacing `file` (WebDAV PUT onto its path,
+   * issue 27): marks it deleted in the same commit, so the path names the new file or the
+   * old one, never both or neither. Only the row changes here: this transaction holds the
+   * new digest's lock, not the old one's (and taking it now could deadlock against a
+   * transaction that takes them the other way round), and nothing is removed under a
+   * digest without its lock. After the commit, `releaseReplaced` does the rest of a delete.
+   * False when the file was gone already.
+   */
+  async retireWithin(repos: Repositories, file: FileRecord, at: number): Promise<boolean> {
+    return repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, at);
+  }
+
+  /**
+   * After `retireWithin`'s commit: the second step of a delete (markDeleted), under the old
+   * digest's lock: its blob row goes if no live file points at it any more, then its bytes.
+   * A failure leaves unreferenced bytes, which gc removes.
+   */
+  async releaseReplaced(file: FileRecord): Promise<void> {
+    const droppedKey = await this.deps.store.transaction(async (repos) => {
+      await repos.locks.blob(file.sha256);
+      return dropUnreferencedBlobRow(repos, file.sha256);
+    });
+    if (droppedKey !== null) {
+      await removeUnnamedBytes(this.deps.store, this.deps.blobs, droppedKey).catch((error: unknown) =>
+        this.deps.log(error, `removing the bytes of ${file.sha256} failed; gc will collect them`),
+      );
+    }
+  }
+
+  /**
    * Marks deleted, then removes the bytes if this was the digest's last live row (two
    * transactions: services/blob-lifecycle.ts says why); false if already deleted. A crash
    * between the two leaves unreferenced bytes, which gc removes.

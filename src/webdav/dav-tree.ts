@@ -96,16 +96,27 @@ export class DavTree {
   /** The child named `name` of a collection, or null. */
   async child(owner: Account, parent: DavCollection, name: string, repos: Repositories = this.deps.store): Promise<DavResource | null> {
     const scope = this.scope(owner, parent);
-    // The namesakes of the name as shown, and of the name a namesake's "(<id>)" leaves.
-    const byId = ID_NAME.exec(name);
+    // Every stored name that could show as `name`: the name itself, and what is left after
+    // taking off its trailing "(<id>)" groups one by one ("a (X) (Y).txt", "a (X).txt",
+    // "a.txt"). Named together, in the listing's order, they get the names children()
+    // gives them: a file stored as "a (X).txt" never takes the path of namesake X.
     const groups = [name];
-    if (byId) groups.push(`${byId[1]}${byId[3] ?? ''}`);
-    for (const group of groups) {
-      const [folders, files] = await this.namesakes(scope, group, repos);
-      const names = shownNames(folders, files);
-      for (const folder of folders) if (names.get(resourceKey.folder(folder.id)) === name) return this.folderAt(parent, name, folder);
-      for (const file of files) if (names.get(resourceKey.file(file.id)) === name) return this.fileAt(parent, name, file);
+    for (let match = ID_NAME.exec(name); match; match = ID_NAME.exec(groups.at(-1)!)) {
+      groups.push(`${match[1]}${match[3] ?? ''}`);
+      if (groups.length > 8) break;
     }
+    const folders = new Map<string, Folder>();
+    const files = new Map<string, FileRecord>();
+    for (const group of groups) {
+      const [groupFolders, groupFiles] = await this.namesakes(scope, group, repos);
+      for (const folder of groupFolders) folders.set(folder.id, folder);
+      for (const file of groupFiles) files.set(file.id, file);
+    }
+    const oldestFirst = <T extends { createdAt: number; id: string }>(items: Iterable<T>) =>
+      [...items].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    const names = shownNames(oldestFirst(folders.values()), oldestFirst(files.values()));
+    for (const folder of folders.values()) if (names.get(resourceKey.folder(folder.id)) === name) return this.folderAt(parent, name, folder);
+    for (const file of files.values()) if (names.get(resourceKey.file(file.id)) === name) return this.fileAt(parent, name, file);
     return null;
   }
 

@@ -195,6 +195,62 @@ describe('GET, HEAD and PUT', () => {
     assert.equal(await status(davOf(t, erin)('/cut.bin')), 404);
   });
 
+  test('two PUTs to one path that overlap: the one that commits last is at the path, and no namesake is left', async () => {
+    const gil = await t.account();
+    const dav = davOf(t, gil);
+    assert.equal((await put(dav, '/race.bin', 'the original')).status, 201);
+    const url = new URL(t.url);
+    const slowBody = randomBytes(2 * MiB);
+    // The slow PUT begins first and streams its first half...
+    const slow = http.request({
+      host: url.hostname,
+      port: url.port,
+      method: 'PUT',
+      path: '/dav/race.bin',
+      agent: false,
+      headers: { Authorization: `Basic ${Buffer.from(`${gil.login}:${gil.key}`).toString('base64')}`, 'Content-Length': String(slowBody.length) },
+    });
+    const slowAnswer = new Promise<number>((resolve, reject) => {
+      slow.on('response', (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      });
+      slow.on('error', reject);
+    });
+    slow.write(slowBody.subarray(0, MiB));
+    assert.ok(await eventually(async () => (await t.storage.stagedUploads()).length > 0), 'the server was staging the slow body');
+    // ...a quick one replaces the file meanwhile...
+    assert.equal((await put(dav, '/race.bin', 'the quick one')).status, 204);
+    // ...then the slow one ends, and commits last.
+    slow.end(slowBody.subarray(MiB));
+    assert.equal(await slowAnswer, 204);
+    const live = await liveFiles(gil);
+    assert.deepEqual(
+      live.map((file) => file.name),
+      ['race.bin'],
+      'one file at the path, no namesake',
+    );
+    assert.equal(live[0]!.sha256, sha256(slowBody));
+    assert.equal(sha256(Buffer.from(await (await dav('/race.bin')).arrayBuffer())), sha256(slowBody));
+  });
+
+  test('a file whose own name looks like a namesake\'s "(id)" name never takes that namesake\'s path', async () => {
+    const hal = await t.account();
+    const dav = davOf(t, hal);
+    const first = await t.upload(hal.key, 'foo.txt', 'ONE');
+    const second = await t.upload(hal.key, 'foo.txt', 'TWO');
+    const third = await t.upload(hal.key, `foo (${second.id}).txt`, 'THREE');
+    assert.equal(await (await dav('/foo.txt')).text(), 'ONE');
+    assert.equal(await (await dav(`/foo%20(${second.id}).txt`)).text(), 'TWO');
+    assert.equal(await (await dav(`/foo%20(${second.id})%20(${third.id}).txt`)).text(), 'THREE');
+    // The listing names each file by the path that reaches it.
+    const listing = await (await dav('/', { method: 'PROPFIND', headers: { Depth: '1' } })).text();
+    for (const name of ['foo.txt', `foo%20(${second.id}).txt`, `foo%20(${second.id})%20(${third.id}).txt`]) {
+      assert.ok(listing.includes(`/dav/${name}</`), `${name} in ${listing}`);
+    }
+    assert.ok(first.id);
+  });
+
   test('namesakes of the API are reachable by their "(id)" names', async () => {
     const fay = await t.account();
     const dav = davOf(t, fay);

@@ -1,4 +1,6 @@
 import { ApiError } from '../../domain/errors.js';
+import type { FileRecord } from '../../domain/types.js';
+import { lockNames } from '../../services/sibling-names.js';
 import { lastName } from '../../webdav/dav-path.js';
 import { resourceKey } from '../../webdav/dav-tree.js';
 import { checkIfHeader } from './dav-conditions.js';
@@ -10,9 +12,9 @@ import { folderIdOf, parentCollection, storableName } from './dav-write.js';
  * PUT (RFC 4918 9.7, RFC 9110 9.3.4): the body streams through the one upload use case
  * (uploads/uploads-service.ts) as POST /files's does, so the size limit, the upload
  * volume, the blacklist, dedup and the upload log apply, at flat memory for any size.
- * Empty files are files here. A file at the path is replaced: the new one is stored
- * first, then the old one deleted as its owner deletes (its dead properties are carried
- * over to the new one), 204; else 201. A body cut short leaves no file: the staging is
+ * Empty files are files here. A file at the path is replaced: the old one is retired in
+ * the new one's transaction (FilesService.retireWithin), its bytes released after it
+ * and its dead properties carried over to the new one, 204; else 201. A body cut short leaves no file: the staging is
  * aborted and removes what it wrote.
  */
 export async function handlePut(dav: DavExchange): Promise<unknown> {
@@ -36,6 +38,8 @@ export async function handlePut(dav: DavExchange): Promise<unknown> {
   raw.on('close', onClose);
   const length = Number(request.headers['content-length']);
   const folderId = folderIdOf(parent);
+  const pathName = lastName(path);
+  let replaced: FileRecord | null = null;
   let created: Awaited<ReturnType<typeof services.uploads.upload>>;
   try {
     created = await services.uploads.upload({
@@ -47,22 +51,34 @@ export async function handlePut(dav: DavExchange): Promise<unknown> {
         declaredBytes: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
         receive: async ({ stage }) => ({ staged: await stage(raw, gone.signal), name }),
       },
+      // In the new file's transaction, under the folder's names lock: what the path shows
+      // now (another PUT may have replaced it while this body streamed) is retired in the
+      // same commit, so the last PUT to commit is what the path names, and no two
+      // overlapping PUTs leave a namesake behind.
+      within: async (repos, file) => {
+        await lockNames(repos, { ownerId: owner.id, folderId });
+        const now = await services.dav.tree.child(owner, parent, pathName, repos);
+        // An ApiError: the upload use case passes refusals on as they are (anything else is a 500).
+        if (now?.kind === 'folder') throw new ApiError('errorBadRequest', 405, 'A collection is at this path', { Allow: ALLOW_ON_COLLECTION });
+        if (now?.kind === 'file' && now.file.id !== file.id && (await services.files.retireWithin(repos, now.file, file.createdAt))) {
+          replaced = now.file;
+        }
+      },
     });
   } finally {
     raw.off('close', onClose);
   }
-  if (existing) {
-    await services.dav.properties.copy(owner, existing.key, resourceKey.file(created.file.id));
-    try {
-      await services.files.deleteOwned(owner, existing.file.id);
-    } catch (error) {
-      // Deleted meanwhile: replaced all the same.
-      if (!(error instanceof ApiError && error.code === 'errorFileNotFound')) throw error;
-    }
-    await services.dav.properties.forget(owner, existing.key);
+  const old = replaced as FileRecord | null;
+  if (old) {
+    await services.files.releaseReplaced(old);
+    const oldKey = resourceKey.file(old.id);
+    await services.dav.properties.copy(owner, oldKey, resourceKey.file(created.file.id));
+    await services.dav.properties.forget(owner, oldKey);
   }
+  // A replacement is 204 whether the file replaced is the one seen before the body or a newer one.
+  const wasThere = old !== null || existing !== null;
   return reply
-    .code(existing ? 204 : 201)
+    .code(wasThere ? 204 : 201)
     .header('ETag', `"${created.file.sha256}"`)
     .send();
 }
