@@ -136,6 +136,17 @@ export class FilesService {
   }
 
   /**
+   * The owner's delete of a file as part of removing `folderId` (WebDAV's DELETE of a
+   * collection): only while the file is still in that folder, so a file moved out meanwhile
+   * (a MOVE answered 201) stays. False when it was not deleted here.
+   */
+  async deleteOwnedIn(caller: Account, id: string, folderId: string): Promise<boolean> {
+    const file = await this.visible(id);
+    if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
+    return this.markDeleted(file, folderId);
+  }
+
+  /**
    * The owner renames a file. The name is cleaned and checked against the name blacklist
    * as an upload's is (API.md 2, 8), and must not be another live file's name in the same
    * folder (NameTakenError with a free "name (2)"): checked and written under the folder's
@@ -278,11 +289,11 @@ export class FilesService {
    * transactions: services/blob-lifecycle.ts says why); false if already deleted. A crash
    * between the two leaves unreferenced bytes, which gc removes.
    */
-  private async markDeleted(file: FileRecord): Promise<boolean> {
+  private async markDeleted(file: FileRecord, inFolder?: string): Promise<boolean> {
     const { changed, droppedKey } = await this.deps.store.transaction(async (repos) => {
       // The digest's lock first, before any row lock, as every transaction takes them.
       await repos.locks.blob(file.sha256);
-      const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock());
+      const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock(), inFolder);
       return { changed, droppedKey: changed ? await dropUnreferencedBlobRow(repos, file.sha256) : null };
     });
     if (droppedKey !== null) {

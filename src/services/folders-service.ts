@@ -10,8 +10,11 @@ export interface FoldersServiceDeps {
   store: MetadataStore;
   ids: IdSource;
   clock: Clock;
-  /** The owner's delete of a file, under the blob protocol (FilesService): what removing a tree does to each file in it. */
-  files: { deleteOwned(caller: Account, id: string): Promise<FileRecord> };
+  /**
+   * The owner's delete of a file while it is still in a folder, under the blob protocol
+   * (FilesService.deleteOwnedIn): what removing a tree does to each file in it.
+   */
+  files: { deleteOwnedIn(caller: Account, id: string, folderId: string): Promise<boolean> };
 }
 
 /** What removing a folder tree removed: ids of the folders and of the files marked deleted. */
@@ -191,6 +194,8 @@ export class FoldersService {
     for (let attempt = 1; ; attempt++) {
       try {
         for (const folder of await this.subtree(top)) {
+          // Moved out of the tree since it was listed (a MOVE answered already): it stays.
+          if (!(await this.stillUnder(folder, top))) continue;
           await this.deleteFilesIn(caller, folder, removed.files);
           await this.remove(caller, folder.id);
           removed.folders.push(folder.id);
@@ -201,6 +206,16 @@ export class FoldersService {
         throw error;
       }
     }
+  }
+
+  /** Whether `folder` is `top` or still lies below it (its parents read now). */
+  private async stillUnder(folder: Folder, top: Folder): Promise<boolean> {
+    let at: Folder | null = folder;
+    for (let depth = 0; at && depth < 256; depth++) {
+      if (at.id === top.id) return true;
+      at = at.parentId === null ? null : await this.deps.store.folders.byId(at.parentId);
+    }
+    return false;
   }
 
   /** A folder and every folder under it, each after all of its own sub-folders (innermost first). */
@@ -231,8 +246,8 @@ export class FoldersService {
       let progress = false;
       for (const file of page) {
         try {
-          await this.deps.files.deleteOwned(caller, file.id);
-          deleted.push(file.id);
+          // Only while it is still in this folder: a file moved out meanwhile stays.
+          if (await this.deps.files.deleteOwnedIn(caller, file.id, folder.id)) deleted.push(file.id);
           progress = true;
         } catch (error) {
           // Deleted (or expired) meanwhile: gone either way.

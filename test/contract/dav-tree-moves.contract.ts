@@ -39,7 +39,7 @@ export function davTreeMovesContract(name: string, makeStore: MetadataStoreFacto
         ids: cryptoIds,
         clock: () => T0,
         files: {
-          deleteOwned: () => {
+          deleteOwnedIn: () => {
             throw new Error('no file is deleted here');
           },
         },

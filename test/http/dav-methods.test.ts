@@ -343,6 +343,31 @@ describe('MKCOL and DELETE', () => {
       for (const file of live) assert.equal(file.folderId, folders[0]?.id);
     }
   });
+  test('files and a folder moved out of a collection while it is being deleted stay where the MOVE put them', async () => {
+    const kit = await t.account();
+    const dav = davOf(t, kit);
+    await status(dav('/big', { method: 'MKCOL' }));
+    await status(dav('/big/inner', { method: 'MKCOL' }));
+    await put(dav, '/big/inner/keep.txt', 'inside the folder that leaves');
+    // Enough files that the DELETE takes a while: each goes in its own transaction.
+    const names = Array.from({ length: 120 }, (_, i) => `f${i}.txt`);
+    for (let at = 0; at < names.length; at += 12) {
+      await Promise.all(names.slice(at, at + 12).map((name) => put(dav, `/big/${name}`, `file ${name}`)));
+    }
+    const removal = status(dav('/big', { method: 'DELETE' }));
+    const moves = await Promise.all([
+      ...['f119.txt', 'f60.txt', 'f1.txt'].map((name) =>
+        status(dav(`/big/${name}`, { method: 'MOVE', headers: destination(t, `/moved-${name}`) })).then((code) => ({ name: `moved-${name}`, code })),
+      ),
+      status(dav('/big/inner/', { method: 'MOVE', headers: destination(t, '/moved-inner/') })).then((code) => ({ name: 'moved-inner/keep.txt', code })),
+    ]);
+    assert.ok([204, 409].includes(await removal));
+    for (const move of moves) {
+      assert.ok([201, 404, 409].includes(move.code), `MOVE ${move.name}: ${move.code}`);
+      // A MOVE that answered 201 is kept: the DELETE never takes what left the collection.
+      if (move.code === 201) assert.equal(await status(dav(`/${move.name}`)), 200, `${move.name} after its MOVE answered 201`);
+    }
+  });
 });
 
 describe('COPY and MOVE', () => {

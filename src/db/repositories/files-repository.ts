@@ -61,13 +61,14 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       const row = await db.selectFrom('files').select('delete_hash').where('id', '=', id).executeTakeFirst();
       return row?.delete_hash ?? null;
     },
-    async setStatus(id, from, to, at) {
-      const result = await db
+    async setStatus(id, from, to, at, inFolder) {
+      let query = db
         .updateTable('files')
         .set(to === FileStatus.Deleted ? { status: to, deleted_at: at } : { status: to })
         .where('id', '=', id)
-        .where('status', 'in', from)
-        .executeTakeFirst();
+        .where('status', 'in', from);
+      if (inFolder !== undefined) query = query.where('folder_id', '=', inFolder);
+      const result = await query.executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
     async moveOwned(ids, ownerId, folderId, liveAt) {

@@ -89,8 +89,12 @@ export interface FilesRepository {
   byId(id: string): Promise<FileRecord | null>;
   /** The delete-secret hash of a file, or null if unknown. */
   deleteHash(id: string): Promise<string | null>;
-  /** Sets the state; returns false if the row was missing or already in `to`/deleted. */
-  setStatus(id: string, from: FileStatus[], to: FileStatus, at: number): Promise<boolean>;
+  /**
+   * Sets the state; returns false if the row was missing or already in `to`/deleted, or,
+   * with `inFolder`, no longer in that folder (checked by the UPDATE itself, so a move that
+   * commits first always wins: a folder's removal never takes a file moved out of it).
+   */
+  setStatus(id: string, from: FileStatus[], to: FileStatus, at: number, inFolder?: string): Promise<boolean>;
   /** Moves those of the listed files that `ownerId` owns and are not deleted (nor expired at `liveAt`); returns how many moved. */
   moveOwned(ids: string[], ownerId: number, folderId: string | null, liveAt?: number): Promise<number>;
   /** The files with these ids (any state). */
