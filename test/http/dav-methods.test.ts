@@ -370,6 +370,26 @@ describe('MKCOL and DELETE', () => {
   });
 });
 
+describe('locks under names of any script', () => {
+  test('a lock inside a folder named with an emoji holds a DELETE of the folder, and goes with it', async () => {
+    const lou = await t.account();
+    const dav = davOf(t, lou);
+    assert.equal(await status(dav('/%F0%9F%98%80', { method: 'MKCOL' })), 201);
+    assert.equal((await put(dav, '/%F0%9F%98%80/f.txt', 'locked')).status, 201);
+    const lockinfo =
+      '<?xml version="1.0"?><D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    const locked = await dav('/%F0%9F%98%80/f.txt', { method: 'LOCK', headers: { Depth: '0', 'Content-Type': 'application/xml' }, body: lockinfo });
+    await locked.arrayBuffer();
+    assert.equal(locked.status, 200);
+    const token = locked.headers.get('lock-token')!;
+    assert.equal(await status(dav('/%F0%9F%98%80/', { method: 'DELETE' })), 423, 'the lock below holds the DELETE');
+    assert.equal(await status(dav('/%F0%9F%98%80/', { method: 'DELETE', headers: { If: `<${t.url}/dav/%F0%9F%98%80/f.txt> (${token})` } })), 204);
+    // The lock went with the file: the same path is free again.
+    assert.equal(await status(dav('/%F0%9F%98%80', { method: 'MKCOL' })), 201);
+    assert.equal((await put(dav, '/%F0%9F%98%80/f.txt', 'again')).status, 201);
+  });
+});
+
 describe('COPY and MOVE', () => {
   test('file COPY is the O(1) copy (201, then 204 over it); Overwrite F 412; no parent 409; onto itself 403', async () => {
     const kim = await t.account();

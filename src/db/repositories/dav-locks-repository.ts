@@ -16,7 +16,7 @@ export function davLocksRepository(db: Kysely<Database>): DavLocksRepository {
         .where((eb) => {
           const any: Expression<SqlBool>[] = [eb('path', 'in', [path, ...ancestors])];
           // Below: the path starts with "<path>/" (substr, not LIKE: names may hold % and _).
-          any.push(sql<SqlBool>`substr(${sql.ref('path')}, 1, ${below.length}) = ${below}`);
+          any.push(sql<SqlBool>`substr(${sql.ref('path')}, 1, ${characters(below)}) = ${below}`);
           return eb.or(any);
         })
         .orderBy('created_at')
@@ -62,7 +62,7 @@ export function davLocksRepository(db: Kysely<Database>): DavLocksRepository {
       const result = await db
         .deleteFrom('dav_locks')
         .where('account_id', '=', accountId)
-        .where((eb) => eb.or([eb('path', '=', path), sql<SqlBool>`substr(${sql.ref('path')}, 1, ${below.length}) = ${below}`]))
+        .where((eb) => eb.or([eb('path', '=', path), sql<SqlBool>`substr(${sql.ref('path')}, 1, ${characters(below)}) = ${below}`]))
         .executeTakeFirst();
       return Number(result.numDeletedRows);
     },
@@ -71,6 +71,14 @@ export function davLocksRepository(db: Kysely<Database>): DavLocksRepository {
       return Number(result.numDeletedRows);
     },
   };
+}
+
+/**
+ * A text's length as SQL's substr counts it, in characters (code points), on both engines;
+ * JavaScript's length counts UTF-16 units, two for an emoji.
+ */
+function characters(text: string): number {
+  return [...text].length;
 }
 
 /** "/a/b/c" → ["/", "/a", "/a/b"]; the top has none. */
