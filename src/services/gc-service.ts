@@ -153,6 +153,8 @@ export class GcService {
       await this.deps.store.signInAddresses.prune(this.deps.clock() - KNOWN_ADDRESS_MS);
       // WebDAV locks past their timeout hold nothing (every read leaves them out): their rows go.
       await this.deps.store.davLocks.purgeExpired(this.deps.clock());
+      // Dead properties of files and folders gone by any door (the API, the web, expiry).
+      await this.deps.store.davProperties.removeOrphans(this.deps.clock());
     }
     return report;
   }

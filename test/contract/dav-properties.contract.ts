@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
-import type { Account } from '../../src/domain/types.js';
+import { type Account, FileStatus } from '../../src/domain/types.js';
 import { DavProperties, MAX_PROPERTIES_PER_RESOURCE, MAX_VALUE_BYTES, type PropertyUpdate } from '../../src/webdav/dav-properties.js';
 import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
@@ -30,6 +30,43 @@ export function davPropertiesContract(name: string, makeStore: MetadataStoreFact
     afterEach(() => harness.cleanup());
 
     const namesOf = async (key: string) => (await store.davProperties.list(owner.id, key)).map((property) => property.name).sort();
+
+    test('housekeeping removes the properties of files and folders gone by any door, and keeps the rest', async () => {
+      const T0 = 1_800_000_000_000;
+      await store.folders.create({ id: 'DAVFOLDER1', ownerId: owner.id, parentId: null, name: 'kept', createdAt: T0 });
+      await store.folders.create({ id: 'DAVFOLDER2', ownerId: owner.id, parentId: null, name: 'removed', createdAt: T0 });
+      const file = (id: string, expiresAt: number | null) =>
+        store.files.create({
+          id,
+          ownerId: owner.id,
+          folderId: null,
+          name: id,
+          size: 1,
+          sha256: 'a'.repeat(64),
+          deleteHash: 'd'.repeat(64),
+          createdAt: T0,
+          expiresAt,
+        });
+      await file('DAVFILE001', null);
+      await file('DAVFILE002', null);
+      await file('DAVFILE003', T0 + 10);
+      for (const key of ['top', 'folder:DAVFOLDER1', 'folder:DAVFOLDER2', 'file:DAVFILE001', 'file:DAVFILE002', 'file:DAVFILE003', 'file:NEVERWAS00']) {
+        await store.davProperties.set(owner.id, key, [{ namespace: Z, name: 'p', valueXml: 'v' }]);
+      }
+      await store.files.setStatus('DAVFILE002', [FileStatus.Active], FileStatus.Deleted, T0 + 1);
+      await store.folders.remove('DAVFOLDER2');
+      assert.equal(await store.davProperties.removeOrphans(T0 + 20), 4, 'the deleted file, the expired one, the removed folder, the unknown id');
+      const left = await store.davProperties.listMany(owner.id, [
+        'top',
+        'folder:DAVFOLDER1',
+        'folder:DAVFOLDER2',
+        'file:DAVFILE001',
+        'file:DAVFILE002',
+        'file:DAVFILE003',
+        'file:NEVERWAS00',
+      ]);
+      assert.deepEqual([...left.keys()].sort(), ['file:DAVFILE001', 'folder:DAVFOLDER1', 'top']);
+    });
 
     test('steps apply in document order: set then remove leaves nothing, remove then set leaves the value', async () => {
       const properties = new DavProperties({ store });

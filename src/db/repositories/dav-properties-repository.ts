@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Kysely } from 'kysely';
+import { type Kysely, type SqlBool, sql } from 'kysely';
+import { FileStatus } from '../../domain/types.js';
+import { unexpiredAt } from './rows.js';
 import type { Database } from '../database.js';
 import type { DavPropertiesRepository, DavProperty } from './repositories.js';
 
@@ -63,6 +65,31 @@ export function davPropertiesRepository(db: Kysely<Database>): DavPropertiesRepo
       const rows = await select(accountId).where('resource', '=', from).execute();
       await db.deleteFrom('dav_properties').where('account_id', '=', accountId).where('resource', '=', to).execute();
       await upsert(accountId, to, rows.map(toProperty));
+    },
+    async removeOrphans(liveAt) {
+      const files = await db
+        .deleteFrom('dav_properties')
+        .where(sql<SqlBool>`substr(${sql.ref('resource')}, 1, 5) = 'file:'`)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('files')
+                .select('files.id')
+                .where(sql<SqlBool>`'file:' || ${sql.ref('files.id')} = ${sql.ref('dav_properties.resource')}`)
+                .where('files.status', '!=', FileStatus.Deleted)
+                .where(unexpiredAt(liveAt, 'files')),
+            ),
+          ),
+        )
+        .executeTakeFirst();
+      const folders = await db
+        .deleteFrom('dav_properties')
+        .where(sql<SqlBool>`substr(${sql.ref('resource')}, 1, 7) = 'folder:'`)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('folders').select('folders.id').where(sql<SqlBool>`'folder:' || ${sql.ref('folders.id')} = ${sql.ref('dav_properties.resource')}`))),
+        )
+        .executeTakeFirst();
+      return Number(files.numDeletedRows) + Number(folders.numDeletedRows);
     },
   };
 }

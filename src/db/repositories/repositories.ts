@@ -960,6 +960,11 @@ export interface DavPropertiesRepository {
   removeAll(accountId: number, resource: string): Promise<void>;
   /** Copies every property of `from` onto `to`, replacing `to`'s (a COPY). */
   copyAll(accountId: number, from: string, to: string): Promise<void>;
+  /**
+   * Removes the properties of resources that are gone: files deleted (or expired at
+   * `liveAt`) by any door, not only WebDAV's, and folders removed (housekeeping); how many.
+   */
+  removeOrphans(liveAt: number): Promise<number>;
 }
 
 /** An upload request (issue 25): others upload into the owner's folder through its link. */
