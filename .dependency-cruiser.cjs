@@ -11,7 +11,7 @@ const LAYERS = [
   // Limits and the tus store's locks over the storage.
   ['limits', 'resumable'],
   // The use cases: what every entry point calls.
-  ['services', 'uploads', 'downloads', 'sharing', 'auth', 'backup', 'migrate'],
+  ['services', 'uploads', 'downloads', 'sharing', 'auth', 'webdav', 'backup', 'migrate'],
   // The one place that builds them all from the configuration, and the storage it picks.
   ['composition.ts', 'configured-stores.ts'],
   // The entry points: they adapt HTTP and the command line to the use cases.
