@@ -34,10 +34,18 @@ export function isLiveProperty(namespace: string, name: string): name is LivePro
   return namespace === DAV && LIVE.has(name);
 }
 
+/*
+ * The bounds of what one resource holds: a PROPFIND reads whole resources' properties at
+ * once (a listing, in batches, propfind-handler.ts), so what one resource holds in all is
+ * what bounds the memory of a request, not the value alone.
+ */
+
 /** Dead properties one resource holds at most. */
 export const MAX_PROPERTIES_PER_RESOURCE = 100;
 /** The largest value of one dead property, in bytes of its XML. */
-export const MAX_VALUE_BYTES = 64 * 1024;
+export const MAX_VALUE_BYTES = 16 * 1024;
+/** The most bytes of values (their XML) one resource holds in all its dead properties. */
+export const MAX_TOTAL_VALUE_BYTES = 64 * 1024;
 /** The longest namespace URI of a dead property, in bytes. */
 export const MAX_NAMESPACE_BYTES = 1024;
 /** The longest local name of a dead property, in bytes. */
@@ -49,10 +57,11 @@ export type PropertyUpdate = { action: 'set'; property: DavProperty } | { action
 /**
  * Why one step of a PROPPATCH cannot be made: a live property ('protected'), a value over
  * MAX_VALUE_BYTES ('too-large'), a name over its bounds ('too-long'), more than
- * MAX_PROPERTIES_PER_RESOURCE once done ('too-many'); 'failed-dependency' for a step that
- * was fine but not made because another failed (all or nothing).
+ * MAX_PROPERTIES_PER_RESOURCE once done ('too-many'), values over MAX_TOTAL_VALUE_BYTES
+ * in all once done ('too-much'); 'failed-dependency' for a step that was fine but not
+ * made because another failed (all or nothing).
  */
-export type UpdateProblem = 'protected' | 'too-large' | 'too-long' | 'too-many' | 'failed-dependency';
+export type UpdateProblem = 'protected' | 'too-large' | 'too-long' | 'too-many' | 'too-much' | 'failed-dependency';
 
 /** What became of one step: `problem` null when it was made. */
 export interface UpdateOutcome {
@@ -84,19 +93,30 @@ export class DavProperties {
    * cannot be made fails the whole request: nothing is written, and every other step is
    * 'failed-dependency'. The check and the writes are one transaction that holds the
    * account's tree lock (locks.davTree, as LOCK does), so two PROPPATCHes on one resource
-   * cannot together pass MAX_PROPERTIES_PER_RESOURCE.
+   * cannot together pass MAX_PROPERTIES_PER_RESOURCE or MAX_TOTAL_VALUE_BYTES.
    */
   async update(owner: Account, key: string, updates: PropertyUpdate[]): Promise<UpdateOutcome[]> {
     const refused = updates.map(problemOf);
     if (refused.some((problem) => problem !== null)) return outcomes(updates, refused);
     return this.deps.store.transaction(async (repos) => {
       await repos.locks.davTree(owner.id);
-      const held = new Set((await repos.davProperties.list(owner.id, key)).map((property) => nameKey(property.namespace, property.name)));
-      const before = new Set(held);
+      // The bytes of each value held, by name, as they will be once every step is made.
+      const held = new Map(
+        (await repos.davProperties.list(owner.id, key)).map((property) => [nameKey(property.namespace, property.name), Buffer.byteLength(property.valueXml)]),
+      );
+      const before = new Set(held.keys());
       for (const update of updates) {
-        const name = update.action === 'set' ? nameKey(update.property.namespace, update.property.name) : nameKey(update.namespace, update.name);
-        if (update.action === 'set') held.add(name);
-        else held.delete(name);
+        if (update.action === 'set') held.set(nameKey(update.property.namespace, update.property.name), Buffer.byteLength(update.property.valueXml));
+        else held.delete(nameKey(update.namespace, update.name));
+      }
+      let total = 0;
+      for (const bytes of held.values()) total += bytes;
+      if (total > MAX_TOTAL_VALUE_BYTES) {
+        // Every step that sets a value adds to the total: those are the ones refused.
+        return outcomes(
+          updates,
+          updates.map((update) => (update.action === 'set' ? ('too-much' as const) : null)),
+        );
       }
       if (held.size > MAX_PROPERTIES_PER_RESOURCE) {
         // The steps that add a name the resource did not have are the ones past the bound.

@@ -320,3 +320,39 @@ describe('two servers of one site', () => {
     }
   });
 });
+
+describe('a depth-0 lock on a collection protects its members’ names (RFC 4918 7.4)', () => {
+  test('MKCOL, DELETE and MOVE of a member need the token: 423 without it, done with it', async () => {
+    assert.equal((await dav('MKCOL', '/l3/')).status, 201);
+    await upload(ada, 'member.txt', 'member');
+    const moved = await dav('MOVE', '/member.txt', { headers: { Destination: `${t.url}/dav/l3/member.txt` } });
+    assert.equal(moved.status, 201, moved.body);
+    const held = await lock('/l3/', { depth: '0' });
+    assert.equal(held.status, 200, held.body);
+    // Tagged with the collection: an untagged list would be of the member, which the lock does not cover (412).
+    const withToken = { If: `<${t.url}/dav/l3/> (<${held.token}>)` };
+
+    const mkcol = await dav('MKCOL', '/l3/sub/');
+    assert.equal(mkcol.status, 423, mkcol.body);
+    assert.match(mkcol.body, /<D:lock-token-submitted><D:href>\/dav\/l3\/?<\/D:href><\/D:lock-token-submitted>/);
+    assert.equal((await dav('DELETE', '/l3/member.txt')).status, 423);
+    assert.equal((await dav('MOVE', '/l3/member.txt', { headers: { Destination: `${t.url}/dav/away.txt` } })).status, 423, 'a MOVE out');
+    await upload(ada, 'outside.txt', 'outside');
+    assert.equal((await dav('MOVE', '/outside.txt', { headers: { Destination: `${t.url}/dav/l3/in.txt` } })).status, 423, 'a MOVE in');
+    assert.equal((await dav('COPY', '/outside.txt', { headers: { Destination: `${t.url}/dav/l3/copy.txt` } })).status, 423, 'a COPY in');
+
+    assert.equal((await dav('MKCOL', '/l3/sub/', { headers: withToken })).status, 201);
+    assert.equal((await dav('MOVE', '/l3/member.txt', { headers: { Destination: `${t.url}/dav/l3/renamed.txt`, ...withToken } })).status, 201);
+    assert.equal((await dav('DELETE', '/l3/renamed.txt', { headers: withToken })).status, 204);
+    assert.equal((await dav('GET', '/l3/renamed.txt')).status, 404);
+  });
+
+  test('the 423 names the lock root as a URL path of the tree: percent-encoded', async () => {
+    assert.equal((await dav('MKCOL', '/Q%26A%20100%25/')).status, 201);
+    const held = await lock('/Q%26A%20100%25/', { depth: 'infinity' });
+    assert.equal(held.status, 200, held.body);
+    const refused = await dav('PUT', '/Q%26A%20100%25/x.txt', { body: 'x' });
+    assert.equal(refused.status, 423, refused.body);
+    assert.match(refused.body, /<D:lock-token-submitted><D:href>\/dav\/Q%26A%20100%25\/?<\/D:href><\/D:lock-token-submitted>/);
+  });
+});

@@ -544,3 +544,79 @@ describe('limits', () => {
     assert.ok(await eventually(async () => (await limited.storage.leftovers()).length === 0));
   });
 });
+
+describe('If-Match and If-None-Match on writes (RFC 9110 13.1)', () => {
+  test('DELETE with a wrong If-Match is 412 and the file stays; with its ETag 204; If-None-Match * on it 412', async () => {
+    const pat = await t.account();
+    const dav = davOf(t, pat);
+    assert.equal((await put(dav, '/kept.txt', 'kept')).status, 201);
+    const etag = `"${sha256('kept')}"`;
+    assert.equal(await status(dav('/kept.txt', { method: 'DELETE', headers: { 'If-Match': '"nope"' } })), 412);
+    assert.equal(await status(dav('/kept.txt', { method: 'DELETE', headers: { 'If-None-Match': '*' } })), 412);
+    assert.equal(await status(dav('/kept.txt', { method: 'GET' })), 200, 'still there');
+    assert.equal(await status(dav('/kept.txt', { method: 'DELETE', headers: { 'If-Match': `"nope", ${etag}` } })), 204);
+    assert.equal(await status(dav('/kept.txt', { method: 'GET' })), 404);
+  });
+
+  test('MKCOL, PROPPATCH, MOVE and LOCK honour them too; a collection has no ETag but matches *', async () => {
+    const pat = await t.account();
+    const dav = davOf(t, pat);
+    assert.equal(await status(dav('/new/', { method: 'MKCOL', headers: { 'If-Match': '*' } })), 412, 'nothing there to match *');
+    assert.equal(await status(dav('/new/', { method: 'MKCOL', headers: { 'If-None-Match': '*' } })), 201);
+    const proppatch = `<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><x xmlns="urn:x">1</x></D:prop></D:set></D:propertyupdate>`;
+    assert.equal(await status(dav('/new/', { method: 'PROPPATCH', headers: { 'If-Match': '"abc"' }, body: proppatch })), 412);
+    assert.equal(await status(dav('/new/', { method: 'PROPPATCH', headers: { 'If-Match': '*' }, body: proppatch })), 207);
+    assert.equal((await put(dav, '/m.txt', 'm')).status, 201);
+    assert.equal(await status(dav('/m.txt', { method: 'MOVE', headers: { ...destination(t, '/n.txt'), 'If-Match': '"other"' } })), 412);
+    assert.equal(await status(dav('/m.txt', { method: 'MOVE', headers: { ...destination(t, '/n.txt'), 'If-Match': `"${sha256('m')}"` } })), 201);
+    const lockinfo = '<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype></D:lockinfo>';
+    assert.equal(await status(dav('/n.txt', { method: 'LOCK', headers: { 'If-None-Match': `"${sha256('m')}"` }, body: lockinfo })), 412);
+    assert.equal(await status(dav('/n.txt', { method: 'LOCK', headers: { 'If-Match': `"${sha256('m')}"` }, body: lockinfo })), 200);
+  });
+});
+
+describe('the transport rule and the Destination host', () => {
+  test('plain HTTP from elsewhere is 403 before any sign-in: no Basic challenge, with or without credentials', async () => {
+    const proxied = await startTestServer({ trustProxy: true });
+    try {
+      const pat = await proxied.account();
+      const from = { 'X-Forwarded-For': '198.51.100.7' };
+      for (const headers of [from, { ...from, Authorization: `Basic ${Buffer.from(`${pat.login}:${pat.key}`).toString('base64')}` }]) {
+        const response = await proxied.fetch('/dav/', { method: 'PROPFIND', headers: { Depth: '0', ...headers } });
+        assert.equal(response.status, 403, await response.text());
+        assert.equal(response.headers.get('www-authenticate'), null);
+      }
+      const https = await davOf(proxied, pat)('/', { method: 'PROPFIND', headers: { Depth: '0', ...from, 'X-Forwarded-Proto': 'https' } });
+      assert.equal(https.status, 207, await https.text());
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  test('without --trust-proxy, a loopback request with proxy headers is a proxied one: 403', async () => {
+    const pat = await t.account();
+    const dav = davOf(t, pat);
+    assert.equal(await status(dav('/', { method: 'PROPFIND', headers: { Depth: '0' } })), 207, 'from this host itself');
+    const proxyHeaders: Record<string, string>[] = [{ 'X-Forwarded-For': '203.0.113.9' }, { Forwarded: 'for=203.0.113.9' }, { 'X-Forwarded-Proto': 'http' }];
+    for (const header of proxyHeaders) {
+      const response = await dav('/', { method: 'PROPFIND', headers: { Depth: '0', ...header } });
+      assert.equal(response.status, 403, JSON.stringify(header));
+      assert.equal(response.headers.get('www-authenticate'), null);
+      await response.arrayBuffer();
+    }
+  });
+
+  test("a Destination is this server's on the request's Host in any case, or on the site's base URL host (a proxy that passes its upstream's Host)", async () => {
+    const pat = await t.account();
+    const dav = davOf(t, pat);
+    assert.equal((await put(dav, '/a.txt', 'a')).status, 201);
+    const authorization = `Basic ${Buffer.from(`${pat.login}:${pat.key}`).toString('base64')}`;
+    // As nginx's default proxy_pass sends it: Host is the upstream's name, the Destination the public one.
+    const behindProxy = (method: string, from: string, to: string) =>
+      rawRequest(t.url, method, `/dav${from}`, { headers: { Authorization: authorization, Host: 'Upstream-Backend:8080', Destination: to } });
+    assert.equal((await behindProxy('MOVE', '/a.txt', `${t.url}/dav/b.txt`)).status, 201, 'the base URL host');
+    assert.equal((await behindProxy('COPY', '/b.txt', 'http://upstream-backend:8080/dav/c.txt')).status, 201, 'the Host header, case aside');
+    assert.equal((await behindProxy('COPY', '/b.txt', 'http://elsewhere.example.test/dav/d.txt')).status, 502);
+    assert.equal(await status(dav('/c.txt', { method: 'GET' })), 200);
+  });
+});

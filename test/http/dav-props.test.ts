@@ -330,7 +330,7 @@ describe('WebDAV properties', () => {
     assert.equal(textFound(after, '{DAV:}getetag'), `"${createHash('sha256').update('guarded').digest('hex')}"`);
   });
 
-  test('PROPPATCH limits: a value over 64 KiB and a 101st property are 507, the rest 424; bad bodies 400; a missing resource 404', async () => {
+  test('PROPPATCH limits: a value over 16 KiB and a 101st property are 507, the rest 424; bad bodies 400; a missing resource 404', async () => {
     await upload(owner, 'limited.txt', 'limited');
     const href = '/dav/limited.txt';
     const big = await dav('PROPPATCH', href, {
@@ -358,6 +358,65 @@ describe('WebDAV properties', () => {
     }
     const missing = await dav('PROPPATCH', '/dav/not-there.txt', { body: set(0, 1) });
     assert.equal(missing.status, 404, missing.body);
+  });
+
+  test('PROPPATCH bounds what a resource holds in all: a value over 16 KiB, and values past 64 KiB together, are 507', async () => {
+    await upload(owner, 'bounded.txt', 'bounded');
+    const href = '/dav/bounded.txt';
+    const setOf = (name: string, bytes: number) =>
+      `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="${Z}"><D:set><D:prop><Z:${name}>${'v'.repeat(bytes)}</Z:${name}></D:prop></D:set></D:propertyupdate>`;
+    const tooLarge = await dav('PROPPATCH', href, { body: setOf('large', 16 * 1024 + 1) });
+    assert.equal(multistatus(tooLarge).get(href)!.get(`{${Z}}large`)?.status, 507);
+    assert.match(tooLarge.body, /16 KiB at most/);
+    for (const name of ['a', 'b', 'c', 'd']) {
+      assert.equal(
+        multistatus(await dav('PROPPATCH', href, { body: setOf(name, 15 * 1024) }))
+          .get(href)!
+          .get(`{${Z}}${name}`)?.status,
+        200,
+        name,
+      );
+    }
+    const fifth = await dav('PROPPATCH', href, { body: setOf('e', 15 * 1024) });
+    assert.equal(multistatus(fifth).get(href)!.get(`{${Z}}e`)?.status, 507);
+    assert.match(fifth.body, /64 KiB in all at most/);
+    // A smaller value in place of a large one makes room.
+    assert.equal(
+      multistatus(await dav('PROPPATCH', href, { body: setOf('a', 1) }))
+        .get(href)!
+        .get(`{${Z}}a`)?.status,
+      200,
+    );
+    assert.equal(
+      multistatus(await dav('PROPPATCH', href, { body: setOf('e', 15 * 1024) }))
+        .get(href)!
+        .get(`{${Z}}e`)?.status,
+      200,
+    );
+    const shown = multistatus(await dav('PROPFIND', href, { headers: { Depth: '0' }, body: propfindOf('Z:e') })).get(href)!;
+    assert.equal(textFound(shown, `{${Z}}e`).length, 15 * 1024);
+  });
+
+  test('names like "constructor" and "__proto__" are names: an undefined entity 400, a "__proto__" prefix kept bound', async () => {
+    await upload(owner, 'proto.txt', 'proto');
+    const href = '/dav/proto.txt';
+    for (const entity of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      const body = `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="${Z}"><D:set><D:prop><Z:v>&${entity};</Z:v></D:prop></D:set></D:propertyupdate>`;
+      const answer = await dav('PROPPATCH', href, { body });
+      assert.equal(answer.status, 400, `&${entity};: ${answer.body}`);
+    }
+    const body = `<D:propertyupdate xmlns:D="DAV:" xmlns:Z="${Z}"><D:set><D:prop><Z:tagged><Z:in xmlns:__proto__="urn:p" __proto__:a="1">x</Z:in></Z:tagged></D:prop></D:set></D:propertyupdate>`;
+    assert.equal(
+      multistatus(await dav('PROPPATCH', href, { body }))
+        .get(href)!
+        .get(`{${Z}}tagged`)?.status,
+      200,
+    );
+    // multistatus() parses the answer with namespaces: an unbound prefix would be BadXml.
+    const shown = multistatus(await dav('PROPFIND', href, { headers: { Depth: '0' }, body: propfindOf('Z:tagged') })).get(href)!;
+    const inner = elementsOf(shown.get(`{${Z}}tagged`)!.element)[0]!;
+    assert.equal(inner.attributes['__proto__:a'], '1');
+    assert.deepEqual(Object.entries(inner.attributePrefixes ?? {}), [['__proto__', 'urn:p']]);
   });
 
   test('quota-available-bytes and quota-used-bytes: the upload volume left and used; none for an unlimited account', async () => {

@@ -1,7 +1,8 @@
 import { STATUS_CODES } from 'node:http';
+import type { WriteTarget } from '../../webdav/dav-locks.js';
 import { type DavPath, davPath, isWithin, lastName } from '../../webdav/dav-path.js';
 import { type DavCollection, type DavResource, resourceKey } from '../../webdav/dav-tree.js';
-import { checkIfHeader } from './dav-conditions.js';
+import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError, davErrorOf } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
 import { depthOf, folderIdOf, isCollection, overwriteOf, parentCollection, removeResource, requireResource, resolveAt, storableName } from './dav-write.js';
@@ -41,6 +42,8 @@ async function copyOrMove(dav: DavExchange, kind: 'copy' | 'move'): Promise<unkn
   const { owner } = dav;
   await checkIfHeader(dav);
   const source = await requireResource(dav);
+  // RFC 9110 13.1: the conditions are of the target resource, the request URI (the source).
+  checkEntityTags(dav, source);
   const destination = dav.destination();
   const overwrite = overwriteOf(dav);
   const depth = source.kind === 'file' ? 'infinity' : depthOf(dav, 'infinity');
@@ -58,8 +61,10 @@ async function copyOrMove(dav: DavExchange, kind: 'copy' | 'move'): Promise<unkn
   const name = storableName(lastName(destination), source.kind === 'file' ? 'file' : 'folder');
   const parent = await parentCollection(dav, destination);
 
-  const writes = [{ path: destination, deep: true }];
-  if (kind === 'move') writes.push({ path: source.path, deep: isCollection(source) });
+  // A new name in the destination's parent, and on MOVE a name leaving the source's: a
+  // depth-0 lock on either parent protects its members' names (RFC 4918 7.4).
+  const writes: WriteTarget[] = [{ path: destination, deep: true, member: !target }];
+  if (kind === 'move') writes.push({ path: source.path, deep: isCollection(source), member: true });
   await services.dav.locks.assertWritable(owner, writes, dav.submittedTokens());
   if (target) await removeResource(dav, target);
 
@@ -106,7 +111,7 @@ async function copyCollection(
     try {
       await copyMember(dav, child, folder.id, childPath, failures);
     } catch (error) {
-      const refusal = davErrorOf(error);
+      const refusal = davErrorOf(error, dav.href);
       if (!refusal) throw error;
       failures.push({ path: childPath, collection: child.kind !== 'file', status: refusal.status });
     }

@@ -1,5 +1,6 @@
 import { lockTokenOf, storedTokenOf } from '../../webdav/dav-locks.js';
 import { BadDavPath, type DavPath, davPath, parseDavPath } from '../../webdav/dav-path.js';
+import type { DavResource } from '../../webdav/dav-tree.js';
 import { etagOf } from '../send-blob.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
@@ -263,4 +264,44 @@ function taggedPath(dav: DavExchange, tag: string): DavPath | null {
     if (error instanceof BadDavPath) return null;
     throw error;
   }
+}
+
+/**
+ * If-Match and If-None-Match on a write (RFC 9110 13.1.1, 13.1.2, 13.2.2): 412 when one
+ * does not hold for `resource` (the request's target as it is now, null when nothing is
+ * there). A file's entity tag is etagOf (its SHA-256, strong); a collection has none.
+ * "*" matches any resource that exists. If-Match compares strongly (a weak tag never
+ * matches), If-None-Match weakly. Checked before anything is changed.
+ */
+export function checkEntityTags(dav: DavExchange, resource: DavResource | null): void {
+  const etag = resource?.kind === 'file' ? etagOf(resource.file) : null;
+  const ifMatch = headerText(dav.request.headers['if-match']);
+  if (ifMatch !== null) {
+    const tags = entityTagsOf(ifMatch);
+    const holds = tags === '*' ? resource !== null : etag !== null && tags.some((tag) => tag === etag);
+    if (!holds) throw new DavError(412, 'If-Match does not hold: the resource is not the one the client expected');
+  }
+  const ifNoneMatch = headerText(dav.request.headers['if-none-match']);
+  if (ifNoneMatch !== null) {
+    const tags = entityTagsOf(ifNoneMatch);
+    const matches = tags === '*' ? resource !== null : etag !== null && tags.some((tag) => weakly(tag) === weakly(etag));
+    if (matches) throw new DavError(412, 'If-None-Match does not hold: the resource is one the client did not expect');
+  }
+}
+
+/** A header's value, repeated ones joined by ", "; null when absent. */
+function headerText(header: string | string[] | undefined): string | null {
+  if (header === undefined) return null;
+  return Array.isArray(header) ? header.join(', ') : header;
+}
+
+/** "*", or the entity tags of a list (RFC 9110 8.8.3: W/ kept, quotes kept); a malformed member matches nothing. */
+function entityTagsOf(text: string): '*' | string[] {
+  if (text.trim() === '*') return '*';
+  return [...text.matchAll(/(W\/)?"[^"]*"/g)].map((match) => match[0]);
+}
+
+/** An entity tag without its weakness indicator (the weak comparison, RFC 9110 8.8.3.2). */
+function weakly(tag: string): string {
+  return tag.startsWith('W/') ? tag.slice(2) : tag;
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../../domain/errors.js';
 import { LockedError } from '../../webdav/dav-locks.js';
-import { BadDavPath } from '../../webdav/dav-path.js';
+import { BadDavPath, type DavPath } from '../../webdav/dav-path.js';
 import { BadXml, escapeXml } from './dav-xml.js';
 
 /** A WebDAV answer other than success: a status, a message, and the RFC 4918 condition element when one applies. */
@@ -40,12 +40,20 @@ function statusOf(error: ApiError): number {
   }
 }
 
-/** The error a handler threw, as a DavError; null for one that is no refusal (a 500, logged by the caller). */
-export function davErrorOf(error: unknown): DavError | null {
+/** The URL path of a tree path in answers (DavExchange.href): the tree's prefix, percent-encoded names. */
+export type DavHref = (path: DavPath, collection: boolean) => string;
+
+/**
+ * The error a handler threw, as a DavError; null for one that is no refusal (a 500, logged
+ * by the caller). `href` writes the 423's lock roots as URL paths of the tree (RFC 4918
+ * 14.7: a DAV:href is a URL, as in every other answer).
+ */
+export function davErrorOf(error: unknown, href: DavHref): DavError | null {
   if (error instanceof DavError) return error;
   if (error instanceof BadDavPath || error instanceof BadXml) return new DavError(400, error.message);
   if (error instanceof LockedError) {
-    const hrefs = error.lockRoots.map((root) => `<D:href>${escapeXml(root.text)}</D:href>`).join('');
+    // A lock root's kind is not known here: a collection's href without its "/" still names it.
+    const hrefs = error.lockRoots.map((root) => `<D:href>${escapeXml(href(root, root.slash))}</D:href>`).join('');
     return new DavError(423, 'The resource is locked', `<D:${error.condition}>${hrefs}</D:${error.condition}>`);
   }
   if (error instanceof ApiError) return new DavError(statusOf(error), error.message, '', error.headers);

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Account } from '../../domain/types.js';
 import type { DavPath } from '../../webdav/dav-path.js';
 import type { HttpContext } from '../context.js';
+import type { DavHref } from './dav-errors.js';
 
 /** The services the WebDAV handlers call. */
 export type DavContext = HttpContext<'dav' | 'uploads' | 'files' | 'folders' | 'downloads' | 'store' | 'clock' | 'config' | 'accounts' | 'limits' | 'metrics'>;
@@ -16,7 +17,7 @@ export interface DavExchange {
   /** The request's path in the tree. */
   path: DavPath;
   /** The URL path a tree path has in answers (DAV:href), with "/" after a collection. */
-  href(path: DavPath, collection: boolean): string;
+  href: DavHref;
   /**
    * The Destination header of COPY and MOVE as a tree path: 400 when missing or
    * malformed, 502 when it names another server or a place outside this tree (RFC 4918 9.8.5).

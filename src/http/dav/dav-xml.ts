@@ -92,7 +92,8 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
   const tag = tagOf(node);
   const rawAttributes = (node[':@'] ?? {}) as Record<string, string>;
   const scope = new Map(inScope);
-  const attributes: Record<string, string> = {};
+  // Objects without a prototype: a name such as "__proto__" or "constructor" is a key like any other.
+  const attributes: Record<string, string> = Object.create(null);
   for (const [name, value] of Object.entries(rawAttributes)) {
     if (name === 'xmlns') scope.set('', value);
     else if (name.startsWith('xmlns:')) {
@@ -101,7 +102,7 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
       scope.set(name.slice(6), value);
     } else attributes[name] = decodeReferences(value);
   }
-  const attributePrefixes: Record<string, string> = {};
+  const attributePrefixes: Record<string, string> = Object.create(null);
   for (const qualified of Object.keys(attributes)) {
     const at = qualified.indexOf(':');
     if (at < 0) continue;
@@ -125,7 +126,14 @@ function resolve(node: RawNode, inScope: ReadonlyMap<string, string>): XmlElemen
   return { ns: ns ?? '', name, attributes, attributePrefixes, children };
 }
 
-const PREDEFINED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
+/** The five predefined entities (a Map: "&constructor;" finds nothing, as no inherited member can answer). */
+const PREDEFINED = new Map<string, string>([
+  ['lt', '<'],
+  ['gt', '>'],
+  ['amp', '&'],
+  ['quot', '"'],
+  ['apos', "'"],
+]);
 
 /**
  * Text with its references decoded: the five predefined entities and character references
@@ -136,7 +144,7 @@ function decodeReferences(text: string): string {
   if (!text.includes('&')) return text;
   return text.replace(/&(#x[0-9a-fA-F]+|#[0-9]+|[^;&\s]*);/g, (_whole, reference: string) => {
     if (!reference.startsWith('#')) {
-      const character = PREDEFINED[reference];
+      const character = PREDEFINED.get(reference);
       if (character === undefined) throw new BadXml(`The entity "&${reference};" is not defined`);
       return character;
     }
@@ -196,8 +204,9 @@ export function serializeElement(element: XmlElement): string {
     .filter(([prefix]) => prefix !== 'xml')
     .map(([prefix, uri]) => ` xmlns:${prefix}="${escapeAttribute(uri)}"`)
     .join('');
+  const prefixesOf = element.attributePrefixes ?? {};
   const attributes = Object.entries(element.attributes)
-    .filter(([name]) => !name.includes(':') || element.attributePrefixes?.[name.slice(0, name.indexOf(':'))] !== undefined)
+    .filter(([name]) => !name.includes(':') || Object.hasOwn(prefixesOf, name.slice(0, name.indexOf(':'))))
     .map(([name, value]) => ` ${name}="${escapeAttribute(value)}"`)
     .join('');
   const inner = serializeChildren(element);

@@ -4,7 +4,7 @@ import { sanitizeFileName } from '../../domain/names.js';
 import { DEFAULT_LOCK_SECONDS, lockRootOf, lockTokenOf, MAX_LOCK_SECONDS } from '../../webdav/dav-locks.js';
 import { lastName, parentOf } from '../../webdav/dav-path.js';
 import type { DavCollection } from '../../webdav/dav-tree.js';
-import { checkIfHeader } from './dav-conditions.js';
+import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
 import { lockDiscoveryXml } from './dav-lock-xml.js';
@@ -30,6 +30,7 @@ export async function handleLock(dav: DavExchange): Promise<void> {
   const { locks, tree } = dav.context.services.dav;
   await checkIfHeader(dav);
   const resource = await tree.resolve(dav.owner, dav.path);
+  checkEntityTags(dav, resource);
   let parent: DavCollection | null = null;
   if (!resource) {
     // A lock on an unmapped URL makes an empty resource there (RFC 4918 7.3): a write into

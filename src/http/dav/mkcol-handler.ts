@@ -1,6 +1,6 @@
 import { NameTakenError } from '../../services/sibling-names.js';
 import { lastName } from '../../webdav/dav-path.js';
-import { checkIfHeader } from './dav-conditions.js';
+import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
 import { folderIdOf, parentCollection, resolveAt, storableName } from './dav-write.js';
@@ -16,10 +16,13 @@ export async function handleMkcol(dav: DavExchange): Promise<unknown> {
   await checkIfHeader(dav);
   const length = Number(request.headers['content-length'] ?? 0);
   if (request.headers['transfer-encoding'] !== undefined || length > 0) throw new DavError(415, 'MKCOL takes no body');
-  if (path.names.length === 0 || (await resolveAt(dav, path))) throw new DavError(405, 'Something is at this path already', '', { Allow: ALLOWED });
+  const existing = await resolveAt(dav, path);
+  checkEntityTags(dav, existing);
+  if (path.names.length === 0 || existing) throw new DavError(405, 'Something is at this path already', '', { Allow: ALLOWED });
   const name = storableName(lastName(path), 'folder');
   const parent = await parentCollection(dav, path);
-  await context.services.dav.locks.assertWritable(owner, [{ path, deep: false }], dav.submittedTokens());
+  // A new member of the parent: a depth-0 lock on the parent protects its names (RFC 4918 7.4).
+  await context.services.dav.locks.assertWritable(owner, [{ path, deep: false, member: true }], dav.submittedTokens());
   try {
     await context.services.folders.create(owner, name, folderIdOf(parent) ?? undefined, { uniqueName: true });
   } catch (error) {

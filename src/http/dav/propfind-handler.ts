@@ -10,8 +10,12 @@ import { MULTISTATUS_END, MULTISTATUS_START, MULTISTATUS_TYPE, type PropertyName
 import { DAV, readXmlBody } from './dav-xml.js';
 import { type PropfindRequest, parsePropfind } from './propfind-body.js';
 
-/** Resources whose dead properties are read in one go while a listing streams (the repository's own batch). */
-const CHUNK = 500;
+/**
+ * Resources whose dead properties are read in one go while a listing streams: at most
+ * MAX_TOTAL_VALUE_BYTES each (webdav/dav-properties.ts), so a batch holds 50 × 64 KiB =
+ * 3.2 MiB of values at most, whatever the folder.
+ */
+const CHUNK = 50;
 /** Answer text gathered before it is written: fewer, larger writes, and a bound on what waits. */
 const FLUSH_CHARS = 64 * 1024;
 

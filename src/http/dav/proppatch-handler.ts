@@ -2,12 +2,13 @@ import {
   MAX_NAME_BYTES,
   MAX_NAMESPACE_BYTES,
   MAX_PROPERTIES_PER_RESOURCE,
+  MAX_TOTAL_VALUE_BYTES,
   MAX_VALUE_BYTES,
   type PropertyUpdate,
   type UpdateOutcome,
   type UpdateProblem,
 } from '../../webdav/dav-properties.js';
-import { checkIfHeader } from './dav-conditions.js';
+import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
 import { MULTISTATUS_END, MULTISTATUS_START, MULTISTATUS_TYPE, propertyXml, propstatXml, responseXml } from './dav-multistatus.js';
@@ -28,6 +29,7 @@ const ANSWERS: Record<UpdateProblem | 'done', { status: number; condition: strin
   },
   'too-large': { status: 507, condition: '', description: `A property's value may be ${MAX_VALUE_BYTES / 1024} KiB at most` },
   'too-many': { status: 507, condition: '', description: `A resource holds ${MAX_PROPERTIES_PER_RESOURCE} properties at most` },
+  'too-much': { status: 507, condition: '', description: `A resource's property values may be ${MAX_TOTAL_VALUE_BYTES / 1024} KiB in all at most` },
   'failed-dependency': { status: 424, condition: '', description: 'Not changed, because another change of the request failed' },
 };
 
@@ -36,7 +38,8 @@ const ANSWERS: Record<UpdateProblem | 'done', { status: number; condition: strin
  * order, all or nothing (webdav/dav-properties.ts update: one transaction). Answers 207
  * with a propstat per outcome: 200 when everything was done; otherwise the steps that
  * failed with their own status (403 for a live property, with
- * DAV:cannot-modify-protected-property; 507 past the limits) and all others 424.
+ * DAV:cannot-modify-protected-property; 507 past the limits of webdav/dav-properties.ts:
+ * a value over 16 KiB, over 64 KiB of values or 100 properties on one resource) and all others 424.
  * A value is stored as the XML it was sent as, its namespaces declared in it
  * (dav-xml.ts serializeChildren).
  */
@@ -44,6 +47,7 @@ export async function handleProppatch(dav: DavExchange): Promise<void> {
   const updates = parsePropertyUpdate(await readXmlBody(dav.request.raw));
   const { services } = dav.context;
   const target = await services.dav.tree.resolve(dav.owner, dav.path);
+  checkEntityTags(dav, target);
   if (!target) throw new DavError(404, 'Nothing is at this path');
   await checkIfHeader(dav);
   await services.dav.locks.assertWritable(dav.owner, [{ path: dav.path, deep: false }], dav.submittedTokens());
