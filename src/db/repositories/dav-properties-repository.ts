@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { type Kysely, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
-import { unexpiredAt } from './rows.js';
 import type { Database } from '../database.js';
 import type { DavPropertiesRepository, DavProperty } from './repositories.js';
+import { unexpiredAt } from './rows.js';
 
 /** WebDAV dead properties (migration 0016), one row per property, keyed by a hash of what names it. */
 export function davPropertiesRepository(db: Kysely<Database>): DavPropertiesRepository {
@@ -86,7 +86,13 @@ export function davPropertiesRepository(db: Kysely<Database>): DavPropertiesRepo
         .deleteFrom('dav_properties')
         .where(sql<SqlBool>`substr(${sql.ref('resource')}, 1, 7) = 'folder:'`)
         .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom('folders').select('folders.id').where(sql<SqlBool>`'folder:' || ${sql.ref('folders.id')} = ${sql.ref('dav_properties.resource')}`))),
+          not(
+            exists(
+              selectFrom('folders')
+                .select('folders.id')
+                .where(sql<SqlBool>`'folder:' || ${sql.ref('folders.id')} = ${sql.ref('dav_properties.resource')}`),
+            ),
+          ),
         )
         .executeTakeFirst();
       return Number(files.numDeletedRows) + Number(folders.numDeletedRows);

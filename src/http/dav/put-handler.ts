@@ -3,7 +3,7 @@ import type { FileRecord } from '../../domain/types.js';
 import { lockNames } from '../../services/sibling-names.js';
 import { lastName } from '../../webdav/dav-path.js';
 import { resourceKey } from '../../webdav/dav-tree.js';
-import { checkIfHeader } from './dav-conditions.js';
+import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
 import { folderIdOf, parentCollection, storableName } from './dav-write.js';
@@ -27,8 +27,11 @@ export async function handlePut(dav: DavExchange): Promise<unknown> {
   const name = storableName(lastName(path), 'file');
   const parent = await parentCollection(dav, path);
   const existing = await services.dav.tree.child(owner, parent, name);
+  // If-Match / If-None-Match (RFC 9110 13.1): "If-None-Match: *" is "only if nothing is there".
+  checkEntityTags(dav, existing);
   if (existing && existing.kind !== 'file') throw new DavError(405, 'A collection is at this path', '', { Allow: ALLOW_ON_COLLECTION });
-  await services.dav.locks.assertWritable(owner, [{ path, deep: false }], dav.submittedTokens());
+  // A new name is a new member: a Depth 0 lock on the folder guards it (RFC 4918 7.4).
+  await services.dav.locks.assertWritable(owner, [{ path, deep: false, member: !existing }], dav.submittedTokens());
 
   const raw = request.raw;
   const gone = new AbortController();
