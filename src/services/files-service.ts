@@ -138,12 +138,14 @@ export class FilesService {
   /**
    * The owner's delete of a file as part of removing `folderId` (WebDAV's DELETE of a
    * collection): only while the file is still in that folder, so a file moved out meanwhile
-   * (a MOVE answered 201) stays. False when it was not deleted here.
+   * (a MOVE answered 201) stays. `stillWanted` runs in the delete's transaction, after
+   * the digest's lock and before the row changes: false keeps the file (its folder left
+   * the tree being removed). False when it was not deleted here.
    */
-  async deleteOwnedIn(caller: Account, id: string, folderId: string): Promise<boolean> {
+  async deleteOwnedIn(caller: Account, id: string, folderId: string, stillWanted?: (repos: Repositories) => Promise<boolean>): Promise<boolean> {
     const file = await this.visible(id);
     if (file.ownerId !== caller.id) throw errors.permissionDenied('The file belongs to another account');
-    return this.markDeleted(file, folderId);
+    return this.markDeleted(file, folderId, stillWanted);
   }
 
   /**
@@ -289,10 +291,11 @@ export class FilesService {
    * transactions: services/blob-lifecycle.ts says why); false if already deleted. A crash
    * between the two leaves unreferenced bytes, which gc removes.
    */
-  private async markDeleted(file: FileRecord, inFolder?: string): Promise<boolean> {
+  private async markDeleted(file: FileRecord, inFolder?: string, stillWanted?: (repos: Repositories) => Promise<boolean>): Promise<boolean> {
     const { changed, droppedKey } = await this.deps.store.transaction(async (repos) => {
       // The digest's lock first, before any row lock, as every transaction takes them.
       await repos.locks.blob(file.sha256);
+      if (stillWanted && !(await stillWanted(repos))) return { changed: false, droppedKey: null };
       const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock(), inFolder);
       return { changed, droppedKey: changed ? await dropUnreferencedBlobRow(repos, file.sha256) : null };
     });

@@ -1,3 +1,4 @@
+import type { Repositories } from '../db/repositories/repositories.js';
 import { DuplicateError, type MetadataStore } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { type Clock, ID_PATTERN, type IdSource } from '../domain/ids.js';
@@ -14,7 +15,9 @@ export interface FoldersServiceDeps {
    * The owner's delete of a file while it is still in a folder, under the blob protocol
    * (FilesService.deleteOwnedIn): what removing a tree does to each file in it.
    */
-  files: { deleteOwnedIn(caller: Account, id: string, folderId: string): Promise<boolean> };
+  files: {
+    deleteOwnedIn(caller: Account, id: string, folderId: string, stillWanted?: (repos: Repositories) => Promise<boolean>): Promise<boolean>;
+  };
 }
 
 /** What removing a folder tree removed: ids of the folders and of the files marked deleted. */
@@ -196,7 +199,11 @@ export class FoldersService {
         for (const folder of await this.subtree(top)) {
           // Moved out of the tree since it was listed (a MOVE answered already): it stays.
           if (!(await this.stillUnder(folder, top))) continue;
-          await this.deleteFilesIn(caller, folder, removed.files);
+          await this.deleteFilesIn(caller, folder, top, removed.files);
+          // Again before the folder itself goes: a move after its last file was deleted
+          // keeps it (the move of an empty folder between this check and the removal can
+          // still lose it, a window of one statement; docs/webdav.md).
+          if (!(await this.stillUnder(folder, top))) continue;
           await this.remove(caller, folder.id);
           removed.folders.push(folder.id);
         }
@@ -208,12 +215,12 @@ export class FoldersService {
     }
   }
 
-  /** Whether `folder` is `top` or still lies below it (its parents read now). */
-  private async stillUnder(folder: Folder, top: Folder): Promise<boolean> {
-    let at: Folder | null = folder;
+  /** Whether `folder` is `top` or still lies below it (its parents read now, through `repos` when given). */
+  private async stillUnder(folder: Folder, top: Folder, repos: Repositories = this.deps.store): Promise<boolean> {
+    let at: Folder | null = await repos.folders.byId(folder.id);
     for (let depth = 0; at && depth < 256; depth++) {
       if (at.id === top.id) return true;
-      at = at.parentId === null ? null : await this.deps.store.folders.byId(at.parentId);
+      at = at.parentId === null ? null : await repos.folders.byId(at.parentId);
     }
     return false;
   }
@@ -234,7 +241,7 @@ export class FoldersService {
   }
 
   /** Deletes the live files of a folder, a page at a time; ids of those deleted go to `deleted`. */
-  private async deleteFilesIn(caller: Account, folder: Folder, deleted: string[]): Promise<void> {
+  private async deleteFilesIn(caller: Account, folder: Folder, top: Folder, deleted: string[]): Promise<void> {
     for (;;) {
       const page = await this.deps.store.files.list({
         folderId: folder.id,
@@ -247,7 +254,14 @@ export class FoldersService {
       for (const file of page) {
         try {
           // Only while it is still in this folder: a file moved out meanwhile stays.
-          if (await this.deps.files.deleteOwnedIn(caller, file.id, folder.id)) deleted.push(file.id);
+          // And only while its folder is still in the tree being removed, checked under the
+          // account's tree lock, which a folder's MOVE (relocate) holds too: a folder moved
+          // out keeps every file.
+          const inTree = async (repos: Repositories) => {
+            await repos.locks.davTree(caller.id);
+            return this.stillUnder(folder, top, repos);
+          };
+          if (await this.deps.files.deleteOwnedIn(caller, file.id, folder.id, inTree)) deleted.push(file.id);
           progress = true;
         } catch (error) {
           // Deleted (or expired) meanwhile: gone either way.

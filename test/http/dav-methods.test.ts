@@ -183,10 +183,12 @@ describe('GET, HEAD and PUT', () => {
       method: 'PUT',
       path: '/dav/cut.bin',
       agent: false,
-      headers: { Authorization: authorization, 'Content-Length': String(4 * MiB) },
+      headers: { Authorization: authorization, 'Content-Length': String(24 * MiB) },
     });
     request.on('error', () => {});
-    request.write(randomBytes(MiB));
+    // More than one S3 part (8 MiB), so that staging shows on S3 too (a multipart upload
+    // begins with its first full part).
+    request.write(randomBytes(10 * MiB));
     // Until the server has taken some of the body, then the connection goes.
     assert.ok(await eventually(async () => (await t.storage.stagedUploads()).length > 0), 'the server was staging the body');
     request.destroy();
@@ -200,7 +202,8 @@ describe('GET, HEAD and PUT', () => {
     const dav = davOf(t, gil);
     assert.equal((await put(dav, '/race.bin', 'the original')).status, 201);
     const url = new URL(t.url);
-    const slowBody = randomBytes(2 * MiB);
+    // Past one S3 part before the pause (see the test above).
+    const slowBody = randomBytes(20 * MiB);
     // The slow PUT begins first and streams its first half...
     const slow = http.request({
       host: url.hostname,
@@ -217,12 +220,12 @@ describe('GET, HEAD and PUT', () => {
       });
       slow.on('error', reject);
     });
-    slow.write(slowBody.subarray(0, MiB));
+    slow.write(slowBody.subarray(0, 10 * MiB));
     assert.ok(await eventually(async () => (await t.storage.stagedUploads()).length > 0), 'the server was staging the slow body');
     // ...a quick one replaces the file meanwhile...
     assert.equal((await put(dav, '/race.bin', 'the quick one')).status, 204);
     // ...then the slow one ends, and commits last.
-    slow.end(slowBody.subarray(MiB));
+    slow.end(slowBody.subarray(10 * MiB));
     assert.equal(await slowAnswer, 204);
     const live = await liveFiles(gil);
     assert.deepEqual(
@@ -359,7 +362,9 @@ describe('MKCOL and DELETE', () => {
       ...['f119.txt', 'f60.txt', 'f1.txt'].map((name) =>
         status(dav(`/big/${name}`, { method: 'MOVE', headers: destination(t, `/moved-${name}`) })).then((code) => ({ name: `moved-${name}`, code })),
       ),
-      status(dav('/big/inner/', { method: 'MOVE', headers: destination(t, '/moved-inner/') })).then((code) => ({ name: 'moved-inner/keep.txt', code })),
+      // The folder itself: its file may have gone before the MOVE (the DELETE began first),
+      // but a folder the MOVE answered 201 for is where the MOVE put it.
+      status(dav('/big/inner/', { method: 'MOVE', headers: destination(t, '/moved-inner/') })).then((code) => ({ name: 'moved-inner/', code })),
     ]);
     assert.ok([204, 409].includes(await removal));
     for (const move of moves) {
@@ -556,6 +561,18 @@ describe('If-Match and If-None-Match on writes (RFC 9110 13.1)', () => {
     assert.equal(await status(dav('/kept.txt', { method: 'GET' })), 200, 'still there');
     assert.equal(await status(dav('/kept.txt', { method: 'DELETE', headers: { 'If-Match': `"nope", ${etag}` } })), 204);
     assert.equal(await status(dav('/kept.txt', { method: 'GET' })), 404);
+  });
+
+  test('PUT: If-None-Match * makes it only if nothing is there; If-Match needs the current ETag', async () => {
+    const quin = await t.account();
+    const dav = davOf(t, quin);
+    const putWith = (headers: Record<string, string>, body: string) => status(dav('/doc.txt', { method: 'PUT', headers, body }));
+    assert.equal(await putWith({ 'If-Match': '*' }, 'first'), 412, 'nothing there to match *');
+    assert.equal(await putWith({ 'If-None-Match': '*' }, 'first'), 201);
+    assert.equal(await putWith({ 'If-None-Match': '*' }, 'second'), 412, 'something is there now');
+    assert.equal(await putWith({ 'If-Match': '"stale"' }, 'second'), 412);
+    assert.equal(await putWith({ 'If-Match': `"${sha256('first')}"` }, 'second'), 204);
+    assert.equal(await (await dav('/doc.txt')).text(), 'second');
   });
 
   test('MKCOL, PROPPATCH, MOVE and LOCK honour them too; a collection has no ETag but matches *', async () => {
