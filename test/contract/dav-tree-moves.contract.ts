@@ -4,6 +4,7 @@ import type { MetadataStore } from '../../src/db/repositories/repositories.js';
 import { cryptoIds } from '../../src/domain/ids.js';
 import type { Account, Folder } from '../../src/domain/types.js';
 import { FoldersService } from '../../src/services/folders-service.js';
+import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const T0 = Date.parse('2026-11-21T10:04:05Z');
@@ -44,22 +45,7 @@ export function davTreeMovesContract(name: string, makeStore: MetadataStoreFacto
           },
         },
       });
-    const owner = async (): Promise<Account> => {
-      const id = (
-        await store.accounts.create({
-          login: `mover${++logins}`,
-          passwordHash: 'scrypt$1$1$1$c2FsdA==$aGFzaA==',
-          name: '',
-          email: '',
-          premiumStart: null,
-          premiumEnd: null,
-          trafficLeft: 0,
-          isOperator: false,
-          createdAt: T0,
-        })
-      ).id;
-      return (await store.accounts.byId(id))!;
-    };
+    const owner = (): Promise<Account> => contractAccount(store, `mover${++logins}`, T0);
 
     /** Whether every folder of the owner reaches the top by its parents. */
     const reachesTop = async (folders: Folder[]) => {
