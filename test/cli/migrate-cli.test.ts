@@ -264,6 +264,25 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
         .insertInto('sign_in_challenges')
         .values({ id: 'c'.repeat(64), kind: 'oidc', account_id: null, payload: '{"next":null}', created_at: Date.now(), expires_at: Date.now() + 600_000 })
         .execute();
+      // WebDAV (issue 27): a lock and a dead property, copied as they are.
+      await trx
+        .insertInto('dav_locks')
+        .values({
+          token: '0b7c3d4e-1f20-4a3b-9c8d-7e6f5a4b3c2d',
+          account_id: owners[0]!,
+          path: '/Fotos/été.jpg',
+          exclusive: 1,
+          deep: 0,
+          owner_xml: '<D:href xmlns:D="DAV:">mailto:a@example.org</D:href>',
+          timeout_seconds: 3600,
+          created_at: Date.now(),
+          expires_at: Date.now() + 3_600_000,
+        })
+        .execute();
+      await trx
+        .insertInto('dav_properties')
+        .values({ key: 'd'.repeat(64), account_id: owners[0]!, resource: 'top', namespace: 'urn:x', name: 'colour', value_xml: 'blue' })
+        .execute();
       // Bytes served per day (past 2^32, a bigint on both engines), copied as they are.
       await trx
         .insertInto('served_days')

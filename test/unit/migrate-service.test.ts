@@ -211,6 +211,15 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
     .insertInto('sign_in_challenges')
     .values({ id: 'd'.repeat(64), kind: 'oidc', account_id: null, payload: '{}', created_at: 1, expires_at: 2 })
     .execute();
+  // WebDAV (issue 27).
+  await db
+    .insertInto('dav_locks')
+    .values({ token: 't-1', account_id: 20, path: '/a', exclusive: 1, deep: 0, owner_xml: '', timeout_seconds: 60, created_at: 1, expires_at: 2 })
+    .execute();
+  await db
+    .insertInto('dav_properties')
+    .values({ key: 'e'.repeat(64), account_id: 20, resource: 'top', namespace: 'urn:x', name: 'n', value_xml: 'v' })
+    .execute();
   return opened;
 }
 
