@@ -7,6 +7,20 @@ const MAX_NAME_BYTES = 255;
 // extensions, as in "invoice‮fdp.exe").
 const UNWANTED = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
+/** Whether a text holds a character no stored name keeps (a control or a bidi mark). */
+export function hasUnwantedCharacters(text: string): boolean {
+  return text.search(UNWANTED) >= 0;
+}
+
+/**
+ * A name's stem and extension ("report", ".pdf"); a leading dot (".bashrc") is part of
+ * the stem, and so is an "extension" too long to be one. Without `extension`, all stem.
+ */
+export function splitExtension(name: string, extension = true): [stem: string, ext: string] {
+  const dot = extension ? name.lastIndexOf('.') : -1;
+  return dot > 0 && name.length - dot <= 32 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+}
+
 export function sanitizeFileName(raw: string | undefined | null): string {
   const lastPart = (raw ?? '').split(/[\\/]/).pop() ?? '';
   let name = lastPart.replace(UNWANTED, '').trim();
@@ -41,9 +55,7 @@ export function sanitizeFolderName(raw: string | undefined | null): string {
  * cut so each variant stays within 255 bytes. Folders have no extension.
  */
 export function numberedNames(name: string, count: number, { extension = true } = {}): string[] {
-  const dot = extension ? name.lastIndexOf('.') : -1;
-  // A leading dot (".bashrc") is part of the stem; so is an "extension" too long to be one.
-  const [stem, ext] = dot > 0 && name.length - dot <= 32 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  const [stem, ext] = splitExtension(name, extension);
   const numbered = /^(.*) \((\d{1,6})\)$/.exec(stem);
   const base = numbered ? numbered[1]! : stem;
   const first = numbered ? Number(numbered[2]) + 1 : 2;

@@ -279,11 +279,7 @@ export class FilesService {
       await repos.locks.blob(file.sha256);
       return dropUnreferencedBlobRow(repos, file.sha256);
     });
-    if (droppedKey !== null) {
-      await removeUnnamedBytes(this.deps.store, this.deps.blobs, droppedKey).catch((error: unknown) =>
-        this.deps.log(error, `removing the bytes of ${file.sha256} failed; gc will collect them`),
-      );
-    }
+    await this.removeBytes(file, droppedKey);
   }
 
   /**
@@ -299,13 +295,20 @@ export class FilesService {
       const changed = await repos.files.setStatus(file.id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, this.deps.clock(), inFolder);
       return { changed, droppedKey: changed ? await dropUnreferencedBlobRow(repos, file.sha256) : null };
     });
-    if (droppedKey !== null) {
-      // The delete is done and answered either way: bytes left behind by a failure here are gc's.
-      await removeUnnamedBytes(this.deps.store, this.deps.blobs, droppedKey).catch((error: unknown) =>
-        this.deps.log(error, `removing the bytes of ${file.sha256} failed; gc will collect them`),
-      );
-    }
+    await this.removeBytes(file, droppedKey);
     return changed;
+  }
+
+  /**
+   * After a delete's commit: the bytes under the blob row it dropped (none when `droppedKey`
+   * is null). The delete is done and answered either way: bytes left behind by a failure
+   * here are gc's.
+   */
+  private async removeBytes(file: FileRecord, droppedKey: string | null): Promise<void> {
+    if (droppedKey === null) return;
+    await removeUnnamedBytes(this.deps.store, this.deps.blobs, droppedKey).catch((error: unknown) =>
+      this.deps.log(error, `removing the bytes of ${file.sha256} failed; gc will collect them`),
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { truncateUtf8 } from '../domain/names.js';
+import { hasUnwantedCharacters, truncateUtf8 } from '../domain/names.js';
 
 /** A path of an account's WebDAV tree: the decoded names from the top (issue 27). */
 export interface DavPath {
@@ -17,8 +17,6 @@ export class BadDavPath extends Error {}
 const MAX_NAME_BYTES = 255;
 /** Path depth beyond which nothing is looked up: no tree is deeper in practice. */
 const MAX_DEPTH = 64;
-// What no name of ours holds: controls (NUL included), and the bidi marks names lose on upload.
-const UNWANTED = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 /**
  * Reads the part of a request path after the tree's prefix ("/dav"): each segment
@@ -39,7 +37,8 @@ export function parseDavPath(rawPath: string): DavPath {
     }
     if (name === '.' || name === '..') throw new BadDavPath('The path may not hold "." or ".." segments');
     if (name.includes('/') || name.includes('\\')) throw new BadDavPath('A name may not hold "/" or "\\"');
-    if (UNWANTED.test(name)) throw new BadDavPath('A name may not hold control characters');
+    // What no stored name holds: controls (NUL included), and the bidi marks names lose on upload.
+    if (hasUnwantedCharacters(name)) throw new BadDavPath('A name may not hold control characters');
     if (truncateUtf8(name, MAX_NAME_BYTES) !== name) throw new BadDavPath(`A name may be ${MAX_NAME_BYTES} bytes long at most`);
     names.push(name);
     if (names.length > MAX_DEPTH) throw new BadDavPath(`The path is deeper than ${MAX_DEPTH} names`);

@@ -1,5 +1,6 @@
 import type { MetadataStore, NameScope, Repositories } from '../db/repositories/repositories.js';
 import type { Clock } from '../domain/ids.js';
+import { splitExtension } from '../domain/names.js';
 import type { Account, FileRecord, Folder } from '../domain/types.js';
 import { type DavPath, davPath } from './dav-path.js';
 
@@ -39,8 +40,7 @@ export function shownFolderName(name: string): string {
 
 /** "stem (<id>).ext" for a file, "name (<id>)" for a folder: a namesake's own name. */
 export function idName(name: string, id: string, extension: boolean): string {
-  const dot = extension ? name.lastIndexOf('.') : -1;
-  const [stem, ext] = dot > 0 && name.length - dot <= 32 ? [name.slice(0, dot), name.slice(dot)] : [name, ''];
+  const [stem, ext] = splitExtension(name, extension);
   return `${stem} (${id})${ext}`;
 }
 
@@ -64,6 +64,11 @@ export function shownNames(folders: readonly Folder[], files: readonly FileRecor
 
 // "anything (ID)" with an optional extension after it: a namesake's name.
 const ID_NAME = /^(.*) \(([A-Z0-9]{10})\)(\.[^.]*)?$/;
+
+/** Rows in the order names are handed out: oldest first (created_at, then id), as the repositories list them. */
+function oldestFirst<T extends { createdAt: number; id: string }>(items: Iterable<T>): T[] {
+  return [...items].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+}
 
 /** Files read per query while listing a folder. */
 const PAGE = 1000;
@@ -112,8 +117,6 @@ export class DavTree {
       for (const folder of groupFolders) folders.set(folder.id, folder);
       for (const file of groupFiles) files.set(file.id, file);
     }
-    const oldestFirst = <T extends { createdAt: number; id: string }>(items: Iterable<T>) =>
-      [...items].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
     const names = shownNames(oldestFirst(folders.values()), oldestFirst(files.values()));
     for (const folder of folders.values()) if (names.get(resourceKey.folder(folder.id)) === name) return this.folderAt(parent, name, folder);
     for (const file of files.values()) if (names.get(resourceKey.file(file.id)) === name) return this.fileAt(parent, name, file);
@@ -148,9 +151,8 @@ export class DavTree {
     const stored = shown.replaceAll('\u2215', '/').replaceAll('\u29f5', '\\');
     const folders = await repos.folders.within(scope, shown);
     if (stored !== shown) folders.push(...(await repos.folders.within(scope, stored)));
-    folders.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
     const files = await repos.files.activeIn(scope, { name: shown, limit: 100_000 });
-    return [folders.filter((folder) => shownFolderName(folder.name) === shown), files];
+    return [oldestFirst(folders).filter((folder) => shownFolderName(folder.name) === shown), files];
   }
 
   private scope(owner: Account, parent: DavCollection): NameScope {

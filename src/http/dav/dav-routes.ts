@@ -5,6 +5,7 @@ import { handleCopy, handleMove } from './copy-move-handler.js';
 import { submittedTokensOf } from './dav-conditions.js';
 import { DavError, type DavHref, davErrorOf, sendDavError } from './dav-errors.js';
 import type { DavContext, DavExchange, DavHandler } from './dav-exchange.js';
+import { DAV_METHODS, type DavMethod } from './dav-methods.js';
 import { handleDelete } from './delete-handler.js';
 import { handleGet } from './get-handler.js';
 import { handleLock, handleUnlock } from './lock-handler.js';
@@ -18,7 +19,7 @@ import { handlePut } from './put-handler.js';
 export const DAV_PREFIX = '/dav';
 
 /** The handlers, by method (RFC 4918 class 1 and 2). */
-const HANDLERS: Record<string, DavHandler> = {
+const HANDLERS: Record<DavMethod, DavHandler> = {
   OPTIONS: handleOptions,
   PROPFIND: handlePropfind,
   PROPPATCH: handleProppatch,
@@ -48,7 +49,7 @@ export function registerDavRoutes(app: FastifyInstance, context: DavContext): vo
   app.register(async (dav) => {
     dav.removeAllContentTypeParsers();
     dav.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
-    const methods = [...Object.keys(HANDLERS)];
+    const methods = [...DAV_METHODS];
     const handler = (request: FastifyRequest, reply: FastifyReply) => serve(context, request, reply);
     dav.route({ method: methods, url: DAV_PREFIX, handler });
     dav.route({ method: methods, url: `${DAV_PREFIX}/*`, handler });
@@ -61,8 +62,8 @@ async function serve(context: DavContext, request: FastifyRequest, reply: Fastif
   const prefix = `${sitePath(context)}${DAV_PREFIX}`;
   const href: DavHref = (target, collection) => hrefOf(prefix, target.names, collection);
   try {
-    const handler = HANDLERS[request.method];
-    if (!handler) throw new DavError(405, `${request.method} is not a WebDAV method here`, '', { Allow: Object.keys(HANDLERS).join(', ') });
+    const handler = HANDLERS[request.method as DavMethod];
+    if (!handler) throw new DavError(405, `${request.method} is not a WebDAV method here`, '', { Allow: DAV_METHODS.join(', ') });
     const path = parseDavPath(treePathOf(request.url));
     // OPTIONS says what the server can do before any sign-in (clients probe with it first).
     const owner = request.method === 'OPTIONS' ? null : await signIn(context, request);

@@ -3,6 +3,7 @@ import { lastName } from '../../webdav/dav-path.js';
 import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
+import { allowAllBut } from './dav-methods.js';
 import { folderIdOf, parentCollection, resolveAt, storableName } from './dav-write.js';
 
 /**
@@ -33,4 +34,4 @@ export async function handleMkcol(dav: DavExchange): Promise<unknown> {
 }
 
 /** What a mapped resource allows (everything but MKCOL), for the 405. */
-const ALLOWED = 'OPTIONS, PROPFIND, PROPPATCH, GET, HEAD, PUT, DELETE, COPY, MOVE, LOCK, UNLOCK';
+const ALLOWED = allowAllBut('MKCOL');

@@ -6,6 +6,7 @@ import { resourceKey } from '../../webdav/dav-tree.js';
 import { checkEntityTags, checkIfHeader } from './dav-conditions.js';
 import { DavError } from './dav-errors.js';
 import type { DavExchange } from './dav-exchange.js';
+import { allowAllBut } from './dav-methods.js';
 import { folderIdOf, parentCollection, storableName } from './dav-write.js';
 
 /**
@@ -87,4 +88,4 @@ export async function handlePut(dav: DavExchange): Promise<unknown> {
 }
 
 /** The methods a collection allows, for a 405 of PUT. */
-const ALLOW_ON_COLLECTION = 'OPTIONS, PROPFIND, PROPPATCH, GET, HEAD, MKCOL, DELETE, COPY, MOVE, LOCK, UNLOCK';
+const ALLOW_ON_COLLECTION = allowAllBut('PUT');
