@@ -6,7 +6,10 @@ export interface Figure {
   value: string;
   /** The reference measured in the same run, with its unit ("" when there is none). */
   reference: string;
-  /** value / reference as a factor where higher is better for filehaven ("" when none). */
+  /**
+   * value / reference as a factor where higher is better for filehaven ("" when none); for a
+   * latency, value / reference, lower is better, and the target says so ("≤ 4× bare").
+   */
   ratio: string;
   /** The target ("" when none). */
   target: string;

@@ -23,8 +23,21 @@ export interface LoadOptions {
   headers?: Record<string, string>;
 }
 
+/** What one wrk run measured. */
+export interface LoadResult {
+  /** Requests per second. */
+  rate: number;
+  /** The 99th percentile of the latency, in milliseconds (wrk --latency). */
+  p99Ms: number;
+}
+
 /** wrk against one URL; requests per second. Any answer that is not 2xx/3xx fails the run. */
 export async function requestRate(url: string, options: LoadOptions): Promise<number> {
+  return (await requestLoad(url, options)).rate;
+}
+
+/** wrk against one URL: requests per second and the p99 latency. Any answer that is not 2xx/3xx fails the run. */
+export async function requestLoad(url: string, options: LoadOptions): Promise<LoadResult> {
   const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency'];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
   const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + 30) * 1000 });
@@ -34,7 +47,11 @@ export async function requestRate(url: string, options: LoadOptions): Promise<nu
   if (errors && /(connect|read|write|timeout) [1-9]/.test(errors[1]!)) throw new Error(`wrk ${url}: socket errors: ${errors[1]}`);
   const rate = /Requests\/sec:\s+([\d.]+)/.exec(stdout);
   if (!rate) throw new Error(`wrk printed no rate: ${stdout}`);
-  return Number(rate[1]);
+  // The latency distribution of --latency: "     99%   12.34ms" (us, ms, s or m).
+  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s|m)\s*$/m.exec(stdout);
+  if (!p99) throw new Error(`wrk printed no p99 latency: ${stdout}`);
+  const unitMs = { us: 0.001, ms: 1, s: 1000, m: 60_000 }[p99[2] as 'us' | 'ms' | 's' | 'm'];
+  return { rate: Number(rate[1]), p99Ms: Number(p99[1]) * unitMs };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { BenchContext } from '../lib/context.js';
 import { figure, type SectionResult, x } from '../lib/figures.js';
 import { call } from '../lib/http-client.js';
-import { requestRate, startBareNode, wrkMissing } from '../lib/http-load.js';
+import { type LoadOptions, requestLoad, startBareNode, wrkMissing } from '../lib/http-load.js';
 import { alternate, median } from '../lib/measure.js';
 
 /** Headers a bare server sets itself, or that describe one connection rather than the answer. */
@@ -26,13 +26,23 @@ export async function requestRates(context: BenchContext, seconds: number): Prom
   );
   const bare = await startBareNode({ headers, body: sample.body });
   const load = { threads: 2, connections: 64, seconds };
+  // alternate() keeps the rates; each run's p99 is kept beside them.
+  const p99s: Record<'filehaven' | 'bare', number[]> = { filehaven: [], bare: [] };
+  const measure = (name: 'filehaven' | 'bare', target: string, options: LoadOptions) => async () => {
+    const result = await requestLoad(target, options);
+    p99s[name].push(result.p99Ms);
+    return result.rate;
+  };
   const samples = await alternate(context.rounds, {
-    filehaven: () => requestRate(url, { ...load, headers: { Authorization: key } }),
-    bare: () => requestRate(`${bare.url}/account`, load),
+    filehaven: measure('filehaven', url, { ...load, headers: { Authorization: key } }),
+    bare: measure('bare', `${bare.url}/account`, load),
   });
   const ours = median(samples.filehaven);
   const base = median(samples.bare);
   const ratio = ours / base;
+  const oursP99 = median(p99s.filehaven);
+  const baseP99 = median(p99s.bare);
+  const p99Ratio = oursP99 / baseP99;
   return {
     title: 'Requests',
     figures: [
@@ -42,7 +52,14 @@ export async function requestRates(context: BenchContext, seconds: number): Prom
         target: '≥ 0.3×',
         met: ratio >= 0.3,
       }),
+      // Lower is better here: the ratio is filehaven's p99 over the bare server's.
+      figure('GET /account p99 latency, wrk -t2 -c64', `${oursP99.toFixed(1)} ms`, {
+        reference: `${baseP99.toFixed(1)} ms bare node:http`,
+        ratio: x(p99Ratio),
+        target: '≤ 4× bare',
+        met: p99Ratio <= 4,
+      }),
     ],
-    notes: [`${context.rounds} rounds of ${seconds} s each, A/B alternating, medians`],
+    notes: [`${context.rounds} rounds of ${seconds} s each, A/B alternating, medians (of the rates, and of each round's p99)`],
   };
 }
