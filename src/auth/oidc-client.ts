@@ -1,4 +1,4 @@
-import * as client from 'openid-client';
+import type * as client from 'openid-client';
 import type { OidcSettings } from './oidc-settings.js';
 
 /** The issuer could not be reached or answered nonsense at discovery: nothing to do but try later. */
@@ -22,6 +22,11 @@ export interface VerifiedClaims {
   name: string | null;
   email: string | null;
 }
+
+// openid-client (with jose) is loaded with the first single sign-on, not at the start: a
+// server without OIDC, or one nobody signs in to, does not hold it (issue 28: idle memory).
+let library: Promise<typeof client> | undefined;
+const openid = () => (library ??= import('openid-client'));
 
 /** How long discovery may take before the sign-in page says the issuer cannot be reached. */
 const DISCOVERY_TIMEOUT_MS = 5000;
@@ -52,6 +57,7 @@ export class OidcClient {
 
   private async discover(): Promise<client.Configuration> {
     const { issuer, clientId, clientSecret, insecure } = this.settings;
+    const client = await openid();
     const execute = [client.enableNonRepudiationChecks, ...(insecure ? [client.allowInsecureRequests] : [])];
     return client.discovery(
       issuer,
@@ -65,13 +71,15 @@ export class OidcClient {
   }
 
   /** New random PKCE verifier and nonce for one flow. */
-  static newFlowSecrets(): FlowSecrets {
+  static async newFlowSecrets(): Promise<FlowSecrets> {
+    const client = await openid();
     return { codeVerifier: client.randomPKCECodeVerifier(), nonce: client.randomNonce() };
   }
 
   /** The issuer's authorization URL for one flow. */
   async authorizationUrl(redirectUri: string, state: string, secrets: FlowSecrets): Promise<URL> {
     const configuration = await this.configuration();
+    const client = await openid();
     return client.buildAuthorizationUrl(configuration, {
       redirect_uri: redirectUri,
       scope: this.settings.scopes,
@@ -89,6 +97,7 @@ export class OidcClient {
    */
   async finish(callbackUrl: URL, redirectUri: string, expectedState: string, secrets: FlowSecrets): Promise<VerifiedClaims> {
     const configuration = await this.configuration();
+    const client = await openid();
     // openid-client takes the redirect URI from the URL it is given, minus its query: the
     // callback as this site names it, not as a proxy in front may have rewritten it.
     const current = new URL(redirectUri);

@@ -91,7 +91,7 @@ export class OidcService {
    */
   async begin(purpose: OidcPurpose, accountId: number | null, next: string | null, redirectUri: string): Promise<{ value: string; url: URL }> {
     await this.client.configuration();
-    const secrets = OidcClient.newFlowSecrets();
+    const secrets = await OidcClient.newFlowSecrets();
     const payload: FlowPayload = { ...secrets, purpose, next };
     const { value } = await this.deps.challenges.issue('oidc', accountId, payload, FLOW_TTL_MS);
     return { value, url: await this.client.authorizationUrl(redirectUri, stateOf(value), secrets) };

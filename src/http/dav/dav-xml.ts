@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { createRequire } from 'node:module';
+import type { XMLParser } from 'fast-xml-parser';
 
 /** An element of a WebDAV request body, its names resolved (RFC 4918 uses namespaces throughout). */
 export interface XmlElement {
@@ -24,22 +25,33 @@ export const DAV = 'DAV:';
 /** The largest XML body read (a PROPPATCH of many properties stays far below). */
 export const MAX_XML_BYTES = 1024 * 1024;
 
-const parser = new XMLParser({
-  preserveOrder: true,
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  trimValues: false,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  // References are decoded here (decodeReferences), in one pass: the parser leaves
-  // character references undecoded and would decode "&amp;#65;" into a reference.
-  processEntities: false,
-  htmlEntities: false,
-  // CDATA apart from text: its content is never decoded.
-  cdataPropName: '#cdata',
-  ignoreDeclaration: true,
-  ignorePiTags: true,
-});
+// fast-xml-parser is loaded with the first WebDAV body, not at the start: a server that
+// never sees one does not hold it (idle memory, issue 28). Its CommonJS
+// build is required, so parseXml stays synchronous.
+const require = createRequire(import.meta.url);
+let library: typeof import('fast-xml-parser') | undefined;
+let parser: XMLParser | undefined;
+
+function xmlLibrary(): { library: typeof import('fast-xml-parser'); parser: XMLParser } {
+  library ??= require('fast-xml-parser') as typeof import('fast-xml-parser');
+  parser ??= new library.XMLParser({
+    preserveOrder: true,
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    trimValues: false,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    // References are decoded here (decodeReferences), in one pass: the parser leaves
+    // character references undecoded and would decode "&amp;#65;" into a reference.
+    processEntities: false,
+    htmlEntities: false,
+    // CDATA apart from text: its content is never decoded.
+    cdataPropName: '#cdata',
+    ignoreDeclaration: true,
+    ignorePiTags: true,
+  });
+  return { library, parser };
+}
 
 /**
  * Reads a request body of at most MAX_XML_BYTES (more is BadXml, and the rest is not
@@ -65,7 +77,8 @@ export async function readXmlBody(request: IncomingMessage): Promise<string> {
  */
 export function parseXml(text: string): XmlElement {
   if (/<!DOCTYPE/i.test(text)) throw new BadXml('Document type declarations are not accepted');
-  const valid = XMLValidator.validate(text);
+  const { library, parser } = xmlLibrary();
+  const valid = library.XMLValidator.validate(text);
   if (valid !== true) throw new BadXml(`The body is not well-formed XML: ${valid.err.msg}`);
   let nodes: unknown[];
   try {
