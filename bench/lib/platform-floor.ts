@@ -2,9 +2,12 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../src/config/config.js';
+import { SQLITE_FILE } from '../../src/db/dialect.js';
 import { defer } from './cleanup.js';
 import { listeningUrl } from './filehaven-server.js';
 import { rssOf } from './measure.js';
+import type { MetadataLocation } from './seed.js';
 
 /*
  * What the platform allows on this machine, measured in the same run as filehaven: where a
@@ -84,4 +87,57 @@ export async function stackFloorRss(dir: string): Promise<number> {
     child.kill('SIGTERM');
     await exited;
   }
+}
+
+/**
+ * The stack's own cost of an authenticated API answer: Fastify with one route that runs
+ * one query through Kysely on the run's own database (the `bench` account's row, as
+ * `GET /account` reads one row) and answers the given bytes, with none of filehaven
+ * (no hooks, limits, metrics or Atom rendering). Kysely is used as its authors ship it;
+ * on PostgreSQL the pool has filehaven's default size. Stopped when the section unwinds.
+ */
+export async function startStackRequestFloor(metadata: MetadataLocation, answer: { headers: Record<string, string>; body: string }): Promise<{ url: string }> {
+  const script = `
+    const { default: Fastify } = await import('fastify');
+    const { Kysely, SqliteDialect, PostgresDialect, CompiledQuery } = await import('kysely');
+    const where = JSON.parse(process.env.FLOOR_METADATA);
+    const { headers, body } = JSON.parse(process.env.FLOOR_ANSWER);
+    let dialect;
+    if (where.kind === 'sqlite') {
+      const { default: SQLite } = await import('better-sqlite3');
+      dialect = new SqliteDialect({ database: new SQLite(where.file) });
+    } else {
+      const { default: pg } = await import('pg');
+      dialect = new PostgresDialect({
+        pool: new pg.Pool({ connectionString: where.url, max: Number(process.env.FLOOR_POOL_SIZE) }),
+        onCreateConnection: (connection) => connection.executeQuery(CompiledQuery.raw('set search_path to "' + where.schema + '"')),
+      });
+    }
+    const db = new Kysely({ dialect });
+    const app = Fastify();
+    app.get('/account', async (request, reply) => {
+      const account = await db.selectFrom('accounts').selectAll().where('login', '=', 'bench').executeTakeFirst();
+      if (!account) throw new Error('no account bench');
+      return reply.headers(headers).send(body);
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    console.log('listening on http://127.0.0.1:' + app.server.address().port);
+  `;
+  const where = metadata.kind === 'sqlite' ? { kind: 'sqlite', file: path.join(metadata.dataDir, SQLITE_FILE) } : metadata;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      FLOOR_METADATA: JSON.stringify(where),
+      FLOOR_ANSWER: JSON.stringify(answer),
+      FLOOR_POOL_SIZE: String(DEFAULTS.databasePoolSize),
+    },
+  });
+  const exited = once(child, 'exit');
+  defer('stop the stack request floor', async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+  return { url: await listeningUrl(child, 'the stack request floor') };
 }
