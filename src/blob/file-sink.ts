@@ -1,8 +1,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 
-/** Bytes a FileSink holds: the write on the disk and the chunks waiting for it. */
-export const WRITE_BATCH_BYTES = 1024 * 1024;
+/** Bytes a FileSink holds by default: the write on the disk and the chunks waiting for it. */
+const WRITE_BATCH_BYTES = 1024 * 1024;
 
 export interface FileSinkOptions {
   /** Opens the file, before the first write. */
@@ -13,6 +13,14 @@ export interface FileSinkOptions {
   sync: boolean;
   /** Turns a failure of the file itself (open, write, fsync, close) into the caller's error. */
   failure: (step: 'open' | 'write' | 'fsync' | 'close', cause: unknown) => Error;
+  /** Bytes held: the write on the disk and the chunks waiting for it (default 1 MiB). */
+  batchBytes?: number;
+  /**
+   * Sees each batch while the disk writes it (a hash, a count): it runs on this thread
+   * as libuv's pool copies the same bytes into the file, so the two overlap. What it
+   * throws fails the stream once the write is done (the file is then the caller's to remove).
+   */
+  observe?: (chunks: Buffer[]) => void;
 }
 
 /**
@@ -29,7 +37,7 @@ export class FileSink extends Writable {
   written = 0;
 
   constructor(private readonly options: FileSinkOptions) {
-    super({ highWaterMark: WRITE_BATCH_BYTES });
+    super({ highWaterMark: options.batchBytes ?? WRITE_BATCH_BYTES });
     this.position = options.position;
   }
 
@@ -79,13 +87,20 @@ export class FileSink extends Writable {
   }
 
   private writeAll(chunks: Buffer[], done: (error?: Error | null) => void): void {
-    writeFully(this.file!, chunks, this.position).then(
+    const writing = writeFully(this.file!, chunks, this.position);
+    let refused: Error | undefined;
+    try {
+      this.options.observe?.(chunks);
+    } catch (error) {
+      refused = error instanceof Error ? error : new Error(String(error));
+    }
+    writing.then(
       (bytes) => {
         this.position += bytes;
         this.written += bytes;
-        done();
+        done(refused);
       },
-      (error: unknown) => done(this.options.failure('write', error)),
+      (error: unknown) => done(refused ?? this.options.failure('write', error)),
     );
   }
 }
