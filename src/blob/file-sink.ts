@@ -15,12 +15,6 @@ export interface FileSinkOptions {
   failure: (step: 'open' | 'write' | 'fsync' | 'close', cause: unknown) => Error;
   /** Bytes held: the write on the disk and the chunks waiting for it (default 1 MiB). */
   batchBytes?: number;
-  /**
-   * Sees each batch while the disk writes it (a hash, a count): it runs on this thread
-   * as libuv's pool copies the same bytes into the file, so the two overlap. What it
-   * throws fails the stream once the write is done (the file is then the caller's to remove).
-   */
-  observe?: (chunks: Buffer[]) => void;
 }
 
 /**
@@ -87,20 +81,13 @@ export class FileSink extends Writable {
   }
 
   private writeAll(chunks: Buffer[], done: (error?: Error | null) => void): void {
-    const writing = writeFully(this.file!, chunks, this.position);
-    let refused: Error | undefined;
-    try {
-      this.options.observe?.(chunks);
-    } catch (error) {
-      refused = error instanceof Error ? error : new Error(String(error));
-    }
-    writing.then(
+    writeFully(this.file!, chunks, this.position).then(
       (bytes) => {
         this.position += bytes;
         this.written += bytes;
-        done(refused);
+        done();
       },
-      (error: unknown) => done(refused ?? this.options.failure('write', error)),
+      (error: unknown) => done(this.options.failure('write', error)),
     );
   }
 }

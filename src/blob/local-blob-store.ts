@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { type Dir, type Dirent, promises as fs, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { Readable } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
   BlobNotFoundError,
@@ -61,26 +61,28 @@ export class LocalBlobStore implements BlobStore {
     const tempPath = path.join(this.tempDir, handle);
     const hash = createHash('sha256');
     let size = 0;
+    // Hashed as each socket chunk arrives, while it is still in the CPU's cache: hashing
+    // each 1 MiB batch as the disk wrote it (in the sink) cost uploads about a fifth more
+    // CPU (issue 28).
+    const meter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        if (size > options.maxBytes) return done(new BlobTooLargeError(options.maxBytes));
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
     // Opened with O_EXCL ('wx': a fresh file, never someone else's), fsynced before the
-    // stream finishes so the bytes are durable before commit publishes them. Each batch is
-    // counted and hashed while the disk writes it (issue 28: the hash had run between the
-    // socket and the writes, in a stream of its own).
+    // stream finishes so the bytes are durable before commit publishes them.
     const target = new FileSink({
       open: () => fs.open(tempPath, 'wx', 0o600),
       position: 0,
       sync: true,
       batchBytes: WRITE_BATCH_BYTES,
       failure: (step, cause) => new BlobStorageError(step, cause),
-      observe: (chunks) => {
-        for (const chunk of chunks) {
-          size += chunk.length;
-          if (size > options.maxBytes) throw new BlobTooLargeError(options.maxBytes);
-          hash.update(chunk);
-        }
-      },
     });
     try {
-      await pipeline(source, target, { signal: options.signal });
+      await pipeline(source, meter, target, { signal: options.signal });
     } catch (error) {
       target.destroy();
       // A destroy while the file is still opening closes it later: wait, or the rm can run
