@@ -1,13 +1,44 @@
 import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { FileStore } from '@tus/file-store';
+import { ERRORS } from '@tus/utils';
 import type { StagedBlob } from './blob-store.js';
+import { FileSink } from './file-sink.js';
 import type { LocalBlobStore } from './local-blob-store.js';
 import { type ResumableStorage, UPLOAD_ID } from './resumable-storage.js';
 
 /** The digest's state is saved this often: at most this much is read again after a crash. */
 const LOCAL_CHECKPOINT_BYTES = 32 * 1024 * 1024;
+
+/**
+ * @tus/file-store, its writes batched (FileSink): the library's own write goes through
+ * createWriteStream, one write(2) per 64 KiB socket chunk, which cost a tus PATCH a sixth
+ * of its time on the bench. Same contract: the new offset, or FILE_WRITE_ERROR.
+ */
+class BatchedFileStore extends FileStore {
+  constructor(
+    options: ConstructorParameters<typeof FileStore>[0],
+    private readonly pathOf: (id: string) => string,
+  ) {
+    super(options);
+  }
+
+  override async write(readable: Readable, id: string, offset: number): Promise<number> {
+    const sink = new FileSink({ open: () => fs.open(this.pathOf(id), 'r+'), position: offset, sync: false, failure: (_step, cause) => toError(cause) });
+    try {
+      await pipeline(readable, sink);
+    } catch {
+      throw ERRORS.FILE_WRITE_ERROR;
+    }
+    return offset + sink.written;
+  }
+}
+
+function toError(cause: unknown): Error {
+  return cause instanceof Error ? cause : new Error(String(cause));
+}
 
 /**
  * Resumable uploads as files `<data>/uploads/<id>` (bytes) and `<id>.json` (tus's record),
@@ -24,7 +55,7 @@ export class LocalResumableStorage implements ResumableStorage {
     expiryMs: number,
   ) {
     this.directory = path.join(dataDir, 'uploads');
-    this.dataStore = new FileStore({ directory: this.directory, expirationPeriodInMilliseconds: expiryMs });
+    this.dataStore = new BatchedFileStore({ directory: this.directory, expirationPeriodInMilliseconds: expiryMs }, (id) => this.pathOf(id));
   }
 
   checkpointStep(): number {

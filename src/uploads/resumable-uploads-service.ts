@@ -6,7 +6,16 @@ import { ApiError, errors, isRefusal } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
 import type { Account } from '../domain/types.js';
 import { settleDetached } from '../limits/upload-quota.js';
-import { bestCheckpoint, type DigestCheckpoint, parseCheckpoints, ResumableDigest, withCheckpoint } from '../resumable/upload-digest.js';
+import {
+  bestCheckpoint,
+  type DigestCheckpoint,
+  LiveDigests,
+  NativeDigest,
+  parseCheckpoints,
+  ResumableDigest,
+  type RunningDigest,
+  withCheckpoint,
+} from '../resumable/upload-digest.js';
 import type { UploadLocker } from '../resumable/upload-locker.js';
 import type { FilesService } from '../services/files-service.js';
 import type { CreatedFile } from '../services/new-file-row.js';
@@ -71,6 +80,9 @@ export interface FinishedUpload {
  * blacklist, upload log, folder, metrics and links.
  */
 export class ResumableUploadsService {
+  /** This process's digests of uploads between their requests. */
+  private readonly live = new LiveDigests();
+
   constructor(private readonly deps: ResumableUploadsDeps) {}
 
   /** A new upload id: 128 random bits, never anything from a request. */
@@ -142,11 +154,14 @@ export class ResumableUploadsService {
 
   /**
    * Writes a request's bytes at `offset` through `write` (the tus store) while the digest
-   * follows them: continued from the saved state at `offset` (or caught up to it by reading
-   * what is stored, after a crash), its state saved at every multiple of the storage's
-   * checkpoint step and at the end. Where the digest cannot be continued (an S3 upload
-   * whose saved states are all behind its offset), the bytes are written unhashed and
-   * `finish` reads from the last saved state on.
+   * follows them. The upload's last request in this process left its digest here at
+   * `offset` (or the upload begins now): node:crypto's hash goes on, and nothing is saved,
+   * since the next request most likely lands here too. Otherwise (a crash, another server)
+   * the saved state at `offset` goes on (or one before it, caught up by reading what is
+   * stored), and its state is saved at every multiple of the storage's checkpoint step
+   * and at the end. Where the digest cannot be had at all (an S3 upload with no saved
+   * state at its offset), the bytes are written unhashed and `finish` reads from the last
+   * saved state on.
    */
   async write(id: string, source: Readable, offset: number, write: (source: Readable) => Promise<number>): Promise<number> {
     const record = await this.deps.store.resumableUploads.byId(id);
@@ -160,7 +175,7 @@ export class ResumableUploadsService {
       checkpoints.list = valid;
       await this.deps.store.resumableUploads.saveCheckpoints(id, JSON.stringify(valid));
     }
-    const digest = await this.digestAt(id, checkpoints, offset);
+    const digest: RunningDigest | null = this.live.take(id, offset) ?? (offset === 0 ? new NativeDigest() : await this.digestAt(id, checkpoints, offset));
     if (!digest) return write(source);
     let saving: Promise<void> = Promise.resolve();
     const save = (checkpoint: DigestCheckpoint) => {
@@ -168,14 +183,15 @@ export class ResumableUploadsService {
     };
     const step = this.deps.storage.checkpointStep(record.length);
     let next = (Math.floor(offset / step) + 1) * step;
+    const saved = digest instanceof ResumableDigest ? digest : null;
     const hashing = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         // The state is taken exactly at each multiple of the step, where a resume can find it.
         let rest = chunk;
-        while (digest.offset + rest.length >= next) {
-          const head = next - digest.offset;
-          digest.update(rest.subarray(0, head));
-          save(digest.checkpoint());
+        while (saved && saved.offset + rest.length >= next) {
+          const head = next - saved.offset;
+          saved.update(rest.subarray(0, head));
+          save(saved.checkpoint());
           rest = rest.subarray(head);
           next += step;
         }
@@ -192,9 +208,13 @@ export class ResumableUploadsService {
     } finally {
       await saving;
     }
-    // The store took exactly the bytes hashed: the state at its new offset is saved. Else
-    // the saved states stay, and the next write or finish goes on from one of them.
-    if (stored === digest.offset) await this.saveCheckpoint(id, checkpoints, digest.checkpoint());
+    // The store took exactly the bytes hashed: the digest goes on from its new offset (and
+    // a saved state is saved there). Else it is dropped: the saved states stay, and the
+    // next write or finish goes on from one of them.
+    if (stored === digest.offset) {
+      if (saved) await this.saveCheckpoint(id, checkpoints, saved.checkpoint());
+      this.live.put(id, digest);
+    }
     return stored;
   }
 
@@ -320,10 +340,16 @@ export class ResumableUploadsService {
     return digest;
   }
 
-  /** The finished upload's SHA-256: from its last checkpoint, reading only what came after it. */
+  /**
+   * The finished upload's SHA-256: the digest its last write left in this process, else
+   * from its last checkpoint, reading only what came after it.
+   */
   private async finalDigest(record: ResumableUploadRecord): Promise<string> {
+    const live = this.live.take(record.id, record.length);
+    if (live) return live.hex();
     const best = bestCheckpoint(parseCheckpoints(record.digestCheckpoints), record.length);
-    const digest = (best ? await ResumableDigest.resume(best) : null) ?? (await ResumableDigest.fresh());
+    // Nothing is saved past the end: without a saved state, the faster hash reads it all.
+    const digest: RunningDigest = (best ? await ResumableDigest.resume(best) : null) ?? new NativeDigest();
     if (digest.offset < record.length) {
       const from = digest.offset;
       for await (const chunk of await this.deps.storage.readFinished(record.id, from, record.length)) digest.update(chunk as Buffer);
@@ -382,6 +408,7 @@ export class ResumableUploadsService {
 
   /** Deletes the upload's row and ends its reservation and its request slot (if any), in one transaction. */
   private async forget(id: string): Promise<void> {
+    this.live.drop(id);
     await this.deps.store.transaction(async (repos) => {
       const row = await repos.resumableUploads.take(id);
       if (row && row.fileId === null && row.reservationId !== null) await settleDetached(repos, row.reservationId, null);

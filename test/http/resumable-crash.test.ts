@@ -127,3 +127,49 @@ test('killed at random points mid-PATCH, then restarted between two PATCHes: the
     await server.kill();
   }
 });
+
+test("a PATCH hashed with node:crypto (no saved state), then the rest on another server process: the recorded SHA-256 is the file's", GUARD, async () => {
+  const length = 20 * MiB;
+  const content = randomBytes(length);
+  const half = 9 * MiB + 12_345;
+  let server = await start();
+  try {
+    const key = await apiKey(server.url);
+    const created = await fetch(`${server.url}/uploads`, {
+      method: 'POST',
+      headers: { ...TUS, Authorization: key, 'Upload-Length': String(length), 'Upload-Metadata': uploadMetadata({ filename: 'two-processes.bin' }) },
+    });
+    assert.equal(created.status, 201, await created.text());
+    const id = created.headers.get('location')!.split('/').at(-1)!;
+    const first = await fetch(`${server.url}/uploads/${id}`, {
+      method: 'PATCH',
+      headers: { ...TUS, Authorization: key, 'Upload-Offset': '0', 'Content-Type': OFFSET_STREAM },
+      body: new Uint8Array(content.subarray(0, half)),
+    });
+    assert.equal(first.status, 204, await first.text());
+    // The first process kept its digest in memory: no state was saved for another process.
+    const services = await openServices(config(), { log: () => {} });
+    try {
+      assert.equal((await services.store.resumableUploads.byId(id))?.digestCheckpoints, '[]', 'nothing saved by the node:crypto digest');
+    } finally {
+      await services.close();
+    }
+    await server.stop();
+    server = await start();
+    const last = await fetch(`${server.url}/uploads/${id}`, {
+      method: 'PATCH',
+      headers: { ...TUS, Authorization: key, 'Upload-Offset': String(half), 'Content-Type': OFFSET_STREAM },
+      body: new Uint8Array(content.subarray(half)),
+    });
+    assert.equal(last.status, 204, await last.text());
+    const fileId = last.headers.get('filehaven-file-id')!;
+    const check = await openServices(config(), { log: () => {} });
+    try {
+      assert.equal((await check.store.files.byId(fileId))?.sha256, sha256(content), 'the recorded digest');
+    } finally {
+      await check.close();
+    }
+  } finally {
+    await server.kill();
+  }
+});

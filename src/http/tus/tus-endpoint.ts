@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream';
 import { Server } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { NodeRequest } from 'srvx/node';
 import type { ApiError } from '../../domain/errors.js';
 import type { Account } from '../../domain/types.js';
 import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
@@ -9,6 +8,7 @@ import type { HttpContext } from '../context.js';
 import { EXPIRES_HEADER } from '../expires-header.js';
 import { SHARE_PASSWORD_HEADER } from '../link-credentials.js';
 import { sendAtomError } from '../plugins/atom-reply.js';
+import { nodeBodyRequest } from './node-body-request.js';
 import { type FinishStatus, sendFinished } from './tus-answers.js';
 import type { TusCaller } from './tus-caller.js';
 import { apiErrorOf } from './tus-errors.js';
@@ -136,7 +136,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
       };
       let response: Response;
       try {
-        const webRequest = body ? spooledRequest(request, body) : new NodeRequest({ req: request.raw, res: reply.raw });
+        const webRequest = body ? spooledRequest(request, body) : nodeBodyRequest(request.raw, reply.raw);
         requests.set(webRequest, state);
         response = await tus.handleWeb(webRequest);
       } finally {
