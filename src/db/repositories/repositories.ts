@@ -260,6 +260,13 @@ export interface ReservationsRepository {
   abandoned(query: { server?: string; instance: string; now: number; afterId: number; limit: number }): Promise<ReservationRecord[]>;
   /** Bytes planned by an account's open upload reservations. */
   uploadsInFlight(accountId: number): Promise<number>;
+  /**
+   * An account's upload volume in use: bytes stored since `since` (upload_log) plus those
+   * planned by its open upload reservations, read by one statement, so in one snapshot
+   * on PostgreSQL too: a stored upload moving from its reservation to upload_log (one
+   * transaction) is seen before or after, never half done, with no lock held against it.
+   */
+  volumeInUse(accountId: number, since: number): Promise<number>;
   /** Every open row, oldest first, at most `limit`. */
   list(limit: number): Promise<ReservationRecord[]>;
 }
