@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { CommitHooks } from '../db/group-commit.js';
 
 /** A blob written to staging, hashed and counted, durable but not yet named by any blob row. */
 export interface StagedBlob {
@@ -54,9 +55,11 @@ export interface BlobStore {
    * metadata transaction that records the key, under the key's lock. If bytes are already
    * stored under the key (the same digest on a content-addressed store), the staged copy
    * is dropped. Rejects with BlobNotFoundError when the staged bytes are gone (gc took an
-   * abandoned upload).
+   * abandoned upload). `commit`, the hooks of that transaction, takes what makes the
+   * publication durable (a folder's fsync) to run once before its COMMIT, shared with the
+   * transactions committed with it; without it, that is done before this resolves.
    */
-  publish(staged: StagedBlob): Promise<string>;
+  publish(staged: StagedBlob, commit?: CommitHooks): Promise<string>;
   /** Drops a staged blob that will not be published; never fails for a missing one. */
   discard(staged: StagedBlob): Promise<void>;
   /**

@@ -4,6 +4,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { type CommitHooks, immediateHooks } from '../db/group-commit.js';
 import {
   BlobNotFoundError,
   BlobStorageError,
@@ -131,7 +132,7 @@ export class LocalBlobStore implements BlobStore {
     return { sha256: digest.sha256, size: digest.size, handle };
   }
 
-  async publish(staged: StagedBlob): Promise<string> {
+  async publish(staged: StagedBlob, commit: CommitHooks = immediateHooks): Promise<string> {
     const tempPath = this.stagedPath(staged);
     const target = this.blobPath(staged.sha256);
     if (await this.has(staged.sha256)) {
@@ -140,14 +141,24 @@ export class LocalBlobStore implements BlobStore {
       return staged.sha256;
     }
     const dir = path.dirname(target);
-    await fs.mkdir(dir, { recursive: true });
+    const created = await fs.mkdir(dir, { recursive: true });
+    // A folder made now is an entry of its parent (and the parent maybe of blobs/), which
+    // must be durable too before a row names the bytes inside it.
+    if (created !== undefined) {
+      for (let made = dir; made !== path.dirname(created); made = path.dirname(made)) {
+        const parent = path.dirname(made);
+        await commit.beforeCommit(parent, () => fsyncDir(parent));
+      }
+    }
     try {
       await fs.rename(tempPath, target);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(staged.handle);
       throw error;
     }
-    await fsyncDir(dir);
+    // The rename is durable once its folder is fsynced: before the transaction that names
+    // the bytes commits, once for every blob of that COMMIT in the same folder.
+    await commit.beforeCommit(dir, () => fsyncDir(dir));
     return staged.sha256;
   }
 

@@ -40,6 +40,8 @@ export interface OpenedDatabase {
   engine: Engine;
   /** The PostgreSQL schema the tables live in (null on SQLite). */
   schema: string | null;
+  /** The SQLite database's file, its `-wal` beside it (null on PostgreSQL): group commit fsyncs the WAL itself. */
+  sqliteFile: string | null;
   /** The pool's connections now (metrics); null on SQLite, which has one connection and no pool. */
   connections(): PoolConnections | null;
 }
@@ -102,7 +104,7 @@ export function openSqlite(dataDir: string): OpenedDatabase {
       },
     }),
   });
-  return { db, engine: 'sqlite', schema: null, connections: () => null };
+  return { db, engine: 'sqlite', schema: null, sqliteFile: file, connections: () => null };
 }
 
 /**
@@ -164,7 +166,7 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
   });
   // Before the first query there is no pool yet: no connections.
   const connections = () => (opened ? { total: opened.totalCount, idle: opened.idleCount, waiting: opened.waitingCount } : { total: 0, idle: 0, waiting: 0 });
-  return { db, engine: 'postgres', schema: options.schema, connections };
+  return { db, engine: 'postgres', schema: options.schema, sqliteFile: null, connections };
 }
 
 /** Whether a Kysely instance talks to PostgreSQL (migrations need serial ids there). */

@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
 import type { Engine, OpenedDatabase } from './dialect.js';
+import { type CommitHooks, GroupCommit, immediateHooks, PendingHooks } from './group-commit.js';
 import { migrateToLatest } from './migrator.js';
 import { accountsRepository } from './repositories/accounts-repository.js';
 import { blacklistRepository, blobsRepository } from './repositories/blobs-repository.js';
@@ -25,8 +26,9 @@ import { signInAddressesRepository } from './repositories/sign-in-addresses-repo
 import { signInChallengesRepository } from './repositories/sign-in-challenges-repository.js';
 import { uploadRequestsRepository } from './repositories/upload-requests-repository.js';
 
-function repositories(db: Kysely<Database>, engine: Engine): Repositories {
+function repositories(db: Kysely<Database>, engine: Engine, commit: CommitHooks): Repositories {
   return {
+    commit,
     accounts: accountsRepository(db),
     files: filesRepository(db, engine),
     folders: foldersRepository(db),
@@ -57,7 +59,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
 }
 
 /** Migrates the database and wraps it as the MetadataStore the services use. */
-export async function openMetadataStore({ db, engine, schema, connections }: OpenedDatabase): Promise<MetadataStore> {
+export async function openMetadataStore({ db, engine, schema, sqliteFile, connections }: OpenedDatabase): Promise<MetadataStore> {
   let newerMigrations: string[];
   try {
     ({ newer: newerMigrations } = await migrateToLatest(db, schema));
@@ -66,14 +68,34 @@ export async function openMetadataStore({ db, engine, schema, connections }: Ope
     throw error;
   }
   return {
-    ...repositories(db, engine),
+    ...repositories(db, engine, immediateHooks),
     engine,
     newerMigrations,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    transaction: (work) => db.transaction().execute((trx) => work(repositories(trx, engine))),
+    transaction: transactions(db, engine, sqliteFile),
     connections,
     close: () => db.destroy(),
   };
+}
+
+/**
+ * How the store runs transactions. SQLite: group commit (group-commit.ts), as its one
+ * connection runs them one at a time anyway and each COMMIT's fsync was the cost.
+ * PostgreSQL: each on a connection of its own, in parallel, the hooks run before COMMIT.
+ */
+function transactions(db: Kysely<Database>, engine: Engine, sqliteFile: string | null): MetadataStore['transaction'] {
+  if (engine === 'sqlite') {
+    const group = new GroupCommit(db, `${sqliteFile}-wal`);
+    return (work, options) => group.run((trx, hooks) => work(repositories(trx, engine, hooks)), { first: options?.readsDurable });
+  }
+  // What a transaction reads on PostgreSQL is committed, and so durable, already.
+  return (work) =>
+    db.transaction().execute(async (trx) => {
+      const hooks = new PendingHooks();
+      const result = await work(repositories(trx, engine, hooks));
+      await hooks.run();
+      return result;
+    });
 }

@@ -114,9 +114,34 @@ export interface ReservedUploadQuotaDeps {
  */
 export class ReservedUploadQuota implements UploadQuota {
   private readonly windowMs: number;
+  private readonly firstReservations: FirstReservations;
 
   constructor(private readonly deps: ReservedUploadQuotaDeps) {
     this.windowMs = deps.windowMs ?? UPLOAD_WINDOW_MS;
+    this.firstReservations = new FirstReservations((accountId, asks) => this.grantFirst(accountId, asks));
+  }
+
+  /**
+   * Opens a row for each ask that fits, in order, in one transaction under the account's
+   * lock: what one grants counts against the next, as if each had its own transaction.
+   */
+  private grantFirst(accountId: number, asks: readonly FirstAsk[]): Promise<FirstAnswer[]> {
+    return this.deps.store.transaction(async (repos) => {
+      await repos.locks.uploadVolume(accountId);
+      const now = this.deps.clock();
+      let used = await repos.reservations.volumeInUse(accountId, this.windowStart(now));
+      const answers: FirstAnswer[] = [];
+      for (const ask of asks) {
+        const room = ask.limit - used;
+        if (ask.bytes > room) {
+          answers.push({ granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, ask.bytes - room, now) });
+          continue;
+        }
+        answers.push({ granted: true, id: await this.deps.reservations.openRow(repos, accountId, 'upload', ask.bytes) });
+        used += ask.bytes;
+      }
+      return answers;
+    });
   }
 
   async open(accountId: number, limit: number): Promise<UploadTicket> {
@@ -142,12 +167,12 @@ export class ReservedUploadQuota implements UploadQuota {
           return;
         }
         const settle = store.transaction(async (repos) => {
-          // Under the account's lock, like a check: a check reads upload_log and the rows in
-          // two statements, and on PostgreSQL (READ COMMITTED) could see this move half done.
-          if (stored) {
-            await repos.locks.uploadVolume(accountId);
-            await repos.uploadLog.record(accountId, stored.bytes, stored.at);
-          }
+          // Without the account's lock (issue 28: each upload waited for it twice): a check
+          // reads upload_log and the rows in one statement (volumeInUse), so it sees this
+          // move before or after, never half done, and the move lowers what is in use (the
+          // row planned at least every byte stored) or, the row settled by another server
+          // meanwhile, adds what a check under the lock would also have seen only after.
+          if (stored) await repos.uploadLog.record(accountId, stored.bytes, stored.at);
           await repos.reservations.take(id);
         });
         // A failed settle lets go of the row too: its lease runs out and gc settles it.
@@ -159,6 +184,16 @@ export class ReservedUploadQuota implements UploadQuota {
         if (total <= held) return { granted: true };
         return serial(async () => {
           if (!open) return { granted: false, retryAfterMs: this.windowMs };
+          if (rowId === null) {
+            // The first reservation, the whole of a declared size: with the other uploads'
+            // of the account that wait meanwhile, in one transaction.
+            const first = await this.firstReservations.ask(accountId, limit, total);
+            if (!first.granted) return first;
+            reservations.hold(first.id);
+            rowId = first.id;
+            held = total;
+            return { granted: true };
+          }
           const answer = await store.transaction(async (repos): Promise<Reservation & { planned?: number; id?: number }> => {
             await repos.locks.uploadVolume(accountId);
             const now = clock();
@@ -166,7 +201,7 @@ export class ReservedUploadQuota implements UploadQuota {
             // Whether this upload's row is still there: another server may have settled it
             // (its lease ran out while the upload lived), and then its bytes count no more.
             const alive = rowId !== null && (await repos.reservations.setPlanned(rowId, held));
-            const used = (await repos.uploadLog.windowSum(accountId, since)) + (await repos.reservations.uploadsInFlight(accountId));
+            const used = await repos.reservations.volumeInUse(accountId, since);
             // `used` holds this upload's own `mine` bytes.
             const mine = alive ? held : 0;
             const room = limit - used;
@@ -208,7 +243,7 @@ export class ReservedUploadQuota implements UploadQuota {
     return store.transaction(async (repos): Promise<Reservation> => {
       await repos.locks.uploadVolume(accountId);
       const now = clock();
-      const used = (await repos.uploadLog.windowSum(accountId, this.windowStart(now))) + (await repos.reservations.uploadsInFlight(accountId));
+      const used = await repos.reservations.volumeInUse(accountId, this.windowStart(now));
       if (bytes > limit - used) return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, bytes - (limit - used), now) };
       const id = await repos.reservations.open({
         accountId,
@@ -229,7 +264,7 @@ export class ReservedUploadQuota implements UploadQuota {
     return store.transaction(async (repos): Promise<Reservation> => {
       await repos.locks.uploadVolume(accountId);
       const now = clock();
-      const used = (await repos.uploadLog.windowSum(accountId, this.windowStart(now))) + (await repos.reservations.uploadsInFlight(accountId));
+      const used = await repos.reservations.volumeInUse(accountId, this.windowStart(now));
       if (used <= limit) return { granted: true };
       return { granted: false, retryAfterMs: await this.retryAfterMs(repos.uploadLog, accountId, used - limit, now) };
     });
@@ -237,7 +272,7 @@ export class ReservedUploadQuota implements UploadQuota {
 
   async used(accountId: number): Promise<number> {
     const { store, clock } = this.deps;
-    return (await store.uploadLog.windowSum(accountId, this.windowStart(clock()))) + (await store.reservations.uploadsInFlight(accountId));
+    return store.reservations.volumeInUse(accountId, this.windowStart(clock()));
   }
 
   /**
@@ -269,6 +304,57 @@ export class ReservedUploadQuota implements UploadQuota {
       if (counted.length === rows.length) return this.windowMs;
       freed -= counted.reduce((sum, row) => sum + row.bytes, 0);
       since = last;
+    }
+  }
+}
+
+/** An upload's first reservation: `bytes` of an account limited to `limit`. */
+interface FirstAsk {
+  limit: number;
+  bytes: number;
+}
+
+/** Granted with the row opened for it, or refused. */
+type FirstAnswer = { granted: true; id: number } | { granted: false; retryAfterMs: number };
+
+/**
+ * The first reservations of one account's uploads, taken together (issue 28): each took
+ * the account's lock in a transaction of its own, so 32 uploads at once of one account
+ * (PostgreSQL: one lock, one COMMIT after the other) waited on each other. Asks that come
+ * while the account's transaction runs go, in order, into its next one.
+ */
+class FirstReservations {
+  private readonly waiting = new Map<number, { ask: FirstAsk; answer: (result: Promise<FirstAnswer>) => void }[]>();
+  private readonly granting = new Set<number>();
+
+  constructor(private readonly grant: (accountId: number, asks: readonly FirstAsk[]) => Promise<FirstAnswer[]>) {}
+
+  ask(accountId: number, limit: number, bytes: number): Promise<FirstAnswer> {
+    return new Promise<FirstAnswer>((resolve) => {
+      const queue = this.waiting.get(accountId) ?? [];
+      queue.push({ ask: { limit, bytes }, answer: resolve });
+      this.waiting.set(accountId, queue);
+      if (!this.granting.has(accountId)) void this.grantWaiting(accountId);
+    });
+  }
+
+  private async grantWaiting(accountId: number): Promise<void> {
+    this.granting.add(accountId);
+    try {
+      for (let queue = this.waiting.get(accountId); queue !== undefined; queue = this.waiting.get(accountId)) {
+        this.waiting.delete(accountId);
+        const answers = this.grant(
+          accountId,
+          queue.map((entry) => entry.ask),
+        );
+        // A failed transaction granted nothing: every ask of it fails with the cause.
+        queue.forEach((entry, i) => {
+          entry.answer(answers.then((all) => all[i]!));
+        });
+        await answers.catch(() => {});
+      }
+    } finally {
+      this.granting.delete(accountId);
     }
   }
 }

@@ -13,14 +13,17 @@ import type { MetadataStore, Repositories } from '../db/repositories/repositorie
  *
  * Rules that follow, whatever the interleaving:
  *   - a committed file row always has a blob row, and the key it names has bytes: publish
- *     runs in the transaction that inserts the row, under the key's lock, and bytes are
- *     only removed under that lock once no row names the key;
+ *     runs in the transaction that inserts the row, under the key's lock, and what makes
+ *     it durable (the folder's fsync) is done before that COMMIT (a commit hook, shared by
+ *     the transactions of one group commit); bytes are only removed under that lock once
+ *     no durable row names the key (removeUnnamedBytes reads only durable rows);
  *   - bytes go in two steps: a transaction drops the row (when no live file points at the
  *     digest), then another removes the bytes if no row names the key again. A crash
  *     between the two leaves bytes no row names, which gc collects; the reverse order
  *     could leave a live row without bytes.
- * Publishing is cheap (a rename, an existence check) because it runs with locks held; an
- * S3 store keeps an upload under its own key rather than copying it to a digest name.
+ * Publishing is cheap (a rename, an existence check; its fsync waits for the COMMIT)
+ * because it runs with locks held; an S3 store keeps an upload under its own key rather
+ * than copying it to a digest name.
  */
 
 /**
@@ -43,7 +46,7 @@ export async function admitStagedBlob<T>(
   if (existing !== null) return { result, duplicate: true };
   const key = blobs.keyFor(staged);
   await repos.locks.blob(key);
-  await blobs.publish(staged);
+  await blobs.publish(staged, repos.commit);
   await repos.blobs.insert(staged.sha256, staged.size, key, at);
   return { result, duplicate: false };
 }
@@ -74,12 +77,17 @@ export async function dropUnreferencedBlobRow(repos: Repositories, sha256: strin
  * dropped). True when the bytes went.
  */
 export async function removeUnnamedBytes(store: MetadataStore, blobs: BlobStore, key: string): Promise<boolean> {
-  return store.transaction(async (repos) => {
-    await repos.locks.blob(key);
-    if (await repos.blobs.namesKey(key)) return false;
-    await blobs.delete(key);
-    return true;
-  });
+  // readsDurable: a row another transaction dropped counts as gone only once that drop
+  // is durable (with group commit it may still be on its way to the disk).
+  return store.transaction(
+    async (repos) => {
+      await repos.locks.blob(key);
+      if (await repos.blobs.namesKey(key)) return false;
+      await blobs.delete(key);
+      return true;
+    },
+    { readsDurable: true },
+  );
 }
 
 /** Drops the digest's row if unreferenced, then its bytes: the two steps of a removal, for gc. */

@@ -803,6 +803,120 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
       });
     });
 
+    describe('transactions at once (issue 28: SQLite commits them in groups)', () => {
+      test('of concurrent transactions, one that throws rolls back alone with its own error; the others commit', async () => {
+        await account({ login: 'taken' });
+        const boom = new Error('boom');
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 16 }, (_, i) =>
+            store.transaction(async (repos) => {
+              await repos.blacklist.add(digest((i % 16).toString(16)), `t${i}`, T0);
+              // One fails with an error of its own, one with a statement that fails.
+              if (i === 5) throw boom;
+              const created = await repos.accounts.create(newAccount({ login: i === 9 ? 'taken' : `batch${i}` }));
+              return created.id;
+            }),
+          ),
+        );
+        outcomes.forEach((outcome, i) => {
+          if (i === 5) assert.ok(outcome.status === 'rejected' && outcome.reason === boom, 'its own error');
+          else if (i === 9) assert.ok(outcome.status === 'rejected' && outcome.reason instanceof DuplicateError, 'its own DuplicateError');
+          else assert.equal(outcome.status, 'fulfilled', `transaction ${i}`);
+        });
+        for (let i = 0; i < 16; i++) {
+          const committed = i !== 5 && i !== 9;
+          assert.equal(await store.blacklist.has(digest(i.toString(16))), committed, `transaction ${i}: all of it or nothing`);
+          if (committed) assert.equal((await store.accounts.byLogin(`batch${i}`))?.id, (outcomes[i] as PromiseFulfilledResult<number>).value);
+        }
+        assert.equal(await store.accounts.count(), 15);
+      });
+
+      test('each one sees the commits before it: concurrent increments under a lock lose none', async () => {
+        const owner = await account({ trafficLeft: 0 });
+        await Promise.all(
+          Array.from({ length: 30 }, (_, i) =>
+            store
+              .transaction(async (repos) => {
+                // PostgreSQL runs them in parallel: the lock orders them (SQLite's batch already does).
+                await repos.locks.top(owner.id);
+                const seen = (await repos.accounts.byId(owner.id))!.trafficLeft;
+                await repos.accounts.setPremium(owner.id, null, null, seen + 1);
+                if (i % 7 === 3) throw new Error('rolled back');
+              })
+              .catch(() => {}),
+          ),
+        );
+        // 30 runs, of which i = 3, 10, 17, 24 roll back.
+        assert.equal((await store.accounts.byId(owner.id))!.trafficLeft, 26);
+      });
+
+      test('a hook runs once per key before COMMIT, and the result comes after both', async () => {
+        const peer = await harness.openPeer();
+        const events: string[] = [];
+        const runs = new Map<string, number>();
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            store
+              .transaction(async (repos) => {
+                await repos.blacklist.add(digest(i.toString(16)), '', T0);
+                for (const key of ['shared', `own${i}`]) {
+                  await repos.commit.beforeCommit(key, async () => {
+                    runs.set(key, (runs.get(key) ?? 0) + 1);
+                    events.push(`hook ${key}`);
+                  });
+                }
+                return i;
+              })
+              .then(async (i) => {
+                events.push(`result ${i}`);
+                // Committed when the result comes: another server sees it (on SQLite the
+                // peer is the same connection; sqlite-metadata-store.test.ts reads with a second one).
+                assert.equal(await peer.blacklist.has(digest(i.toString(16))), true);
+                return i;
+              }),
+          ),
+        );
+        assert.deepEqual(results, [0, 1, 2, 3, 4, 5, 6, 7]);
+        // Every transaction's hooks ran, a shared key at most once per COMMIT: once for all
+        // of them on SQLite when they committed together, once each on PostgreSQL.
+        for (let i = 0; i < 8; i++) assert.equal(runs.get(`own${i}`), 1);
+        assert.ok(runs.get('shared')! >= 1 && runs.get('shared')! <= 8);
+        for (let i = 0; i < 8; i++) assert.ok(events.indexOf(`hook own${i}`) < events.indexOf(`result ${i}`), `transaction ${i}: its hook first`);
+      });
+
+      test('a failing hook fails its COMMIT: nothing of what it waited for is committed, and no result is given', async () => {
+        const failure = new Error('fsync failed');
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 6 }, (_, i) =>
+            store.transaction(async (repos) => {
+              await repos.blacklist.add(digest(i.toString(16)), '', T0);
+              if (i === 2) await repos.commit.beforeCommit('failing', () => Promise.reject(failure));
+              return i;
+            }),
+          ),
+        );
+        const two = outcomes[2]!;
+        assert.ok(two.status === 'rejected' && two.reason === failure, 'the failure is the answer');
+        assert.equal(await store.blacklist.has(digest('2')), false);
+        // Whoever shared that COMMIT failed with it; whoever did not, committed. Either way a
+        // result was given only for what is stored.
+        for (let i = 0; i < 6; i++) {
+          assert.equal(await store.blacklist.has(digest(i.toString(16))), outcomes[i]!.status === 'fulfilled', `transaction ${i}`);
+        }
+        // The store goes on.
+        await store.transaction((repos) => repos.blacklist.add(digest('e'), '', T0));
+        assert.equal(await store.blacklist.has(digest('e')), true);
+      });
+
+      test('outside a transaction a hook runs at once', async () => {
+        let ran = false;
+        await store.commit.beforeCommit('now', async () => {
+          ran = true;
+        });
+        assert.equal(ran, true);
+      });
+    });
+
     describe('blacklist', () => {
       test('add, has, list, remove', async () => {
         const x = digest('1');

@@ -625,6 +625,65 @@ export function reservationsContract(name: string, makeStore: MetadataStoreFacto
         }
       });
 
+      test('first reservations taken together (issue 28) grant exactly what fits, in order, while others settle', async () => {
+        // 40 uploads of one account on two servers ask at once: each server takes the asks
+        // that wait in one transaction. Each server alone grants them in the order they
+        // came, and across servers the lock still orders the transactions: exactly as many
+        // as fit are granted, whatever lands together. Meanwhile uploads granted before
+        // are stored, without the account's lock (volumeInUse reads both tables in one
+        // statement): never a moment over the limit, and never a byte counted twice.
+        const { qa, qb } = await twoServers();
+        const acc = await account(0);
+        now = 10 * W;
+        const size = 1_000;
+        const limit = 25 * size + 999;
+        await store.uploadLog.record(acc, 5 * size, now - 1_000);
+        const early = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? qa : qb).open(acc, limit)));
+        for (const ticket of early) assert.deepEqual(await ticket.reserve(size), granted);
+        let running = true;
+        const watching = (async () => {
+          while (running) {
+            const used = await store.reservations.volumeInUse(acc, now - W + 1);
+            assert.ok(used <= limit, `in use ${used} > limit ${limit}`);
+            await turn();
+          }
+        })();
+        let answers: Reservation[];
+        try {
+          const settling = early.map((ticket, i) => (i % 2 ? ticket.commit(size, now) : ticket.release()));
+          const tickets = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? qa : qb).open(acc, limit)));
+          answers = await Promise.all(tickets.map((ticket) => ticket.reserve(size)));
+          await Promise.all(settling);
+        } finally {
+          running = false;
+          await watching;
+        }
+        // 5 stored before and 3 of the early ones: 17 fit once the other 3 are released,
+        // 14 before; the releases raced the asks.
+        const first = answers.filter((answer) => answer.granted).length;
+        assert.ok(first >= 14 && first <= 17, `${first} granted`);
+        for (const answer of answers) if (!answer.granted) assert.ok(answer.retryAfterMs > 0);
+        // Once all is settled, asks again get exactly the rest: not one more.
+        const more = await Promise.all(Array.from({ length: 6 }, async (_, i) => (await (i % 2 ? qa : qb).open(acc, limit)).reserve(size)));
+        assert.equal(more.filter((answer) => answer.granted).length, 17 - first);
+        assert.equal(await inFlight(acc), 17 * size);
+        assert.equal(await store.reservations.volumeInUse(acc, now - W + 1), 25 * size);
+      });
+
+      test('volumeInUse adds stored uploads in the window and open upload reservations, in one number', async () => {
+        const acc = await account(0);
+        now = 10 * W;
+        assert.equal(await store.reservations.volumeInUse(acc, now - W + 1), 0);
+        await store.uploadLog.record(acc, 40, now - 1_000);
+        await store.uploadLog.record(acc, 7, now - W - 5);
+        const ticket = await new ReservedUploadQuota({ store, reservations: service(store, 'alpha', 'alpha-1'), clock }).open(acc, 100);
+        assert.deepEqual(await ticket.reserve(30), granted);
+        assert.equal(await store.reservations.volumeInUse(acc, now - W + 1), 70);
+        assert.equal(await store.reservations.volumeInUse(acc, 0), 77, 'older stored uploads when asked');
+        await ticket.commit(25, now);
+        assert.equal(await store.reservations.volumeInUse(acc, now - W + 1), 65);
+      });
+
       test('an upload left by a dead process counts until it is settled, then its volume is free', async () => {
         const acc = await account(0);
         now = 10 * W;

@@ -61,3 +61,31 @@ test('SQLite: a listing page after a cursor is one index range, already in order
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('SQLite group commit: a result comes once its COMMIT is done, as a second connection sees', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'filehaven-sqlite-'));
+  const store = await openMetadataStore(openSqlite(dir));
+  const reader = new Database(path.join(dir, SQLITE_FILE), { readonly: true });
+  try {
+    const listed = reader.prepare('select count(*) as n from blacklist where sha256 = ?');
+    const seen = (sha: string) => (listed.get(sha) as { n: number }).n === 1;
+    const shas = Array.from({ length: 40 }, (_, i) => i.toString(16).padStart(2, '0').repeat(32));
+    const early: string[] = [];
+    await Promise.all(
+      shas.map((sha) =>
+        store
+          .transaction(async (repos) => {
+            await repos.blacklist.add(sha, '', 1);
+            // Written, not committed: a second connection does not see it yet.
+            if (seen(sha)) early.push(sha);
+          })
+          .then(() => assert.equal(seen(sha), true, 'committed when the result comes')),
+      ),
+    );
+    assert.deepEqual(early, []);
+  } finally {
+    reader.close();
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -1,5 +1,6 @@
 import type { Account, FileRecord, FileStatus, Folder } from '../../domain/types.js';
 import type { PoolConnections } from '../dialect.js';
+import type { CommitHooks } from '../group-commit.js';
 
 /** What a new account row needs. */
 export interface NewAccount {
@@ -259,6 +260,13 @@ export interface ReservationsRepository {
   abandoned(query: { server?: string; instance: string; now: number; afterId: number; limit: number }): Promise<ReservationRecord[]>;
   /** Bytes planned by an account's open upload reservations. */
   uploadsInFlight(accountId: number): Promise<number>;
+  /**
+   * An account's upload volume in use: bytes stored since `since` (upload_log) plus those
+   * planned by its open upload reservations, read by one statement, so in one snapshot
+   * on PostgreSQL too: a stored upload moving from its reservation to upload_log (one
+   * transaction) is seen before or after, never half done, with no lock held against it.
+   */
+  volumeInUse(accountId: number, since: number): Promise<number>;
   /** Every open row, oldest first, at most `limit`. */
   list(limit: number): Promise<ReservationRecord[]>;
 }
@@ -860,6 +868,8 @@ export interface SignInMethods {
 
 /** All repositories, bound to one connection or transaction. */
 export interface Repositories {
+  /** Work this transaction's COMMIT must wait for (outside a transaction: done at once). */
+  commit: CommitHooks;
   accounts: AccountsRepository;
   files: FilesRepository;
   folders: FoldersRepository;
@@ -1050,10 +1060,23 @@ export interface UploadRequestsRepository {
   renewSlots(ids: number[], leaseUntil: number): Promise<number>;
 }
 
+/** How a transaction must run. */
+export interface TransactionOptions {
+  /**
+   * The work acts outside the database on what it reads (removes bytes no row names), so
+   * it must read only what is durable: no transaction committed with it may come before
+   * it (SQLite's group commit, db/group-commit.ts, then runs it first of its COMMIT).
+   */
+  readsDurable?: boolean;
+}
+
 /** The metadata store: repositories plus transactions. */
 export interface MetadataStore extends Repositories {
-  /** Runs `work` in one transaction, committed when it resolves and rolled back when it throws. */
-  transaction<T>(work: (repos: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction, committed when it resolves and rolled back when it
+   * throws; resolves or rejects once that is durable (never before the COMMIT).
+   */
+  transaction<T>(work: (repos: Repositories) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** The engine underneath (for messages and the operator's `stats`). */
   readonly engine: 'sqlite' | 'postgres';
   /** Migrations a newer version ran on this database that this one does not know (a fleet mid-upgrade). */

@@ -104,6 +104,22 @@ export function reservationsRepository(db: Kysely<Database>, engine: Engine): Re
         .executeTakeFirstOrThrow();
       return Number(row.bytes);
     },
+    async volumeInUse(accountId, since) {
+      const stored = db
+        .selectFrom('upload_log')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('bytes'), sql<number>`0`).as('bytes'))
+        .where('account_id', '=', accountId)
+        .where('at', '>=', since);
+      const inFlight = db
+        .selectFrom('reservations')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('planned'), sql<number>`0`).as('bytes'))
+        .where('account_id', '=', accountId)
+        .where('kind', '=', 'upload');
+      // One statement: one snapshot (PostgreSQL's READ COMMITTED takes one per statement).
+      const row = await db.selectNoFrom((eb) => eb(stored, '+', inFlight).as('bytes')).executeTakeFirstOrThrow();
+      // PostgreSQL returns bigint sums as strings.
+      return Number(row.bytes);
+    },
     async list(limit) {
       const rows = await db.selectFrom('reservations').selectAll().orderBy('id').limit(limit).execute();
       return rows.map(toReservation);
