@@ -79,6 +79,15 @@ export class DownloadsService implements FileBytes {
     return new DownloadsService({ ...this.deps, archives });
   }
 
+  /**
+   * Resolves once the download counts taken so far are in the database (they are written
+   * in batches, at most a second late: download-counts.ts). For readers that must see a
+   * download that just ended, such as tests.
+   */
+  countsWritten(): Promise<void> {
+    return this.deps.counts.flush();
+  }
+
   /** The bytes of a file, or a range of them, at no cost: for thumbnails and ZIPs. */
   open(file: FileRecord, range?: ByteRange): Promise<Readable> {
     return this.deps.bytes.open(file, range);
