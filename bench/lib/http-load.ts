@@ -21,11 +21,14 @@ export interface LoadOptions {
   threads: number;
   seconds: number;
   headers?: Record<string, string>;
+  /** wrk's --timeout in seconds: an answer slower than that is a socket error (wrk's default: 2). */
+  timeoutSeconds?: number;
 }
 
 /** wrk against one URL; requests per second. Any answer that is not 2xx/3xx fails the run. */
 export async function requestRate(url: string, options: LoadOptions): Promise<number> {
   const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency'];
+  if (options.timeoutSeconds) args.push('--timeout', `${options.timeoutSeconds}s`);
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
   const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + 30) * 1000 });
   const failed = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
