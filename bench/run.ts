@@ -8,13 +8,17 @@
  * figures to bench/results/<date>.json).
  *
  *   BENCH_BACKENDS         comma-separated: local, postgres-s3 (default both)
- *   BENCH_SECTIONS         comma-separated: bytes, memory, requests, copies, rows, small, cluster, resumable (default all)
+ *   BENCH_SECTIONS         comma-separated: bytes, memory, requests, copies, rows, small, cluster, resumable, connections (default all)
  *   BENCH_SIZE             the upload/download of "bytes" (default 256MiB)
  *   BENCH_CONCURRENT_SIZE  each of the 4+4 transfers of "memory" (default 512MiB)
  *   BENCH_COPY_SIZE        the file "copies" copies (default 1GiB)
  *   BENCH_ROWS             the large table of "rows" (default 1000000)
  *   BENCH_CLUSTER_UPLOAD_SIZE  each of the 4 parallel uploads of "cluster" (default 64MiB)
  *   BENCH_KILL_SIZE        the upload of "resumable" whose server is killed three times (default 2GiB)
+ *   BENCH_CONNECTIONS_DOWNLOADS, BENCH_CONNECTIONS_IDLE   "connections": downloads at once and idle keep-alive
+ *                          connections beside them (default 1000 and 10000)
+ *   BENCH_CONNECTIONS_PACE  the bytes/s each of those downloads is read at (default 1MB)
+ *   BENCH_CONNECTIONS_FILE_SIZE  the file they read (default 4MiB)
  *   BENCH_REDIS_URL        the Redis of "cluster"'s servers (default redis://127.0.0.1:6379, left out when it does not answer)
  *   BENCH_ROUNDS           A/B rounds (default 5)
  *   BENCH_LOAD_SECONDS     each wrk round of "requests" (default 5)
@@ -54,6 +58,7 @@ import { type BackendReport, printBackend, writeReport } from './lib/report.js';
 import type { MetadataLocation } from './lib/seed.js';
 import { createBucket, createSchema, DATABASE_URL, type S3Reference, s3Client, s3Endpoint, s3Reference } from './lib/storage.js';
 import { cluster } from './sections/cluster.js';
+import { connections } from './sections/connections.js';
 import { copies } from './sections/copies.js';
 import { memory } from './sections/memory.js';
 import { requestRates } from './sections/request-rate.js';
@@ -94,7 +99,7 @@ function listSetting<T extends string>(name: string, all: readonly T[]): T[] {
 const BACKENDS = ['local', 'postgres-s3'] as const;
 type BackendName = (typeof BACKENDS)[number];
 // rows before small: its small table is then the thousand rows it seeds and little more.
-const SECTIONS = ['bytes', 'memory', 'requests', 'copies', 'rows', 'small', 'cluster', 'resumable'] as const;
+const SECTIONS = ['bytes', 'memory', 'requests', 'copies', 'rows', 'small', 'cluster', 'resumable', 'connections'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 const settings = {
@@ -108,6 +113,12 @@ const settings = {
   rows: countSetting('BENCH_ROWS', 1_000_000, 2000),
   rounds: countSetting('BENCH_ROUNDS', 5, 1),
   loadSeconds: countSetting('BENCH_LOAD_SECONDS', 5, 1),
+  connections: {
+    downloads: countSetting('BENCH_CONNECTIONS_DOWNLOADS', 1000, 1),
+    idle: countSetting('BENCH_CONNECTIONS_IDLE', 10_000, 0),
+    pace: sizeSetting('BENCH_CONNECTIONS_PACE', '1MB'),
+    fileSize: sizeSetting('BENCH_CONNECTIONS_FILE_SIZE', '4MiB'),
+  },
   partSize: process.env.BENCH_S3_PART_SIZE ? sizeSetting('BENCH_S3_PART_SIZE', '') : DEFAULTS.s3PartSize,
   queueSize: countSetting('BENCH_S3_QUEUE_SIZE', DEFAULTS.s3QueueSize, 1),
 };
@@ -217,6 +228,7 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
       rows: () => rows(context, settings.rows),
       cluster: () => cluster(context, settings.loadSeconds, settings.clusterUploadSize),
       resumable: () => resumable(context, settings.size, settings.killSize),
+      connections: () => connections(context, { ...settings.connections, loadSeconds: settings.loadSeconds }),
     };
     const results: SectionResult[] = [];
     for (const name of settings.sections) {

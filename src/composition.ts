@@ -196,11 +196,12 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     redis,
     refused: (limit) => metrics.limitRefused(limit),
   });
+  const downloadCounts = new DownloadCounts({ store, clock, report: log });
   const downloads = new DownloadsService({
     costs: new DownloadCosts({ freeDownloads: limits.freeDownloads, reservations, isPremium: (account) => accounts.isPremium(account) }),
     bytes,
     archives: new FolderArchiveService({ store, downloads: bytes, clock }),
-    counts: new DownloadCounts({ store, clock }),
+    counts: downloadCounts,
     metrics,
     shareCounts: new ShareCounts({ store, clock }),
   });
@@ -323,6 +324,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     close: async () => {
       // Settles still running (responses just ended) finish before the database closes.
       await reservations.stop();
+      // Download counts taken in memory are written before the database closes.
+      await downloadCounts.stop();
       requestSlots.stop();
       await redis?.close();
       await store.close();

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { defer } from './cleanup.js';
 import { call } from './http-client.js';
 
@@ -74,15 +75,23 @@ export interface RunningServer {
 }
 
 /** `filehaven serve`, compiled, as `npm start` runs it; stopped (SIGTERM) when the section unwinds. */
-export async function startFilehaven(dataDir: string, settings: BackendSettings): Promise<RunningServer> {
-  const server = await launchFilehaven(dataDir, settings);
+export async function startFilehaven(dataDir: string, settings: BackendSettings, fileLimit?: number): Promise<RunningServer> {
+  const server = await launchFilehaven(dataDir, settings, fileLimit);
   defer('stop the filehaven server', server.stop);
   return server;
 }
 
-/** A server the caller stops or kills (SIGKILL: no handler runs) itself. */
-export async function launchFilehaven(dataDir: string, settings: BackendSettings): Promise<RunningServer & { kill(): Promise<void> }> {
-  const child = spawn(process.execPath, ['dist/cli/index.js', 'serve', '--port', '0', '--data', dataDir, ...BENCH_FLAGS, ...settings.flags], {
+/**
+ * A server the caller stops or kills (SIGKILL: no handler runs) itself. `fileLimit`: the
+ * open files it needs (withFileLimit).
+ */
+export async function launchFilehaven(dataDir: string, settings: BackendSettings, fileLimit?: number): Promise<RunningServer & { kill(): Promise<void> }> {
+  const [command, args] = withFileLimit(
+    process.execPath,
+    ['dist/cli/index.js', 'serve', '--port', '0', '--data', dataDir, ...BENCH_FLAGS, ...settings.flags],
+    fileLimit,
+  );
+  const child = spawn(command, args, {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: cleanEnv(settings.env),
   });
@@ -119,4 +128,25 @@ export async function apiKey(url: string, login: string): Promise<string> {
   const key = /<content type="text">([^<]+)</.exec(answer.body)?.[1];
   if (!key) throw new Error(`no API key: ${answer.status} ${answer.body}`);
   return key;
+}
+
+/** This process's limit of open files: soft (what applies) and hard (how far a child may raise it). */
+export function openFilesLimit(): { soft: number; hard: number } {
+  const line = /^Max open files\s+(\S+)\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+  const value = (raw: string | undefined) => (raw === undefined || raw === 'unlimited' ? Infinity : Number(raw));
+  return { soft: value(line?.[1]), hard: value(line?.[2]) };
+}
+
+/**
+ * The command that runs `command args` with at least `needed` open files: as it is when
+ * the soft limit allows them; else through `sh -c 'ulimit -n'`, which raises the child's
+ * soft limit up to the hard one (no privilege needed). Throws when even the hard limit is
+ * too low (raise it: `ulimit -Hn`, or LimitNOFILE= in a unit).
+ */
+export function withFileLimit(command: string, args: string[], needed?: number): [string, string[]] {
+  if (needed === undefined) return [command, args];
+  const { soft, hard } = openFilesLimit();
+  if (soft >= needed) return [command, args];
+  if (hard < needed) throw new Error(`${needed} open files needed, the hard limit is ${hard}: raise it (ulimit -Hn) and run again`);
+  return ['/bin/sh', ['-c', 'ulimit -n "$0" && exec "$@"', String(needed), command, ...args]];
 }

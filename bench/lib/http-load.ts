@@ -21,6 +21,8 @@ export interface LoadOptions {
   threads: number;
   seconds: number;
   headers?: Record<string, string>;
+  /** wrk's --timeout in seconds: an answer slower than that is a socket error (default WRK_TIMEOUT_S). */
+  timeoutSeconds?: number;
 }
 
 /** How long wrk waits for one answer before it counts a timeout (a socket error: the run fails). */
@@ -43,9 +45,9 @@ export async function requestRate(url: string, options: LoadOptions): Promise<nu
 export async function requestLoad(url: string, options: LoadOptions): Promise<LoadResult> {
   // wrk gives up on an answer after 2 s by default and counts a socket error, which fails
   // the run; on a loaded machine a slow answer is a latency, and belongs in the p99.
-  const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '--timeout', `${WRK_TIMEOUT_S}s`];
+  const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '--timeout', `${options.timeoutSeconds ?? WRK_TIMEOUT_S}s`];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
-  const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + WRK_TIMEOUT_S + 30) * 1000 });
+  const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + (options.timeoutSeconds ?? WRK_TIMEOUT_S) + 30) * 1000 });
   const failed = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
   if (failed) throw new Error(`wrk ${url}: ${failed[1]} answers were not 2xx/3xx`);
   const errors = /Socket errors: (.*)/.exec(stdout);

@@ -174,10 +174,9 @@ export class LocalBlobStore implements BlobStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(key);
       throw error;
     }
-    // 1 MiB reads: a sixteenth of the system calls of the 64 KiB default. A download holds
-    // three of them (3 MiB), reused from start to end when the caller recycles them: one
-    // read ahead, one being read, one queued on the socket (issue 9).
-    return new FileRangeStream(file, READ_BATCH_BYTES, range);
+    // Reads sized to the reader, 64 KiB to 1 MiB, in three buffers reused from start to
+    // end when the caller recycles them (file-range-stream.ts, read-sizing.ts).
+    return new FileRangeStream(file, range);
   }
 
   async has(key: string): Promise<boolean> {
@@ -263,15 +262,13 @@ async function statIfPresent(file: string): Promise<Stats | null> {
 }
 
 /*
- * Why not smaller (issue 9): a download reads into the same three buffers from start to
- * end (FileRangeStream, recycled by sendFile), so its reads cost no garbage; 512 KiB
- * reads only doubled the trips through libuv's thread pool. An upload's socket chunks are
+ * Why not smaller (issue 9): a fast download reads 1 MiB at a time into the same three
+ * buffers from start to end (FileRangeStream, recycled by sendFile), so its reads cost no
+ * garbage; 512 KiB reads only doubled the trips through libuv's thread pool (a slow one
+ * reads less: read-sizing.ts). An upload's socket chunks are
  * Node's own fresh Buffers, which live on until V8's next collection: 512 KiB upload
  * batches cost uploads about 6% for a few MB.
  */
-
-/** Bytes read from a blob file at a time for a download. */
-const READ_BATCH_BYTES = 1024 * 1024;
 
 /** Bytes of an upload in its FileSink: the write on the disk and the chunks waiting for it. */
 const WRITE_BATCH_BYTES = 1024 * 1024;

@@ -15,12 +15,6 @@ import type { Requester } from './requester.js';
 export interface DownloadCost {
   /** What the metrics count this download as. */
   readonly kind: DownloadKind;
-  /**
-   * Whether charge() takes something that only settle() gives back: then nothing between
-   * the two may fail the download (a failed count is logged instead), or the taken bytes
-   * would wait for their lease to run out.
-   */
-  readonly holdsCharge: boolean;
   /** The bytes at this cost's pace: the free speed cap, or unchanged. Destroying the result destroys `source`. */
   pace(source: Readable): Readable;
   /** Charges a body of `length` bytes before its first byte is sent; throws to refuse it. */
@@ -46,7 +40,6 @@ export interface DownloadCostsDeps {
 /** An owner reading their own file: nothing to pay, nothing to pace. */
 const OWN_BYTES: DownloadCost = {
   kind: 'owner',
-  holdsCharge: false,
   pace: (source) => source,
   charge: async () => {},
   progress: () => {},
@@ -94,7 +87,6 @@ export class DownloadCosts {
       get kind() {
         return free ? ('public' as const) : ('direct' as const);
       },
-      holdsCharge: true,
       pace: (source) => (free ? freeDownloads.throttle(source) : source),
       charge: async (length) => {
         if (length === 0) return;
@@ -120,7 +112,6 @@ export class DownloadCosts {
     else signal.addEventListener('abort', leave, { once: true });
     return {
       kind: 'public',
-      holdsCharge: false,
       pace: (source) => freeDownloads.throttle(source),
       charge: async () => {},
       progress: () => {},
@@ -133,7 +124,6 @@ export class DownloadCosts {
     let transfer: TrafficTransfer | null = null;
     return {
       kind: 'direct',
-      holdsCharge: true,
       pace: (source) => source,
       // The whole body is taken first, so concurrent downloads cannot overdraw (API.md 6);
       // the transfer charges what is sent and gives back the rest, also after a crash.

@@ -16,7 +16,7 @@ export interface DownloadsServiceDeps {
   bytes: FileBytes;
   /** A folder's ZIP: its plan and its bytes. */
   archives: FolderArchiveService;
-  /** Download starts and bytes served are counted on the file (expiry and stats read them). */
+  /** Download starts and bytes served are counted on the file (expiry and stats read them), in batches. */
   counts: DownloadCounts;
   /** Downloads in flight, their bytes and durations. */
   metrics: Pick<Metrics, 'downloadStarted'>;
@@ -79,6 +79,15 @@ export class DownloadsService implements FileBytes {
     return new DownloadsService({ ...this.deps, archives });
   }
 
+  /**
+   * Resolves once the download counts taken so far are in the database (they are written
+   * in batches, at most a second late: download-counts.ts). For readers that must see a
+   * download that just ended, such as tests.
+   */
+  countsWritten(): Promise<void> {
+    return this.deps.counts.flush();
+  }
+
   /** The bytes of a file, or a range of them, at no cost: for thumbnails and ZIPs. */
   open(file: FileRecord, range?: ByteRange): Promise<Readable> {
     return this.deps.bytes.open(file, range);
@@ -115,7 +124,7 @@ export class DownloadsService implements FileBytes {
             throw error;
           }
         }
-        if (startsDownload) await this.countStart(file.id, cost.holdsCharge ? request.log : null);
+        if (startsDownload) this.deps.counts.recordStart(file.id);
         // Last: end, which ends the meter, comes only after begin went through.
         metered ??= this.deps.metrics.downloadStarted(cost.kind);
       },
@@ -125,7 +134,7 @@ export class DownloadsService implements FileBytes {
         ended = true;
         metered?.(sent);
         cost.settle(sent, request.log);
-        this.servedBytes(file.id, sent, request.log);
+        this.deps.counts.recordBytesServed(file.id, sent);
       },
     };
   }
@@ -162,8 +171,7 @@ export class DownloadsService implements FileBytes {
         const metered = metrics.downloadStarted(cost.kind);
         const zip = archives.stream(plan, {
           signal: request.signal,
-          // The ZIP is under way: a failed count cannot fail it any more.
-          events: { entryStarted: (file) => void this.countStart(file.id, request.log) },
+          events: { entryStarted: (file) => this.deps.counts.recordStart(file.id) },
         });
         const body = cost.pace(zip);
         // Once the response is over: the archive stops itself (the same signal); the paced
@@ -172,26 +180,12 @@ export class DownloadsService implements FileBytes {
           body.destroy();
           metered(sent);
           cost.settle(sent, request.log);
-          for (const { file, bytes } of archives.sentPerFile(plan, sent)) this.servedBytes(file.id, bytes, request.log);
+          for (const { file, bytes } of archives.sentPerFile(plan, sent)) this.deps.counts.recordBytesServed(file.id, bytes);
         };
         if (request.signal.aborted) end();
         else request.signal.addEventListener('abort', end, { once: true });
         return body;
       },
     };
-  }
-
-  /**
-   * Counts a download start; with `log`, a failed count is only logged there and the
-   * download goes on (a held charge is then still settled), else it fails the download.
-   */
-  private async countStart(fileId: string, log: DownloadLog | null): Promise<void> {
-    const counted = this.deps.counts.recordStart(fileId);
-    if (log) await counted.catch((error) => log(error, 'counting a download failed'));
-    else await counted;
-  }
-
-  private servedBytes(fileId: string, bytes: number, log: DownloadLog): void {
-    this.deps.counts.recordBytesServed(fileId, bytes).catch((error) => log(error, 'counting bytes served failed'));
   }
 }

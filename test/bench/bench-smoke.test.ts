@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const TINY = {
   BENCH_BACKENDS: 'local',
-  BENCH_SECTIONS: 'bytes,memory,requests,copies,rows,small,resumable,cluster',
+  BENCH_SECTIONS: 'bytes,memory,requests,copies,rows,small,resumable,cluster,connections',
   BENCH_SIZE: '4MiB',
   BENCH_CONCURRENT_SIZE: '4MiB',
   BENCH_COPY_SIZE: '4MiB',
@@ -25,6 +25,10 @@ const TINY = {
   BENCH_LOAD_SECONDS: '1',
   BENCH_KILL_SIZE: '32MiB',
   BENCH_CLUSTER_UPLOAD_SIZE: '4MiB',
+  BENCH_CONNECTIONS_DOWNLOADS: '8',
+  BENCH_CONNECTIONS_IDLE: '32',
+  BENCH_CONNECTIONS_PACE: '4MB',
+  BENCH_CONNECTIONS_FILE_SIZE: '1MiB',
 };
 
 test('npm run bench runs every section end to end (tiny sizes, local backend)', { timeout: 300_000 }, async () => {
@@ -45,6 +49,9 @@ test('npm run bench runs every section end to end (tiny sizes, local backend)', 
   // WebDAV (issue 27) beside POST /files and the download links, on the same references.
   assert.match(printed, /upload 4 MiB, WebDAV PUT\s+\d+ MB\/s/, 'the WebDAV PUT figure');
   assert.match(printed, /download 4 MiB, WebDAV GET\s+\d+ MB\/s/, 'the WebDAV GET figure');
+  // Issue 28: every byte of the many downloads right, nothing refused, the idle connections held.
+  assert.match(printed, /every byte right \(SHA-256\), nothing refused\s+8 of 8 right, 0 refused/, 'the connections figures');
+  assert.match(printed, /idle connections held \(none closed before the 60 s idle timeout\)\s+32 of 32/, 'the idle connections held');
   try {
     // Every section ran, so the run is complete and writes its report (there).
     assert.match(await readFile(path.join(output, 'BENCHMARKS.md'), 'utf8'), /^# Benchmarks/);

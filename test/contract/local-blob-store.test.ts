@@ -223,9 +223,37 @@ describe('LocalBlobStore on disk', () => {
       const wanted = range ? bytes.subarray(range.start, range.end + 1) : bytes;
       assert.equal(hash.digest('hex'), sha256Of(wanted), `the bytes of ${JSON.stringify(range)}`);
       assert.ok(count >= Math.floor(wanted.length / MiB), 'read a chunk at a time');
-      // One read ahead and one being read at most: the same few buffers from start to end.
-      assert.ok(memories.size <= 3, `${memories.size} buffers for ${count} chunks`);
+      // One read ahead and one being read at most: the same few buffers from start to end,
+      // for each size the reads grow through (64 KiB to 1 MiB for a fast reader: five).
+      const sizes = new Map<number, number>();
+      for (const memory of memories) sizes.set(memory.byteLength, (sizes.get(memory.byteLength) ?? 0) + 1);
+      assert.ok(sizes.size <= 5, `${sizes.size} sizes`);
+      for (const [size, buffers] of sizes) assert.ok(buffers <= 3, `${buffers} buffers of ${size} bytes for ${count} chunks`);
     }
+  });
+
+  test('a download stream sizes its reads to its reader: a fast one grows them to 1 MiB, a slow one keeps them at 64 KiB', async () => {
+    const KiB = 1024;
+    const bytes = randomBytes(6 * 1024 * KiB);
+    const key = await store.publish(await store.stage(chunked(bytes), { maxBytes: bytes.length }));
+    const fast = await store.read(key);
+    const fastSizes: number[] = [];
+    for await (const chunk of fast as AsyncIterable<Buffer>) fastSizes.push(chunk.length);
+    assert.equal(fastSizes[0], 64 * KiB, 'every download starts small');
+    assert.equal(Math.max(...fastSizes), 1024 * KiB, `a reader that takes every chunk at once gets 1 MiB reads: ${fastSizes}`);
+    // A reader of about 1 MB/s (64 KiB every 60 ms or slower, however busy the machine):
+    // its reads never grow, so it never holds more than three 64 KiB buffers.
+    const slow = await store.read(key, { start: 0, end: 1024 * KiB - 1 });
+    const slowSizes: number[] = [];
+    const memories = new Set<ArrayBufferLike>();
+    for await (const chunk of slow as AsyncIterable<Buffer>) {
+      slowSizes.push(chunk.length);
+      memories.add(chunk.buffer);
+      await new Promise((resolve) => setTimeout(resolve, 60));
+      (slow as typeof slow & { recycle(chunk: Buffer): void }).recycle(chunk);
+    }
+    assert.deepEqual(new Set(slowSizes), new Set([64 * KiB]), `a slow reader's reads stay at 64 KiB: ${slowSizes}`);
+    assert.ok(memories.size <= 3, `${memories.size} buffers`);
   });
 
   test('a download stream whose reader keeps its chunks leaves them whole', async () => {

@@ -197,6 +197,27 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
         .where('id', '=', id)
         .execute();
     },
+    async addDownloads(id, { starts, lastStartAt, bytesServed }) {
+      if (starts <= 0 && bytesServed <= 0) return;
+      await db
+        .updateTable('files')
+        .set((eb) => ({
+          downloads: eb('downloads', '+', starts),
+          bytes_served: eb('bytes_served', '+', bytesServed),
+          ...(lastStartAt === null
+            ? {}
+            : {
+                last_download_at: eb
+                  .case()
+                  .when(eb.or([eb('last_download_at', 'is', null), eb('last_download_at', '<', lastStartAt)]))
+                  .then(lastStartAt)
+                  .else(eb.ref('last_download_at'))
+                  .end(),
+              }),
+        }))
+        .where('id', '=', id)
+        .execute();
+    },
     async activeIn({ ownerId, folderId, liveAt }, { name, after, limit }) {
       let q = select().where('owner_id', '=', ownerId).where('status', '=', FileStatus.Active);
       q = unexpired(q, liveAt);

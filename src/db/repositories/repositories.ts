@@ -116,6 +116,12 @@ export interface FilesRepository {
   blockByDigest(sha256: string, at: number): Promise<number>;
   /** Adds body bytes sent by a download. */
   addBytesServed(id: string, bytes: number): Promise<void>;
+  /**
+   * Adds a batch of download counts to a file in one statement (downloads/download-counts.ts):
+   * `starts` download starts, the latest at `lastStartAt` (null: none; an earlier stamp
+   * never replaces a later one, so servers flushing out of order agree), and `bytesServed`.
+   */
+  addDownloads(id: string, batch: { starts: number; lastStartAt: number | null; bytesServed: number }): Promise<void>;
   /** Renames a live (active or blocked) file; false when it is missing or deleted (or expired at `liveAt`). */
   rename(id: string, name: string, liveAt?: number): Promise<boolean>;
   /**
