@@ -45,9 +45,10 @@ export async function requestRate(url: string, options: LoadOptions): Promise<nu
 export async function requestLoad(url: string, options: LoadOptions): Promise<LoadResult> {
   // wrk gives up on an answer after 2 s by default and counts a socket error, which fails
   // the run; on a loaded machine a slow answer is a latency, and belongs in the p99.
-  const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '--timeout', `${options.timeoutSeconds ?? WRK_TIMEOUT_S}s`];
+  const timeout = options.timeoutSeconds ?? WRK_TIMEOUT_S;
+  const args = ['-t', String(options.threads), '-c', String(options.connections), '-d', `${options.seconds}s`, '--latency', '--timeout', `${timeout}s`];
   for (const [name, value] of Object.entries(options.headers ?? {})) args.push('-H', `${name}: ${value}`);
-  const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + (options.timeoutSeconds ?? WRK_TIMEOUT_S) + 30) * 1000 });
+  const { stdout } = await run('wrk', [...args, url], { timeout: (options.seconds + timeout + 30) * 1000 });
   const failed = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
   if (failed) throw new Error(`wrk ${url}: ${failed[1]} answers were not 2xx/3xx`);
   const errors = /Socket errors: (.*)/.exec(stdout);
