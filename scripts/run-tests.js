@@ -5,8 +5,8 @@
 //   imports from a layer above its own, .dependency-cruiser.cjs), and the compiled tree the
 //   tests run from (scripts/test-tree.js: src/ and test/ compiled to JavaScript once, so no
 //   test process loads TypeScript through tsx, which cost more CPU than many tests spend;
-//   its src/cli/index.js is the `filehaven` the CLI, crash and fuzz tests start,
-//   FILEHAVEN_TEST_ENTRY). A failed gate stops the run.
+//   its src/cli/index.js is FILEHAVEN_TEST_ENTRY, and bundled, the `filehaven` the CLI,
+//   crash and fuzz tests start, FILEHAVEN_TEST_CLI). A failed gate stops the run.
 //   Tests: every test/**/*.test.ts on SQLite + the local data folder (the default), and the
 //   HTTP suite (test/http: endpoints, pages, limits, the race tests) again on PostgreSQL + S3
 //   (FILEHAVEN_TEST_BACKEND=postgres-s3), as Kysely's tests loop over dialects. Each (file,
@@ -209,6 +209,7 @@ if (picked.length > 0) {
     }
     if (status !== 0) throw new Error('not running the tests: a gate above failed');
     const entry = path.join(treeDir, 'src', 'cli', 'index.js');
+    const cli = path.join(treeDir, 'cli-bundle', 'index.js');
     const problems = [s3.problem, await postgresProblem()].filter(Boolean);
     const jobs = find('test')
       .sort()
@@ -230,7 +231,7 @@ if (picked.length > 0) {
     try {
       times = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
     } catch {}
-    for (const job of jobs) job.env = { ...s3.env, FILEHAVEN_TEST_BACKEND: job.backend, FILEHAVEN_TEST_ENTRY: entry };
+    for (const job of jobs) job.env = { ...s3.env, FILEHAVEN_TEST_BACKEND: job.backend, FILEHAVEN_TEST_ENTRY: entry, FILEHAVEN_TEST_CLI: cli };
     jobs.sort((a, b) => expectedSeconds(times, b) - expectedSeconds(times, a));
     const width = Number(process.env.FILEHAVEN_TEST_JOBS) || 4;
     const results = await runQueue(jobs, width, treeDir);
