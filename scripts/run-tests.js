@@ -5,8 +5,9 @@
 //   imports from a layer above its own, .dependency-cruiser.cjs), and the compiled tree the
 //   tests run from (scripts/test-tree.js: src/ and test/ compiled to JavaScript once, so no
 //   test process loads TypeScript through tsx, which cost more CPU than many tests spend;
-//   its src/cli/index.js is the `filehaven` the CLI, crash and fuzz tests start,
-//   FILEHAVEN_TEST_ENTRY). A failed gate stops the run.
+//   its src/cli/index.js is FILEHAVEN_TEST_ENTRY; bundled, it is the `filehaven` the CLI,
+//   crash and fuzz tests start, FILEHAVEN_TEST_CLI, and each test file runs bundled too,
+//   test-bundle/: a process no longer loads some 500 module files). A failed gate stops the run.
 //   Tests: every test/**/*.test.ts on SQLite + the local data folder (the default), and the
 //   HTTP suite (test/http: endpoints, pages, limits, the race tests) again on PostgreSQL + S3
 //   (FILEHAVEN_TEST_BACKEND=postgres-s3), as Kysely's tests loop over dialects. Each (file,
@@ -22,6 +23,8 @@
 // is named and its tests skip; with CI=true a missing service fails the run instead.
 // Extra arguments are files to run alone, once, on the backend the environment names
 // (from the sources through tsx, with exact line numbers, no gates and no compiled tree).
+// FILEHAVEN_TEST_ONLY=REGEX runs the full run's way (gates, bundles, every setup) only the
+// files whose path it matches: a sample of the run.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,7 +143,7 @@ function withoutTimes({ code, output }) {
   return { code, output: output.slice(0, match.index), cpu: userMinutes * 60 + userSeconds + systemMinutes * 60 + systemSeconds };
 }
 
-/** Runs the jobs from one queue, `width` at a time, each file from the compiled tree; resolves to each job's result. */
+/** Runs the jobs from one queue, `width` at a time, each file bundled in the compiled tree; resolves to each job's result. */
 async function runQueue(jobs, width, tree) {
   const results = [];
   let next = 0;
@@ -150,7 +153,7 @@ async function runQueue(jobs, width, tree) {
       const started = Date.now();
       // A test that hangs fails after TEST_TIMEOUT_MS with its name, and the file goes on:
       // a hang once held a CI run for most of its time with nothing to show for it.
-      const args = ['--test', '--test-reporter=spec', `--test-timeout=${TEST_TIMEOUT_MS}`, path.join(tree, job.file.replace(/\.ts$/, '.js'))];
+      const args = ['--test', '--test-reporter=spec', `--test-timeout=${TEST_TIMEOUT_MS}`, path.join(tree, 'test-bundle', job.file.replace(/\.ts$/, '.js'))];
       // Through bash, whose `times` then tells the CPU the file cost: its process and every
       // process it started and waited for (test servers, CLI runs, browsers), not the
       // shared services (PostgreSQL, radosgw).
@@ -209,13 +212,18 @@ if (picked.length > 0) {
     }
     if (status !== 0) throw new Error('not running the tests: a gate above failed');
     const entry = path.join(treeDir, 'src', 'cli', 'index.js');
+    const cli = path.join(treeDir, 'cli-bundle', 'index.js');
     const problems = [s3.problem, await postgresProblem()].filter(Boolean);
+    // FILEHAVEN_TEST_ONLY (a regular expression on the path) runs a sample the way the full run does.
+    const only = new RegExp(process.env.FILEHAVEN_TEST_ONLY ?? '');
     const jobs = find('test')
+      .filter((file) => only.test(file))
       .sort()
       .map((file) => ({ file, backend: 'sqlite-local' }));
     if (problems.length === 0) {
       jobs.push(
         ...find(path.join('test', 'http'))
+          .filter((file) => only.test(file))
           .sort()
           .map((file) => ({ file, backend: 'postgres-s3' })),
       );
@@ -230,11 +238,14 @@ if (picked.length > 0) {
     try {
       times = JSON.parse(readFileSync(TIMES_FILE, 'utf8'));
     } catch {}
-    for (const job of jobs) job.env = { ...s3.env, FILEHAVEN_TEST_BACKEND: job.backend, FILEHAVEN_TEST_ENTRY: entry };
+    for (const job of jobs) job.env = { ...s3.env, FILEHAVEN_TEST_BACKEND: job.backend, FILEHAVEN_TEST_ENTRY: entry, FILEHAVEN_TEST_CLI: cli };
     jobs.sort((a, b) => expectedSeconds(times, b) - expectedSeconds(times, a));
     const width = Number(process.env.FILEHAVEN_TEST_JOBS) || 4;
     const results = await runQueue(jobs, width, treeDir);
-    writeFileSync(TIMES_FILE, `${JSON.stringify(Object.fromEntries(results.map((r) => [`${r.backend} ${r.file}`, Math.round(r.seconds)])), null, 2)}\n`);
+    // A sample keeps the other files' times of the last full run.
+    const kept = process.env.FILEHAVEN_TEST_ONLY ? times : {};
+    const measuredTimes = Object.fromEntries(results.map((r) => [`${r.backend} ${r.file}`, Math.round(r.seconds)]));
+    writeFileSync(TIMES_FILE, `${JSON.stringify({ ...kept, ...measuredTimes }, null, 2)}\n`);
     const sum = (key) => results.reduce((total, result) => total + result[key], 0);
     console.log(`\nslowest files (all in test-output/test-times.json):`);
     for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 15)) {

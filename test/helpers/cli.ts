@@ -7,14 +7,15 @@ import { fileURLToPath } from 'node:url';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * The script that runs `filehaven` of a checkout: for this checkout the compiled build
- * that scripts/run-tests.js makes once per run (FILEHAVEN_TEST_ENTRY), so the hundreds of
- * processes the CLI, crash and fuzz tests start do not compile TypeScript each; else the
+ * The script that runs `filehaven` of a checkout: for this checkout the build that
+ * scripts/run-tests.js makes once per run (FILEHAVEN_TEST_CLI, the compiled sources bundled,
+ * else FILEHAVEN_TEST_ENTRY, the compiled sources), so the hundreds of processes the CLI,
+ * crash and fuzz tests start neither compile TypeScript nor load 500 modules each; else the
  * sources through tsx (scripts/filehaven-sources.js), never a dist/ that may be stale;
  * bin/filehaven.js for a checkout without that script.
  */
 export function filehavenEntry(root: string = ROOT): string {
-  const built = process.env.FILEHAVEN_TEST_ENTRY;
+  const built = process.env.FILEHAVEN_TEST_CLI || process.env.FILEHAVEN_TEST_ENTRY;
   if (built && path.resolve(root) === path.resolve(ROOT)) return built;
   const sources = path.join(root, 'scripts', 'filehaven-sources.js');
   return existsSync(sources) ? sources : path.join(root, 'bin', 'filehaven.js');

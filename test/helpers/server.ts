@@ -1,10 +1,10 @@
+import { randomBytes, scrypt } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Config, DEFAULTS } from '../../src/config/config.js';
 import type { Clock } from '../../src/domain/ids.js';
 import type { Account } from '../../src/domain/types.js';
-import { hashPassword } from '../../src/security/passwords.js';
 import { type RunningServer, startServer } from '../../src/server.js';
 import { type FreshBackend, freshBackend, settingsEnv } from './backend.js';
 import { openStorageView, type StorageView } from './storage-view.js';
@@ -64,13 +64,34 @@ export interface TestServer {
 let counter = 0;
 
 /**
- * The password of every test account, and its scrypt hash made once per process: a test
- * account's set-up cost two full scrypt runs (its hash, and the check of POST /apikeys), a
- * large share of the suite's CPU; now only the check. Sign-ins check this hash with the
- * production code and cost; account creation has tests of its own.
+ * The password of every test account, and its hash, made once per process. The hash is
+ * scrypt's, in the stored format (security/passwords.ts), at a work factor of 2^10 where a
+ * new password gets 2^15: the format names its parameters so they can change, and
+ * verifyPassword checks each hash at its own, so sign-ins run the production code on it.
+ * At 2^15 each check cost about 0.1 s of CPU, and the checks of test accounts (POST /apikeys
+ * in account(), the sign-ins of the page tests) were most of the CPU of many HTTP files
+ * (sign-in-return: 99 checks, 11 of its 12 s). The production work factor is asserted in
+ * test/unit/passwords.test.ts and runs for every password the API, the pages and the CLI set.
  */
 const TEST_PASSWORD = 'correct horse battery';
+const TEST_HASH_PARAMS = { N: 1 << 10, r: 8, p: 1 } as const;
 let testPasswordHash: Promise<string> | undefined;
+
+/**
+ * `password`'s hash at TEST_HASH_PARAMS, as hashPassword writes one (a 16-byte salt, a
+ * 32-byte key, NFC): for a test that checks a password many times (link-guessing.test.ts)
+ * and is about what happens around the check, not its cost.
+ */
+export function cheapPasswordHash(password: string): Promise<string> {
+  const { N, r, p } = TEST_HASH_PARAMS;
+  const salt = randomBytes(16);
+  return new Promise((resolve, reject) =>
+    scrypt(password.normalize('NFC'), salt, 32, { N, r, p }, (error, key) =>
+      error ? reject(error) : resolve(['scrypt', N, r, p, salt.toString('base64'), key.toString('base64')].join('$')),
+    ),
+  );
+}
+
 const DAY_MS = 86_400_000;
 
 /**
@@ -131,7 +152,7 @@ async function runTestServer(config: Config, backend: FreshBackend, clock: TestC
       const login = options.login ?? `user${++counter}-${process.pid}`;
       const now = server.services.clock();
       const days = options.premiumDays ?? 0;
-      testPasswordHash ??= hashPassword(TEST_PASSWORD);
+      testPasswordHash ??= cheapPasswordHash(TEST_PASSWORD);
       const account = await server.services.store.accounts.create({
         login,
         passwordHash: await testPasswordHash,
