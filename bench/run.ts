@@ -29,6 +29,7 @@
  *                          A fresh bucket is made either way, and emptied and removed at the end.
  *   BENCH_OUTPUT           a folder for the figures (results/<date>.json) and BENCHMARKS.md instead of
  *                          bench/results/ and the checkout's BENCHMARKS.md
+ *   BENCH_ENTRY            a compiled CLI to run (its src/cli/index.js) instead of building dist/ first
  *   BENCH_S3_PART_SIZE, BENCH_S3_QUEUE_SIZE   the server's --s3-part-size / --s3-queue-size,
  *                          used by the raw S3 reference too (default the server's, 8 MiB and 4)
  *
@@ -249,8 +250,10 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
 async function main(): Promise<number> {
   unwindOnExit();
   const started = new Date();
-  const build = spawnSync(process.execPath, ['scripts/build.js'], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the build failed (node scripts/build.js)');
+  if (process.env.BENCH_ENTRY === undefined) {
+    const build = spawnSync(process.execPath, ['scripts/build.js'], { stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('the build failed (node scripts/build.js)');
+  }
   const machine = describeMachine(tmpdir());
   console.log(machine.join('\n'));
   const reports: BackendReport[] = [];

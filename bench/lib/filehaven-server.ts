@@ -33,6 +33,12 @@ const BENCH_FLAGS = [
 
 export const PASSWORD = 'bench-password';
 
+/**
+ * The compiled CLI the bench runs: dist/ (built by the run first), or BENCH_ENTRY, a tree
+ * compiled already (the test runner's, so the smoke test does not build a second one).
+ */
+export const SERVER_ENTRY = process.env.BENCH_ENTRY ?? 'dist/cli/index.js';
+
 /** The environment without FILEHAVEN_* settings, so the caller's shell cannot change what a backend is. */
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FILEHAVEN_')));
@@ -41,7 +47,7 @@ function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs the compiled CLI on this data folder and backend; its stdout. */
 export function filehavenCli(dataDir: string, settings: BackendSettings, ...args: string[]): string {
-  const result = spawnSync(process.execPath, ['dist/cli/index.js', ...args, '--data', dataDir, ...settings.flags], {
+  const result = spawnSync(process.execPath, [SERVER_ENTRY, ...args, '--data', dataDir, ...settings.flags], {
     encoding: 'utf8',
     env: cleanEnv(settings.env),
   });
@@ -88,7 +94,7 @@ export async function startFilehaven(dataDir: string, settings: BackendSettings,
 export async function launchFilehaven(dataDir: string, settings: BackendSettings, fileLimit?: number): Promise<RunningServer & { kill(): Promise<void> }> {
   const [command, args] = withFileLimit(
     process.execPath,
-    ['dist/cli/index.js', 'serve', '--port', '0', '--data', dataDir, ...BENCH_FLAGS, ...settings.flags],
+    [SERVER_ENTRY, 'serve', '--port', '0', '--data', dataDir, ...BENCH_FLAGS, ...settings.flags],
     fileLimit,
   );
   const child = spawn(command, args, {

@@ -37,7 +37,8 @@ test('npm run bench runs every section end to end (tiny sizes, local backend)', 
   const output = await mkdtemp(path.join(tmpdir(), 'filehaven-bench-smoke-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts'], {
     cwd: ROOT,
-    env: { ...env, ...TINY, BENCH_OUTPUT: output },
+    // The runner's compiled tree when there is one: the same sources, not built a second time.
+    env: { ...env, ...TINY, BENCH_OUTPUT: output, ...(process.env.FILEHAVEN_TEST_ENTRY ? { BENCH_ENTRY: process.env.FILEHAVEN_TEST_ENTRY } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let printed = '';
