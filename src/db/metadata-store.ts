@@ -19,6 +19,7 @@ import { resumableUploadsRepository, uploadLocksRepository } from './repositorie
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { secondFactorsRepository } from './repositories/second-factors-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
+import { siteDaysRepository } from './repositories/site-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
@@ -35,7 +36,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     uploadLog: uploadLogRepository(db),
     audit: auditRepository(db),
     operatorQueries: operatorQueriesRepository(db, engine),
-    housekeeping: housekeepingRepository(db),
+    housekeeping: housekeepingRepository(db, engine),
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
     signInAddresses: signInAddressesRepository(db),
@@ -44,6 +45,7 @@ function repositories(db: Kysely<Database>, engine: Engine): Repositories {
     resumableUploads: resumableUploadsRepository(db),
     uploadLocks: uploadLocksRepository(db),
     servedDays: servedDaysRepository(db),
+    siteDays: siteDaysRepository(db),
     shares: sharesRepository(db),
     signInChallenges: signInChallengesRepository(db),
     passkeys: passkeysRepository(db),
