@@ -37,7 +37,11 @@ export async function rows(context: BenchContext, large: number): Promise<Sectio
     return answer.body;
   };
   const get = (path: string) => expect(path, {}, [200]);
-  const folderBody = await expect('/folders', { method: 'POST', body: 'name=bench-target', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }, [200, 201]);
+  const folderBody = await expect(
+    '/folders',
+    { method: 'POST', body: 'name=bench-target', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } },
+    [200, 201],
+  );
   const folder = /<id>([A-Z0-9]{10})<\/id>/.exec(folderBody)?.[1];
   if (!folder) throw new Error(`no folder id: ${folderBody.slice(0, 300)}`);
 

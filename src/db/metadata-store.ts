@@ -19,11 +19,11 @@ import { resumableUploadsRepository, uploadLocksRepository } from './repositorie
 import { runLeasesRepository } from './repositories/run-leases-repository.js';
 import { secondFactorsRepository } from './repositories/second-factors-repository.js';
 import { servedDaysRepository } from './repositories/served-days-repository.js';
-import { siteDaysRepository } from './repositories/site-days-repository.js';
 import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 import { signInChallengesRepository } from './repositories/sign-in-challenges-repository.js';
+import { siteDaysRepository } from './repositories/site-days-repository.js';
 import { uploadRequestsRepository } from './repositories/upload-requests-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine): Repositories {

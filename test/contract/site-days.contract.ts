@@ -29,13 +29,32 @@ export function siteDaysContract(name: string, makeStore: MetadataStoreFactory):
       harness = await makeStore();
       store = harness.store;
       owner = (
-        await store.accounts.create({ login: 'a', passwordHash: 'h', name: '', email: '', premiumStart: null, premiumEnd: null, trafficLeft: 0, isOperator: false, createdAt: T0 })
+        await store.accounts.create({
+          login: 'a',
+          passwordHash: 'h',
+          name: '',
+          email: '',
+          premiumStart: null,
+          premiumEnd: null,
+          trafficLeft: 0,
+          isOperator: false,
+          createdAt: T0,
+        })
       ).id;
     });
     afterEach(() => harness.cleanup());
 
     const file = (on: MetadataStore, sha: string, size: number, createdAt: number) =>
-      on.files.create({ id: `F${String(++n).padStart(9, '0')}`, ownerId: owner, folderId: null, name: `f${n}`, size, sha256: digest(sha), deleteHash: digest('d'), createdAt });
+      on.files.create({
+        id: `F${String(++n).padStart(9, '0')}`,
+        ownerId: owner,
+        folderId: null,
+        name: `f${n}`,
+        size,
+        sha256: digest(sha),
+        deleteHash: digest('d'),
+        createdAt,
+      });
     const remove = (on: MetadataStore, id: string, at: number) => on.files.setStatus(id, [FileStatus.Active, FileStatus.Blocked], FileStatus.Deleted, at);
 
     /** What the whole table says about each day of `days` ending today (as the service did before 0017). */

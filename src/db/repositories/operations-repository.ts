@@ -140,12 +140,7 @@ export function housekeepingRepository(db: Kysely<Database>, engine: Engine): Ho
     async pastExpiry(now, limit, after) {
       // Reads the partial index files_expires (migration 0014) in expiry order, from the file
       // `after` on (keyset, as expiredFiles: deleted files stay in the index).
-      let q = db
-        .selectFrom('files')
-        .select('id')
-        .where('expires_at', 'is not', null)
-        .where('expires_at', '<=', now)
-        .where('status', '!=', FileStatus.Deleted);
+      let q = db.selectFrom('files').select('id').where('expires_at', 'is not', null).where('expires_at', '<=', now).where('status', '!=', FileStatus.Deleted);
       const from = after === undefined ? undefined : await db.selectFrom('files').select('expires_at').where('id', '=', after).executeTakeFirst();
       if (from?.expires_at != null) q = q.where(sql<SqlBool>`(${sql.ref('expires_at')}, ${sql.ref('id')}) > (${from.expires_at}, ${after})`);
       const rows = await q.orderBy('expires_at').orderBy('id').limit(limit).execute();

@@ -96,7 +96,9 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
       const { rows } = await sql<{ file_bytes: number | string | null; stored_bytes: number | string | null }>`
         select
           (select sum(size * change) from ${changed} as f) as file_bytes,
-          (select sum(size * (${anyLive(to)} - ${anyLive(from)})) from (select sha256, max(size) as size from ${changed} as c group by sha256) as changed) as stored_bytes`.execute(db);
+          (select sum(size * (${anyLive(to)} - ${anyLive(from)})) from (select sha256, max(size) as size from ${changed} as c group by sha256) as changed) as stored_bytes`.execute(
+        db,
+      );
       const row = rows[0];
       return { fileBytes: Number(row?.file_bytes ?? 0), storedBytes: Number(row?.stored_bytes ?? 0) };
     },
