@@ -62,7 +62,10 @@ export class StatsHistoryService {
     // The day before the range too: the first day's base when it is kept.
     const kept = new Map((await store.siteDays.between(first - 1, today)).map((d) => [d.day, d]));
     const served = new Map((await store.servedDays.between(first, today)).map((d) => [d.day, d.bytes]));
-    const uploads = new Map((await store.operatorQueries.dailyUploads(first * DAY_MS, (today + 1) * DAY_MS)).map((d) => [d.day / DAY_MS, d]));
+    // Uploads of the days not kept only (today's, usually): a range of files_created.
+    let unkept = first;
+    while (unkept <= today && kept.has(unkept)) unkept++;
+    const uploads = new Map((await store.operatorQueries.dailyUploads(unkept * DAY_MS, (today + 1) * DAY_MS)).map((d) => [d.day / DAY_MS, d]));
     const history: StatsDay[] = [];
     let before: Level | undefined = kept.get(first - 1);
     // One day after the other: a page an operator opens now and then must not take every
