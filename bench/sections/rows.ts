@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { encodeCursor } from '../../src/http/api/page-cursor.js';
 import type { BenchContext } from '../lib/context.js';
 import { type Figure, figure, ms, type SectionResult, x } from '../lib/figures.js';
@@ -26,7 +27,10 @@ type Latencies = Record<Probe, number>;
  * rows from the big table (its rate and its peak RSS).
  */
 export async function rows(context: BenchContext, large: number): Promise<SectionResult> {
-  const { server, key, agent, metadata } = context;
+  const { server, key, metadata } = context;
+  // A keep-alive connection idle through a long seed may be closed by the server just as it
+  // is reused (EPIPE, socket hang up at 10 M rows): each phase gets a connection of its own.
+  let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const template = atomEntryId((await uploadFile(server.url, key, { size: 1024 }, 'template.bin')).body);
   if (!template) throw new Error('no id in the template upload');
   const templateAt = await createdAtOf(metadata, template);
@@ -109,6 +113,8 @@ export async function rows(context: BenchContext, large: number): Promise<Sectio
     await seedFiles(metadata, template, small + 1, benchRows);
     await seedSite(metadata, template, shape);
   });
+  agent.destroy();
+  agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const largeRows = await fileRows(metadata);
   const atLarge = await measure(benchRows);
   const overviewLarge = await overviewTimes();
@@ -139,6 +145,7 @@ export async function rows(context: BenchContext, large: number): Promise<Sectio
     });
   };
   const line = (what: string, name: Probe) => compare(what, atLarge[name], atSmall[name]);
+  agent.destroy();
   return {
     title: 'Rows',
     figures: [
