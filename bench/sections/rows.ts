@@ -115,6 +115,9 @@ export async function rows(context: BenchContext, large: number): Promise<Sectio
   });
   agent.destroy();
   agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // The seed wrote into days already finished, which no site does: the days the small
+  // phase's overview kept are forgotten, so the first open below computes them again.
+  await execute(metadata, 'DELETE FROM site_days', 'DELETE FROM site_days', []);
   const largeRows = await fileRows(metadata);
   const atLarge = await measure(benchRows);
   const overviewLarge = await overviewTimes();
