@@ -290,12 +290,13 @@ const CATALOGUE: Record<string, Entry> = {
       unblock: { usage: 'FILE_ID', summary: 'makes a blocked file active again', flags: [] },
       delete: { usage: 'FILE_ID', summary: 'deletes a file (its bytes go with its last reference)', flags: [] },
       list: {
-        usage: '[--login L] [--status A|B|D] [--limit N] [--json]',
+        usage: '[--login L] [--status A|B|D] [--limit N] [--before FILE_ID] [--json]',
         summary: 'files, newest first',
         flags: [
           { ...login, text: "only this account's files" },
           { name: 'status', value: 'A|B|D', text: 'only active, blocked or deleted files (letters or names, comma-separated)' },
           limit(RANGES.operatorLimit),
+          { name: 'before', value: 'FILE_ID', text: 'the next page: the files listed after this one (the last ID of the page before)' },
           json,
         ],
       },

@@ -32,6 +32,19 @@ export interface Database {
   sign_in_challenges: SignInChallengesTable;
   dav_locks: DavLocksTable;
   dav_properties: DavPropertiesTable;
+  site_days: SiteDaysTable;
+}
+
+/** The console's figures of one finished UTC day (migration 0017), kept once computed. */
+export interface SiteDaysTable {
+  /** The UTC day number: floor(epoch ms / 86 400 000). */
+  day: number;
+  /** Files created that day and their bytes. */
+  uploads: number;
+  uploaded_bytes: number;
+  /** At the end of the day: bytes of live files, and of their distinct contents. */
+  file_bytes: number;
+  stored_bytes: number;
 }
 
 /** A WebDAV write lock on a path of an account's tree (migration 0016). */

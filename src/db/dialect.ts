@@ -100,6 +100,13 @@ export function openSqlite(dataDir: string): OpenedDatabase {
         db.pragma('busy_timeout = 10000');
         db.pragma('synchronous = FULL');
         db.pragma('foreign_keys = ON');
+        // Statistics for the planner (issue 28): without them SQLite may pick an index on a
+        // column shared by millions of rows over the one that narrows to a folder. At open,
+        // the documented recipe for long-lived connections: a bounded sample of each table
+        // that needs it (analysis_limit rows an index), milliseconds even at 10 M rows.
+        // gc runs `PRAGMA optimize` again (housekeeping.refreshStatistics).
+        db.pragma('analysis_limit = 1000');
+        db.pragma('optimize = 0x10002');
         return withStatementCache(db);
       },
     }),

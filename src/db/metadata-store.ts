@@ -24,6 +24,7 @@ import { sessionsRepository } from './repositories/sessions-repository.js';
 import { sharesRepository } from './repositories/shares-repository.js';
 import { signInAddressesRepository } from './repositories/sign-in-addresses-repository.js';
 import { signInChallengesRepository } from './repositories/sign-in-challenges-repository.js';
+import { siteDaysRepository } from './repositories/site-days-repository.js';
 import { uploadRequestsRepository } from './repositories/upload-requests-repository.js';
 
 function repositories(db: Kysely<Database>, engine: Engine, commit: CommitHooks): Repositories {
@@ -37,7 +38,7 @@ function repositories(db: Kysely<Database>, engine: Engine, commit: CommitHooks)
     uploadLog: uploadLogRepository(db),
     audit: auditRepository(db),
     operatorQueries: operatorQueriesRepository(db, engine),
-    housekeeping: housekeepingRepository(db),
+    housekeeping: housekeepingRepository(db, engine),
     serverSettings: serverSettingsRepository(db),
     sessions: sessionsRepository(db),
     signInAddresses: signInAddressesRepository(db),
@@ -46,6 +47,7 @@ function repositories(db: Kysely<Database>, engine: Engine, commit: CommitHooks)
     resumableUploads: resumableUploadsRepository(db),
     uploadLocks: uploadLocksRepository(db),
     servedDays: servedDaysRepository(db),
+    siteDays: siteDaysRepository(db),
     shares: sharesRepository(db),
     signInChallenges: signInChallengesRepository(db),
     passkeys: passkeysRepository(db),

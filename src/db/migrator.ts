@@ -16,6 +16,7 @@ import * as uploadRequests from './migrations/0013-upload-requests.js';
 import * as fileExpiry from './migrations/0014-file-expiry.js';
 import * as signInMethods from './migrations/0015-sign-in-methods.js';
 import * as webdav from './migrations/0016-webdav.js';
+import * as largeTables from './migrations/0017-large-tables.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -40,6 +41,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014-file-expiry': fileExpiry,
   '0015-sign-in-methods': signInMethods,
   '0016-webdav': webdav,
+  '0017-large-tables': largeTables,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

@@ -65,6 +65,8 @@ export const TABLES = {
   // WebDAV (issue 27), after accounts: locks (they expire by themselves) and dead properties.
   dav_locks: { key: 'token' },
   dav_properties: { key: 'key' },
+  // The console's finished-day figures (issue 28): derived from files, copied as they are.
+  site_days: { key: 'day' },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;

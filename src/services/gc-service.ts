@@ -155,6 +155,8 @@ export class GcService {
       await this.deps.store.davLocks.purgeExpired(this.deps.clock());
       // Dead properties of files and folders gone by any door (the API, the web, expiry).
       await this.deps.store.davProperties.removeOrphans(this.deps.clock());
+      // The planner's statistics follow the tables' growth (docs/operating.md "Large sites").
+      await this.deps.store.housekeeping.refreshStatistics();
     }
     return report;
   }
@@ -186,7 +188,7 @@ export class GcService {
     const now = this.deps.clock();
     const housekeeping = this.deps.store.housekeeping;
     if (report.dryRun) report.filesExpired += await housekeeping.countPastExpiry(now);
-    else await this.deleteEach(report, () => housekeeping.pastExpiry(now, this.batch));
+    else await this.deleteEach(report, (after) => housekeeping.pastExpiry(now, this.batch, after));
     const cutoff = this.expiryCutoff();
     if (cutoff === null) return;
     if (report.dryRun) {
@@ -194,13 +196,21 @@ export class GcService {
       report.filesExpired += await this.deps.store.housekeeping.countExpired(cutoff, now);
       return;
     }
-    await this.deleteEach(report, () => housekeeping.expiredFiles(cutoff, this.batch));
+    await this.deleteEach(report, (after) => housekeeping.expiredFiles(cutoff, this.batch, after));
   }
 
-  /** Deletes, the way an operator does, each file of `next()`'s batches until a short batch. */
-  private async deleteEach(report: GcReport, next: () => Promise<string[]>): Promise<void> {
+  /**
+   * Deletes, the way an operator does, each file of `next(after)`'s batches until a short
+   * batch, `after` being the last id of the batch before: keyset pages, so memory holds one
+   * batch whatever the table's size, and no batch reads the rows of the ones before. Each
+   * delete commits alone: a gc killed halfway has deleted what it got to, and the next run
+   * (the schedule's, or `filehaven gc`) walks the index again from the oldest, finding
+   * those no longer live and going on with the rest.
+   */
+  private async deleteEach(report: GcReport, next: (after: string | undefined) => Promise<string[]>): Promise<void> {
+    let after: string | undefined;
     for (;;) {
-      const ids = await next();
+      const ids = await next(after);
       for (const id of ids) {
         try {
           // The operator's delete: A/B → D and the blob released in one transaction.
@@ -211,8 +221,8 @@ export class GcService {
           if (!(error instanceof InputError)) throw error;
         }
       }
-      // Every listed file is deleted now (or was already), so the next page is new rows.
       if (ids.length < this.batch) return;
+      after = ids.at(-1);
     }
   }
 

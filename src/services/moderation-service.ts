@@ -70,7 +70,7 @@ export class ModerationService {
   }
 
   /** Files newest first, optionally of one login and in some states. */
-  async listFiles(query: { login?: string; states?: FileStatus[]; limit: number }): Promise<OperatorFileView[]> {
+  async listFiles(query: { login?: string; states?: FileStatus[]; limit: number; before?: string }): Promise<OperatorFileView[]> {
     if (!Number.isSafeInteger(query.limit) || query.limit < 1 || query.limit > MAX_LIST) {
       throw new InputError(`the limit must be a whole number from 1 to ${MAX_LIST}`);
     }
@@ -80,7 +80,14 @@ export class ModerationService {
       if (!owner) throw new InputError(`no account with login "${query.login}"`);
       ownerId = owner.id;
     }
-    const files = await this.deps.store.files.list({ ownerId, states: query.states, limit: query.limit });
+    // The next page: the files listed after `before` (the last id of the page before).
+    let before: { createdAt: number; id: string } | undefined;
+    if (query.before !== undefined) {
+      const last = ID_PATTERN.test(query.before) ? await this.deps.store.files.byId(query.before) : null;
+      if (!last) throw new InputError(`no file with id "${query.before}"`);
+      before = { createdAt: last.createdAt, id: last.id };
+    }
+    const files = await this.deps.store.files.list({ ownerId, states: query.states, limit: query.limit, before });
     const logins = await this.loginsOf(files.map((f) => f.ownerId));
     return files.map((file) => ({ ...file, ownerLogin: logins.get(file.ownerId) ?? '' }));
   }

@@ -291,6 +291,11 @@ async function buildSite(options: { accounts: number; blobs: number; files: numb
           { day: 19_701, bytes: 12_345 },
         ])
         .execute();
+      // The console's kept days (migration 0017), copied as they are.
+      await trx
+        .insertInto('site_days')
+        .values({ day: 19_700, uploads: 2, uploaded_bytes: 6_000_000_000, file_bytes: 7_000_000_000, stored_bytes: 6_500_000_000 })
+        .execute();
     });
   } finally {
     await db.destroy();

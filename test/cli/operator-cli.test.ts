@@ -242,6 +242,15 @@ describe('operator CLI', { concurrency: 2, timeout: 300_000 }, () => {
       assert.match(rows[1]!, new RegExp(`^${newest.id} +A +5 B +2026-11-21 10:06:05 +alice +1 +report 2026\\.pdf$`));
     });
 
+    test('list --before pages on from the last file of the page before; an unknown id is refused', async () => {
+      const page = async (...args: string[]) =>
+        (JSON.parse(assertOk(await files('list', '--limit', '1', ...args, '--json'))) as Array<{ id: string }>).map((f) => f.id);
+      assert.deepEqual(await page('--before', newest.id), [middle.id]);
+      assert.deepEqual(await page('--status', 'A,B', '--before', middle.id), [oldest.id]);
+      assert.deepEqual(await page('--before', oldest.id), []);
+      assertFails(await files('list', '--before', 'ZZZZZZZZZZ'), 1, /no file with id "ZZZZZZZZZZ"/);
+    });
+
     test('info shows owner, digest, size, status, dates, downloads and folder', async () => {
       const info = JSON.parse(assertOk(await files('info', newest.id, '--json')));
       assert.deepEqual(

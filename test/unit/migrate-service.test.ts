@@ -220,6 +220,10 @@ async function fillSource(dir: string, blobCount: number): Promise<OpenedDatabas
     .insertInto('dav_properties')
     .values({ key: 'e'.repeat(64), account_id: 20, resource: 'top', namespace: 'urn:x', name: 'n', value_xml: 'v' })
     .execute();
+  await db
+    .insertInto('site_days')
+    .values({ day: 20_000, uploads: 3, uploaded_bytes: 6_000_000_000, file_bytes: 9_000_000_000, stored_bytes: 5_000_000_000 })
+    .execute();
   return opened;
 }
 

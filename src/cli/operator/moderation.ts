@@ -83,6 +83,7 @@ export async function filesCommand(args: string[]): Promise<void> {
         login: typeof values.login === 'string' ? values.login : undefined,
         states: statusFlag(values),
         limit: countFlag(values, 'limit', RANGES.operatorLimit),
+        before: typeof values.before === 'string' ? values.before : undefined,
       };
       await withServices(settings, async (services) => {
         const files = await services.moderation.listFiles(query);

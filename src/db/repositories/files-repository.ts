@@ -124,7 +124,15 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
     async list(query) {
       let q = select();
       if (query.ownerId !== undefined) q = q.where('owner_id', '=', query.ownerId);
-      if (query.states && query.states.length > 0) q = q.where('status', 'in', query.states);
+      if (query.states && query.states.length > 0) {
+        // Across every account (the operator's `files list`) a page is the newest rows of
+        // files_created (0017), the state checked on each: SQLite would otherwise take
+        // files_status, which narrows a state of millions of rows to all of them, and sort
+        // them all. Unary + keeps it off that index (SQLite's documented way); PostgreSQL
+        // plans it from its statistics.
+        const unscoped = query.ownerId === undefined && query.folderId === undefined && engine === 'sqlite';
+        q = unscoped ? q.where(sql`+${sql.ref('status')}`, 'in', query.states) : q.where('status', 'in', query.states);
+      }
       if (query.folderId === null) q = q.where('folder_id', 'is', null);
       else if (query.folderId !== undefined) q = q.where('folder_id', '=', query.folderId);
       const before = query.before;

@@ -82,6 +82,26 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
       ]);
       return { fileBytes: Number(files.bytes), storedBytes: Number(stored.bytes) };
     },
+    async liveBytesChange(from, to) {
+      // The files whose liveness can differ between the two times: created or deleted in
+      // (from, to]. Each counts its size once for each time it is live at (+ at `to`, − at
+      // `from`); each of their contents counts its size once if some file of it (any file,
+      // by files_sha256) is live at `to`, minus once if some file is live at `from`.
+      const live = (at: number, table: string) =>
+        sql<number>`case when ${sql.ref(`${table}.created_at`)} <= ${at} and (${sql.ref(`${table}.deleted_at`)} > ${at} or (${sql.ref(`${table}.deleted_at`)} is null and ${sql.ref(`${table}.status`)} <> ${FileStatus.Deleted})) then 1 else 0 end`;
+      const anyLive = (at: number) =>
+        sql<number>`case when exists (select 1 from files as other where other.sha256 = changed.sha256 and other.created_at <= ${at} and (other.deleted_at > ${at} or (other.deleted_at is null and other.status <> ${FileStatus.Deleted}))) then 1 else 0 end`;
+      const changed = sql`(select sha256, size, ${live(to, 'files')} - ${live(from, 'files')} as change from files
+        where (created_at > ${from} and created_at <= ${to}) or (deleted_at > ${from} and deleted_at <= ${to}))`;
+      const { rows } = await sql<{ file_bytes: number | string | null; stored_bytes: number | string | null }>`
+        select
+          (select sum(size * change) from ${changed} as f) as file_bytes,
+          (select sum(size * (${anyLive(to)} - ${anyLive(from)})) from (select sha256, max(size) as size from ${changed} as c group by sha256) as changed) as stored_bytes`.execute(
+        db,
+      );
+      const row = rows[0];
+      return { fileBytes: Number(row?.file_bytes ?? 0), storedBytes: Number(row?.stored_bytes ?? 0) };
+    },
     async signInMethodsOf(accountIds) {
       const methods = new Map(accountIds.map((id) => [id, { totp: false, passkeys: 0, identities: 0 }]));
       if (accountIds.length === 0) return methods;

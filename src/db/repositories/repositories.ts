@@ -368,6 +368,12 @@ export interface OperatorQueriesRepository {
    * distinct contents (what the store held for them; the difference is de-duplication).
    */
   liveBytesAt(at: number): Promise<{ fileBytes: number; storedBytes: number }>;
+  /**
+   * How `liveBytesAt` changed from `from` to `to` (to − from), read from the files created
+   * or deleted in between and the other files of their contents only (files_created,
+   * files_deleted, files_sha256): the cost of a day's changes, not of the table.
+   */
+  liveBytesChange(from: number, to: number): Promise<{ fileBytes: number; storedBytes: number }>;
   /** A page of every account's shares, revoked ones included, newest first (created_at, then id, descending); one owner's when given. */
   searchShares(query: LinkSearch): Promise<ShareRecord[]>;
   /** A page of every account's upload requests, closed ones included, newest first; one owner's when given. */
@@ -385,6 +391,25 @@ export interface LinkSearch {
   /** Where the page starts: after this (created_at, id), newest first. */
   before?: { createdAt: number; id: string };
   limit: number;
+}
+
+/** The console's figures of one UTC day (day number: floor(epoch ms / 86 400 000)). */
+export interface SiteDay {
+  day: number;
+  /** Files created that day and their bytes. */
+  uploads: number;
+  uploadedBytes: number;
+  /** At the end of the day: bytes of live files, and of their distinct contents. */
+  fileBytes: number;
+  storedBytes: number;
+}
+
+/** Finished days' figures, computed once and kept (migration 0017; services/stats-history-service.ts). */
+export interface SiteDaysRepository {
+  /** The kept days from `from` to `to` (day numbers, both included), oldest first. */
+  between(from: number, to: number): Promise<SiteDay[]>;
+  /** Keeps a finished day's figures; a day already kept stays as it is. */
+  keep(day: SiteDay): Promise<void>;
 }
 
 /** Bytes served per UTC day (the console's chart); a day is floor(epoch ms / 86 400 000). */
@@ -466,6 +491,8 @@ export interface UploadLocksRepository {
 
 /** Aggregates for `filehaven stats` and the expiry sweep. */
 export interface HousekeepingRepository {
+  /** Brings the planner's statistics up to date where the engine does not by itself (SQLite's `PRAGMA optimize`). */
+  refreshStatistics(): Promise<void>;
   /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
   stats(): Promise<StoreStats>;
   /**
@@ -473,15 +500,22 @@ export interface HousekeepingRepository {
    * by digest, starting after the digest `after` (keyset batches: never every row at once).
    */
   unreferencedBlobs(before: number, limit: number, after?: string): Promise<{ sha256: string; size: number }[]>;
-  /** Ids of live files whose last download (or upload, if never downloaded) is before `cutoff`, oldest first, at most `limit`. */
-  expiredFiles(cutoff: number, limit: number): Promise<string[]>;
+  /**
+   * Ids of live files whose last download (or upload, if never downloaded) is before
+   * `cutoff`, oldest first (upload time, then id), at most `limit`; after the file `after`
+   * when given (the last id of the batch before: keyset batches over any number of rows).
+   */
+  expiredFiles(cutoff: number, limit: number, after?: string): Promise<string[]>;
   /**
    * How many live files `expiredFiles` would list without a limit: one COUNT; with
    * `pastExpiryAt`, leaving out those `pastExpiry` lists at that time (a dry run counts each once).
    */
   countExpired(cutoff: number, pastExpiryAt?: number): Promise<number>;
-  /** Ids of live files whose own expiry (files.expires_at) is at or before `now`, soonest first, at most `limit`. */
-  pastExpiry(now: number, limit: number): Promise<string[]>;
+  /**
+   * Ids of live files whose own expiry (files.expires_at) is at or before `now`, soonest
+   * first (then by id), at most `limit`; after the file `after` when given (keyset batches).
+   */
+  pastExpiry(now: number, limit: number, after?: string): Promise<string[]>;
   /** How many live files `pastExpiry` would list without a limit: one COUNT. */
   countPastExpiry(now: number): Promise<number>;
 }
@@ -893,6 +927,7 @@ export interface Repositories {
   resumableUploads: ResumableUploadsRepository;
   uploadLocks: UploadLocksRepository;
   servedDays: ServedDaysRepository;
+  siteDays: SiteDaysRepository;
   shares: SharesRepository;
   uploadRequests: UploadRequestsRepository;
   signInChallenges: SignInChallengesRepository;
