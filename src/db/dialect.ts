@@ -207,7 +207,10 @@ function namingPreparedStatements(pool: Pool): PostgresPool {
     connect: async () => {
       const client = await pool.connect();
       let wrapper = wrappers.get(client);
-      if (!wrapper) wrappers.set(client, (wrapper = wrap(client)));
+      if (!wrapper) {
+        wrapper = wrap(client);
+        wrappers.set(client, wrapper);
+      }
       return wrapper;
     },
     end: () => pool.end(),

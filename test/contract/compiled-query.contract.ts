@@ -84,7 +84,9 @@ export function compiledQueryContract(name: string, engine: Engine, makeHarness:
     test('refuses a query whose parameters are not its placeholders in order', async () => {
       const extra = compiledQuery(db, [''], (db, login: string) => db.selectFrom('accounts').selectAll().where('login', '=', login).where('disabled', '=', 0));
       await assert.rejects(extra('ann'), /not its placeholders/);
-      const swapped = compiledQuery(db, [1, 2], (db, a: number, b: number) => db.selectFrom('accounts').selectAll().where('id', '=', b).where('traffic_left', '=', a));
+      const swapped = compiledQuery(db, [1, 2], (db, a: number, b: number) =>
+        db.selectFrom('accounts').selectAll().where('id', '=', b).where('traffic_left', '=', a),
+      );
       await assert.rejects(swapped(1, 2), /not its placeholders/);
     });
 
