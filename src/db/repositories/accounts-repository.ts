@@ -1,13 +1,14 @@
-import { type CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
-import type { AccountsTable, Database } from '../database.js';
+import { type Kysely, sql } from 'kysely';
+import { compiledQuery } from '../compiled-query.js';
+import type { Database } from '../database.js';
 import type { AccountsRepository, NewAccount } from './repositories.js';
 import { toAccount, translateDuplicate } from './rows.js';
 
 export function accountsRepository(db: Kysely<Database>): AccountsRepository {
   const select = () => db.selectFrom('accounts').selectAll();
   // Every API request looks its account up by key: that SQL is built and compiled once,
-  // not per request (issue 9; building and compiling cost more than SQLite's lookup).
-  let byApiKeyHashQuery: CompiledQuery<Selectable<AccountsTable>> | undefined;
+  // not per request (issues 9 and 28; building and compiling cost more than the lookup).
+  const byApiKeyHash = compiledQuery(db, [''], (db, hash: string) => db.selectFrom('accounts').selectAll().where('api_key_hash', '=', hash));
   return {
     async create(account: NewAccount) {
       const row = await translateDuplicate(
@@ -47,8 +48,7 @@ export function accountsRepository(db: Kysely<Database>): AccountsRepository {
       return row ? { account: toAccount(row), passwordHash: row.password_hash } : null;
     },
     async byApiKeyHash(hash) {
-      byApiKeyHashQuery ??= select().where('api_key_hash', '=', '').compile();
-      const [row] = (await db.executeQuery<Selectable<AccountsTable>>({ ...byApiKeyHashQuery, parameters: [hash] })).rows;
+      const [row] = await byApiKeyHash(hash);
       return row ? toAccount(row) : null;
     },
     async sealedApiKey(id) {

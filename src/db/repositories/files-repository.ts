@@ -1,5 +1,6 @@
 import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
+import { compiledQuery } from '../compiled-query.js';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { FileBrowseQuery, FilesRepository } from './repositories.js';
@@ -10,6 +11,8 @@ const LIVE = [FileStatus.Active, FileStatus.Blocked];
 
 export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepository {
   const select = () => db.selectFrom('files').selectAll();
+  // GET /files/<id> and most file operations read one file by id: compiled once (issue 28).
+  const fileById = compiledQuery(db, [''], (db, id: string) => db.selectFrom('files').selectAll().where('id', '=', id));
   /** Adds the expiry rule (rows.ts unexpiredAt) when a time is given: the one place queries of live files get it. */
   const unexpired = <Q extends { where(expression: Expression<SqlBool>): Q }>(q: Q, liveAt: number | undefined): Q =>
     liveAt === undefined ? q : q.where(unexpiredAt(liveAt));
@@ -54,7 +57,7 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
       return toFile(row);
     },
     async byId(id) {
-      const row = await select().where('id', '=', id).executeTakeFirst();
+      const [row] = await fileById(id);
       return row ? toFile(row) : null;
     },
     async deleteHash(id) {

@@ -1,0 +1,44 @@
+import { createHash } from 'node:crypto';
+import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+
+/**
+ * A query written once with Kysely's builder and compiled once: each call runs the same
+ * SQL text with new parameters. Kysely builds and compiles a query on every execution,
+ * which costs more than the lookup itself on the API's hot paths (issue 28).
+ *
+ * `build` gets placeholders standing for the parameters (values of the right type, never
+ * read) and must use each exactly once, in the order they are given, as values (`where`
+ * operands): the compiled text then has exactly one parameter per placeholder, in that
+ * order, which is checked at the first compilation. Values stay parameters, never SQL.
+ */
+export function compiledQuery<DB, Params extends readonly unknown[], Row>(
+  db: Kysely<DB>,
+  placeholders: Params,
+  build: (db: Kysely<DB>, ...params: Params) => Compilable<Row>,
+): (...params: Params) => Promise<Row[]> {
+  let compiled: CompiledQuery<Row> | undefined;
+  return async (...params) => {
+    if (!compiled) {
+      const query = build(db, ...placeholders).compile();
+      if (query.parameters.length !== placeholders.length || query.parameters.some((value, i) => value !== placeholders[i]))
+        throw new Error(`compiledQuery: the query's parameters are not its placeholders in order: ${query.sql}`);
+      preparedNames.set(query.sql, `fh_${createHash('sha256').update(query.sql).digest('hex').slice(0, 16)}`);
+      compiled = query;
+    }
+    return (await db.executeQuery<Row>({ ...compiled, parameters: params })).rows;
+  };
+}
+
+/** SQL texts of compiled queries, and the name each is prepared under on PostgreSQL. */
+const preparedNames = new Map<string, string>();
+
+/**
+ * The name a PostgreSQL connection keeps this SQL text prepared under, or undefined for
+ * SQL that is not a compiled query: only these few, fixed texts are prepared by name (a
+ * prepared statement lives as long as its connection; the builder's other texts are
+ * many, some built per call, and stay unnamed). Names are derived from the text, so the
+ * same text has the same name in every server and on every connection.
+ */
+export function preparedStatementName(sql: string): string | undefined {
+  return preparedNames.get(sql);
+}
