@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
 import { type Engine, type OpenedDatabase, sqliteWalFile } from './dialect.js';
@@ -62,6 +63,8 @@ function repositories(db: Kysely<Database>, engine: Engine, commit: CommitHooks)
 /** How the store tells of a failure nobody awaits (a store broken by a failed fsync). */
 export interface MetadataStoreOptions {
   report?: (error: unknown, message: string) => void;
+  /** The fsync of SQLite's WAL through its descriptor (tests make it fail); `wal.sync()` by default. */
+  syncWal?: (wal: FileHandle) => Promise<void>;
 }
 
 /** What a broken store logs, once: the operator must restart (docs/operating.md). */
@@ -75,7 +78,7 @@ export async function openMetadataStore({ db, engine, schema, connections }: Ope
   let run: Transactions;
   try {
     ({ newer: newerMigrations } = await migrateToLatest(db, schema));
-    run = await transactions(db, engine, report);
+    run = await transactions(db, engine, report, options.syncWal ?? ((wal) => wal.sync()));
   } catch (error) {
     await db.destroy().catch(() => {});
     throw error;
@@ -111,12 +114,17 @@ interface Transactions {
  * at the time), and no later open of the file (EMFILE) can fail a commit.
  * PostgreSQL: each on a connection of its own, in parallel, the hooks run before COMMIT.
  */
-async function transactions(db: Kysely<Database>, engine: Engine, report: NonNullable<MetadataStoreOptions['report']>): Promise<Transactions> {
+async function transactions(
+  db: Kysely<Database>,
+  engine: Engine,
+  report: NonNullable<MetadataStoreOptions['report']>,
+  syncWal: NonNullable<MetadataStoreOptions['syncWal']>,
+): Promise<Transactions> {
   if (engine === 'sqlite') {
     const wal = await fs.open(await sqliteWalFile(db), 'r');
     const group = new GroupCommit(
       db,
-      () => wal.sync(),
+      () => syncWal(wal),
       (error) => report(error, BROKEN_MESSAGE),
     );
     return {
