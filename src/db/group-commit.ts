@@ -228,7 +228,11 @@ export class GroupCommit {
         } catch (error) {
           // After a failed COMMIT the transaction may be gone (rolled back, or committed):
           // the rollback then fails, and the COMMIT's error is the one that counts.
-          if (!trx.isCommitted) await trx.rollback().execute().catch(() => {});
+          if (!trx.isCommitted)
+            await trx
+              .rollback()
+              .execute()
+              .catch(() => {});
           if (committing && isIoFailure(error)) this.breakWith(error);
           throw error;
         }

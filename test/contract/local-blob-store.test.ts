@@ -80,11 +80,7 @@ describe('LocalBlobStore on disk', () => {
   test("publishing hands the transaction's COMMIT the fsync of the blob's folder and its parents up to blobs/, also for bytes already there", async () => {
     const bytes = randomBytes(1000);
     const sha256 = sha256Of(bytes);
-    const folders = [
-      path.join(store.blobDir, sha256.slice(0, 2), sha256.slice(2, 4)),
-      path.join(store.blobDir, sha256.slice(0, 2)),
-      store.blobDir,
-    ];
+    const folders = [path.join(store.blobDir, sha256.slice(0, 2), sha256.slice(2, 4)), path.join(store.blobDir, sha256.slice(0, 2)), store.blobDir];
     // The first publish's transaction failed: its hooks never ran, its bytes stay in place.
     const failed = new PendingHooks();
     await store.publish(await store.stage(chunked(bytes), { maxBytes: 1000 }), failed);
