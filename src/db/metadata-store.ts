@@ -94,8 +94,11 @@ export async function openMetadataStore({ db, engine, schema, connections }: Ope
     durabilityLost: run.durabilityLost,
     connections,
     close: async () => {
-      await db.destroy();
-      await run.close();
+      try {
+        await db.destroy();
+      } finally {
+        await run.close();
+      }
     },
   };
 }
