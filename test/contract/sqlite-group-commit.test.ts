@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import type { Database as Tables } from '../../src/db/database.js';
 import { openSqlite, SQLITE_FILE, sqliteWalFile } from '../../src/db/dialect.js';
-import { GroupCommit } from '../../src/db/group-commit.js';
+import { GroupCommit, isIoFailure } from '../../src/db/group-commit.js';
 import { openMetadataStore } from '../../src/db/metadata-store.js';
 
 /**
@@ -192,4 +192,11 @@ describe('SQLite metadata store: the WAL it fsyncs', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+});
+
+test('a COMMIT that fails on I/O breaks the store; other failures of a COMMIT do not', () => {
+  for (const code of ['SQLITE_IOERR', 'SQLITE_IOERR_FSYNC', 'SQLITE_IOERR_WRITE', 'SQLITE_FULL']) assert.equal(isIoFailure({ code }), true, code);
+  for (const code of ['SQLITE_BUSY', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_ERROR', 'EIO']) assert.equal(isIoFailure({ code }), false, code);
+  assert.equal(isIoFailure(new Error('no code')), false);
+  assert.equal(isIoFailure(null), false);
 });
