@@ -81,7 +81,8 @@ export const MAX_BATCH = 64;
  *     write-back error once): the store is broken, every later transaction fails too,
  *     readiness fails, and only a restart, which recovers from the WAL, clears it
  *     (PostgreSQL's own stance after a failed fsync). The WAL is fsynced through one file
- *     descriptor held from the start, so no write-back error can happen before it opened;
+ *     descriptor held from the start: Linux reports a write-back error to the descriptors
+ *     open when it happened, and no open() (EMFILE) can fail a commit;
  *   - hooks run once all works are done and before COMMIT, so what they make durable (a
  *     published blob's folder) is durable before any row that names it can be;
  *   - a work that acts outside the database on what it reads (removing bytes once no row
@@ -107,7 +108,7 @@ export class GroupCommit {
 
   constructor(
     private readonly db: Kysely<Database>,
-    /** fsync of the database's `-wal` file (through a descriptor held open: see walSync). */
+    /** fsync of the database's `-wal` file (through a descriptor held open from the start: metadata-store.ts). */
     private readonly syncWal: () => Promise<void>,
     /** Told once, when the store breaks, with the cause. */
     private readonly onBroken: (error: unknown) => void = () => {},
