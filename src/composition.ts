@@ -136,7 +136,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   // Checked before anything is opened: flags that do not go together stop the start.
   const oidcConfig = oidcSettings(config);
   const secrets = new ServerSecrets(await loadOrCreateSecret(config.dataDir, config.secret, warn));
-  const store = await openConfiguredMetadataStore(config);
+  const store = await openConfiguredMetadataStore(config, log);
   let blobs: BlobStore;
   try {
     await checkSecretFingerprint(store, secrets);
@@ -314,6 +314,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
       } catch {
         return 'the database does not answer';
       }
+      if (store.durabilityLost() !== null) return 'the database lost durability (a failed fsync): restart the server';
       try {
         await blobs.check();
       } catch {

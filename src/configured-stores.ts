@@ -31,9 +31,9 @@ export function openDatabase(config: Config): OpenedDatabase {
  * Opens and migrates the metadata store. A database that cannot be reached or used is a
  * ConfigError of one line naming the setting, never a stack trace.
  */
-export async function openConfiguredMetadataStore(config: Config): Promise<MetadataStore> {
+export async function openConfiguredMetadataStore(config: Config, report?: (error: unknown, message: string) => void): Promise<MetadataStore> {
   try {
-    return await openMetadataStore(openDatabase(config));
+    return await openMetadataStore(openDatabase(config), { report });
   } catch (error) {
     if (config.databaseUrl === null) throw error;
     throw new ConfigError(`cannot use PostgreSQL at ${redactUrl(config.databaseUrl)} (--database-url, FILEHAVEN_DATABASE_URL): ${rootCause(error)}`);

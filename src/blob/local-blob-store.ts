@@ -136,30 +136,37 @@ export class LocalBlobStore implements BlobStore {
     const tempPath = this.stagedPath(staged);
     const target = this.blobPath(staged.sha256);
     if (await this.has(staged.sha256)) {
-      // Same digest, same bytes: the stored copy serves the new row.
+      // Same digest, same bytes: the stored copy serves the new row. Its entry may have been
+      // renamed in by a transaction that then failed, its fsync never run: the row named now
+      // waits for it too.
+      await this.durableEntry(target, commit);
       await fs.rm(tempPath, { force: true });
       return staged.sha256;
     }
-    const dir = path.dirname(target);
-    const created = await fs.mkdir(dir, { recursive: true });
-    // A folder made now is an entry of its parent (and the parent maybe of blobs/), which
-    // must be durable too before a row names the bytes inside it.
-    if (created !== undefined) {
-      for (let made = dir; made !== path.dirname(created); made = path.dirname(made)) {
-        const parent = path.dirname(made);
-        await commit.beforeCommit(parent, () => fsyncDir(parent));
-      }
-    }
+    await fs.mkdir(path.dirname(target), { recursive: true });
     try {
       await fs.rename(tempPath, target);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(staged.handle);
       throw error;
     }
-    // The rename is durable once its folder is fsynced: before the transaction that names
-    // the bytes commits, once for every blob of that COMMIT in the same folder.
-    await commit.beforeCommit(dir, () => fsyncDir(dir));
+    await this.durableEntry(target, commit);
     return staged.sha256;
+  }
+
+  /**
+   * Hands the transaction that will name `target` the fsync of its folder and of every
+   * folder up to blobs/ (a folder made for it is an entry of its parent), to run before
+   * that COMMIT, once per folder for all the blobs of the COMMIT. Always all of them: the
+   * publish that made a folder may have failed before its fsync, or be in a transaction
+   * running beside this one (PostgreSQL). A folder unchanged since its last fsync costs
+   * little to fsync again.
+   */
+  private async durableEntry(target: string, commit: CommitHooks): Promise<void> {
+    for (let dir = path.dirname(target); dir.startsWith(this.blobDir); dir = path.dirname(dir)) {
+      const folder = dir;
+      await commit.beforeCommit(folder, () => fsyncDir(folder));
+    }
   }
 
   async discard(staged: StagedBlob): Promise<void> {

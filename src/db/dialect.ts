@@ -15,6 +15,7 @@ import {
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
+  sql,
 } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
 import { preparedStatementName } from './compiled-query.js';
@@ -43,7 +44,7 @@ export interface OpenedDatabase {
   engine: Engine;
   /** The PostgreSQL schema the tables live in (null on SQLite). */
   schema: string | null;
-  /** The SQLite database's file, its `-wal` beside it (null on PostgreSQL): group commit fsyncs the WAL itself. */
+  /** The SQLite database's file as given (null on PostgreSQL); its `-wal` is found by sqliteWalFile. */
   sqliteFile: string | null;
   /** The pool's connections now (metrics); null on SQLite, which has one connection and no pool. */
   connections(): PoolConnections | null;
@@ -115,6 +116,20 @@ export function openSqlite(dataDir: string): OpenedDatabase {
     }),
   });
   return { db, engine: 'sqlite', schema: null, sqliteFile: file, connections: () => null };
+}
+
+/**
+ * The `-wal` file group commit fsyncs: beside the database's file as SQLite resolved it
+ * (`PRAGMA database_list`; a symlinked database has its WAL beside the target, not the
+ * link). Throws unless the database is in WAL mode, where group commit's durability rests.
+ */
+export async function sqliteWalFile(db: Kysely<Database>): Promise<string> {
+  const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db);
+  if (mode.rows[0]?.journal_mode !== 'wal') throw new Error(`SQLite is not in WAL mode (journal_mode = ${mode.rows[0]?.journal_mode})`);
+  const list = await sql<{ name: string; file: string }>`pragma database_list`.execute(db);
+  const main = list.rows.find((row) => row.name === 'main');
+  if (!main?.file) throw new Error('SQLite names no file for the main database');
+  return `${main.file}-wal`;
 }
 
 /**

@@ -1,4 +1,3 @@
-import { promises as fs } from 'node:fs';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { Database } from './database.js';
 
@@ -76,14 +75,24 @@ export const MAX_BATCH = 64;
  *   - durability before the answer: every caller hears once the WAL holding its COMMIT is
  *     fsynced, never before. A COMMIT, a hook or that fsync that fails fails every
  *     transaction of the batch that had not failed on its own. After a failed fsync of the
- *     WAL nothing can be promised durable any more (the kernel may have dropped the
- *     pages): every later transaction fails too, until a restart recovers from the WAL;
+ *     WAL, or a COMMIT that fails on I/O (SQLITE_IOERR, SQLITE_FULL: its rows may have
+ *     landed, an auto-checkpoint after them may have failed), nothing can be promised
+ *     durable any more (the kernel may have dropped the pages, and Linux reports a
+ *     write-back error once): the store is broken, every later transaction fails too,
+ *     readiness fails, and only a restart, which recovers from the WAL, clears it
+ *     (PostgreSQL's own stance after a failed fsync). The WAL is fsynced through one file
+ *     descriptor held from the start: Linux reports a write-back error to the descriptors
+ *     open when it happened, and no open() (EMFILE) can fail a commit;
  *   - hooks run once all works are done and before COMMIT, so what they make durable (a
  *     published blob's folder) is durable before any row that names it can be;
  *   - a work that acts outside the database on what it reads (removing bytes once no row
- *     names them) runs first of its batch and after the fsync of every earlier batch
- *     (`first`): a row dropped by a transaction not yet durable would come back after a
- *     crash, without its bytes.
+ *     names them) runs first of its batch, and its batch fsyncs the WAL right after BEGIN
+ *     IMMEDIATE, before the work reads (`first`): a row dropped by a transaction not yet
+ *     durable (of an earlier batch, or of another process on the same file: the operator's
+ *     CLI) would come back after a crash, without its bytes. Before BEGIN would not do: a
+ *     commit of another process could land between that fsync and the lock.
+ * One failure of the batch itself (BUSY on BEGIN, a failed hook, COMMIT) fails every
+ * transaction in it, up to MAX_BATCH of them.
  * A work must not wait for another transaction's outcome: a later one of the same batch
  * would wait for a COMMIT that waits for it. (With one connection, waiting for a later
  * transaction was a deadlock already.)
@@ -94,14 +103,32 @@ export class GroupCommit {
   /** The fsync of the WAL in flight, and one to start after it (for commits it may not cover). */
   private syncing: Promise<void> | null = null;
   private nextSync: Promise<void> | null = null;
-  /** A failed fsync of the WAL: nothing is durable from then on. */
+  /** A failed fsync of the WAL (or COMMIT on I/O): nothing is durable from then on. */
   private broken: unknown = null;
 
   constructor(
     private readonly db: Kysely<Database>,
-    /** The database's `-wal` file. */
-    private readonly walFile: string,
+    /** fsync of the database's `-wal` file (through a descriptor held open from the start: metadata-store.ts). */
+    private readonly syncWal: () => Promise<void>,
+    /** Told once, when the store breaks, with the cause. */
+    private readonly onBroken: (error: unknown) => void = () => {},
   ) {}
+
+  /** Why nothing can be promised durable any more (a restart is needed); null while all is well. */
+  get failure(): unknown {
+    return this.broken;
+  }
+
+  /** Resolves once no fsync is in flight (before the WAL's descriptor is closed). */
+  async settle(): Promise<void> {
+    while (this.syncing !== null || this.nextSync !== null) await (this.nextSync ?? this.syncing)?.catch(() => {});
+  }
+
+  private breakWith(error: unknown): void {
+    if (this.broken !== null) return;
+    this.broken = error;
+    this.onBroken(error);
+  }
 
   /** Runs `work` in the next batch; its result (or its own error) once that batch is durable. */
   run<T>(work: BatchWork<T>, options: { first?: boolean } = {}): Promise<T> {
@@ -122,7 +149,6 @@ export class GroupCommit {
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.nextBatchLength());
-      if (batch[0]!.first) await this.durable().catch(() => {});
       await this.runBatch(batch);
       // One turn of the event loop: requests whose I/O completed meanwhile queue their
       // transactions for the next batch.
@@ -174,7 +200,12 @@ export class GroupCommit {
     await this.db.connection().execute(async (connection) => {
       await sql`pragma synchronous = normal`.execute(connection);
       try {
-        await connection.transaction().execute(async (trx) => {
+        const trx = await connection.startTransaction().execute();
+        let committing = false;
+        try {
+          // Under the write lock: every commit made before, by this process or another, is
+          // durable before the first work reads.
+          if (batch[0]!.first) await this.durable();
           const hooks = new PendingHooks();
           for (const item of batch) {
             const own = new PendingHooks();
@@ -193,7 +224,19 @@ export class GroupCommit {
             }
           }
           await hooks.run();
-        });
+          committing = true;
+          await trx.commit().execute();
+        } catch (error) {
+          // After a failed COMMIT the transaction may be gone (rolled back, or committed):
+          // the rollback then fails, and the COMMIT's error is the one that counts.
+          if (!trx.isCommitted)
+            await trx
+              .rollback()
+              .execute()
+              .catch(() => {});
+          if (committing && isIoFailure(error)) this.breakWith(error);
+          throw error;
+        }
       } finally {
         await sql`pragma synchronous = full`.execute(connection);
       }
@@ -208,13 +251,13 @@ export class GroupCommit {
   durable(): Promise<void> {
     if (this.broken !== null) return Promise.reject(this.broken);
     if (this.syncing === null) {
-      this.syncing = fsyncFile(this.walFile).then(
+      this.syncing = this.syncWal().then(
         () => {
           this.syncing = null;
         },
         (error: unknown) => {
           this.syncing = null;
-          this.broken ??= error;
+          this.breakWith(error);
           throw error;
         },
       );
@@ -232,12 +275,11 @@ export class GroupCommit {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-/** fsync of a file by its path (opened anew: the file SQLite writes now, whatever happened before). */
-async function fsyncFile(file: string): Promise<void> {
-  const handle = await fs.open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+/**
+ * An error of SQLite's I/O (SQLITE_IOERR and its extended codes, SQLITE_FULL): from COMMIT,
+ * the rows may have landed while what makes them durable failed.
+ */
+export function isIoFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_FULL' || code === 'SQLITE_IOERR' || code.startsWith('SQLITE_IOERR_'));
 }

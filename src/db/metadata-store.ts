@@ -1,6 +1,8 @@
+import { promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from './database.js';
-import type { Engine, OpenedDatabase } from './dialect.js';
+import { type Engine, type OpenedDatabase, sqliteWalFile } from './dialect.js';
 import { type CommitHooks, GroupCommit, immediateHooks, PendingHooks } from './group-commit.js';
 import { migrateToLatest } from './migrator.js';
 import { accountsRepository } from './repositories/accounts-repository.js';
@@ -60,11 +62,25 @@ function repositories(db: Kysely<Database>, engine: Engine, commit: CommitHooks)
   };
 }
 
+/** How the store tells of a failure nobody awaits (a store broken by a failed fsync). */
+export interface MetadataStoreOptions {
+  report?: (error: unknown, message: string) => void;
+  /** The fsync of SQLite's WAL through its descriptor (tests make it fail); `wal.sync()` by default. */
+  syncWal?: (wal: FileHandle) => Promise<void>;
+}
+
+/** What a broken store logs, once: the operator must restart (docs/operating.md). */
+export const BROKEN_MESSAGE =
+  'the database can no longer promise durability (an fsync of its WAL or a COMMIT failed on I/O): every write fails until the server is restarted';
+
 /** Migrates the database and wraps it as the MetadataStore the services use. */
-export async function openMetadataStore({ db, engine, schema, sqliteFile, connections }: OpenedDatabase): Promise<MetadataStore> {
+export async function openMetadataStore({ db, engine, schema, connections }: OpenedDatabase, options: MetadataStoreOptions = {}): Promise<MetadataStore> {
+  const report = options.report ?? ((error, message) => console.error(message, error));
   let newerMigrations: string[];
+  let run: Transactions;
   try {
     ({ newer: newerMigrations } = await migrateToLatest(db, schema));
+    run = await transactions(db, engine, report, options.syncWal ?? ((wal) => wal.sync()));
   } catch (error) {
     await db.destroy().catch(() => {});
     throw error;
@@ -76,28 +92,65 @@ export async function openMetadataStore({ db, engine, schema, sqliteFile, connec
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    transaction: transactions(db, engine, sqliteFile),
+    transaction: run.transaction,
+    durabilityLost: run.durabilityLost,
     connections,
-    close: () => db.destroy(),
+    close: async () => {
+      try {
+        await db.destroy();
+      } finally {
+        await run.close();
+      }
+    },
   };
+}
+
+interface Transactions {
+  transaction: MetadataStore['transaction'];
+  durabilityLost: MetadataStore['durabilityLost'];
+  close(): Promise<void>;
 }
 
 /**
  * How the store runs transactions. SQLite: group commit (group-commit.ts), as its one
- * connection runs them one at a time anyway and each COMMIT's fsync was the cost.
+ * connection runs them one at a time anyway and each COMMIT's fsync was the cost; the WAL
+ * is fsynced through one descriptor opened now and kept until the store closes, so a
+ * write-back error is reported to it whenever it happens (Linux tells the descriptors open
+ * at the time), and no later open of the file (EMFILE) can fail a commit.
  * PostgreSQL: each on a connection of its own, in parallel, the hooks run before COMMIT.
  */
-function transactions(db: Kysely<Database>, engine: Engine, sqliteFile: string | null): MetadataStore['transaction'] {
+async function transactions(
+  db: Kysely<Database>,
+  engine: Engine,
+  report: NonNullable<MetadataStoreOptions['report']>,
+  syncWal: NonNullable<MetadataStoreOptions['syncWal']>,
+): Promise<Transactions> {
   if (engine === 'sqlite') {
-    const group = new GroupCommit(db, `${sqliteFile}-wal`);
-    return (work, options) => group.run((trx, hooks) => work(repositories(trx, engine, hooks)), { first: options?.readsDurable });
+    const wal = await fs.open(await sqliteWalFile(db), 'r');
+    const group = new GroupCommit(
+      db,
+      () => syncWal(wal),
+      (error) => report(error, BROKEN_MESSAGE),
+    );
+    return {
+      transaction: (work, options) => group.run((trx, hooks) => work(repositories(trx, engine, hooks)), { first: options?.readsDurable }),
+      durabilityLost: () => group.failure,
+      close: async () => {
+        await group.settle();
+        await wal.close();
+      },
+    };
   }
   // What a transaction reads on PostgreSQL is committed, and so durable, already.
-  return (work) =>
-    db.transaction().execute(async (trx) => {
-      const hooks = new PendingHooks();
-      const result = await work(repositories(trx, engine, hooks));
-      await hooks.run();
-      return result;
-    });
+  return {
+    transaction: (work) =>
+      db.transaction().execute(async (trx) => {
+        const hooks = new PendingHooks();
+        const result = await work(repositories(trx, engine, hooks));
+        await hooks.run();
+        return result;
+      }),
+    durabilityLost: () => null,
+    close: async () => {},
+  };
 }

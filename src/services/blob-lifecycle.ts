@@ -57,8 +57,13 @@ export async function admitStagedBlob<T>(
  * answer was lost may have landed). Failures are left to gc, which finds the same bytes.
  */
 export async function abandonStagedBlob(store: MetadataStore, blobs: BlobStore, staged: StagedBlob): Promise<void> {
-  await blobs.discard(staged).catch(() => {});
-  await removeUnnamedBytes(store, blobs, blobs.keyFor(staged)).catch(() => {});
+  const key = blobs.keyFor(staged);
+  // Where the staged handle is the key (S3 publishes an upload where it lies), the staged
+  // bytes are the published ones: discarding them would delete what a transaction that
+  // failed after its COMMIT landed names. removeUnnamedBytes alone decides, under the
+  // key's lock. Elsewhere (a local temp file) the staged copy is not the published path.
+  if (key !== staged.handle) await blobs.discard(staged).catch(() => {});
+  await removeUnnamedBytes(store, blobs, key).catch(() => {});
 }
 
 /**

@@ -295,12 +295,16 @@ export class GcService {
       if ((await this.deps.store.blobs.keyOf(thumbnail.sha256)) !== null) continue;
       const removed =
         report.dryRun ||
-        (await this.deps.store.transaction(async (repos) => {
-          await repos.locks.blob(thumbnail.sha256);
-          if ((await repos.blobs.keyOf(thumbnail.sha256)) !== null) return false;
-          await thumbnails.delete(thumbnail.sha256);
-          return true;
-        }));
+        (await this.deps.store.transaction(
+          async (repos) => {
+            await repos.locks.blob(thumbnail.sha256);
+            if ((await repos.blobs.keyOf(thumbnail.sha256)) !== null) return false;
+            await thumbnails.delete(thumbnail.sha256);
+            return true;
+          },
+          // It deletes on what it reads: a blob row dropped by a commit not yet durable does not count as gone.
+          { readsDurable: true },
+        ));
       if (removed) report.thumbnailsRemoved += 1;
     }
   }

@@ -179,6 +179,19 @@ export function blobLifecycleContract(name: string, makeStorage: StorageFactory)
       assert.equal(await store.blobs.keyOf(staged.sha256), null);
     });
 
+    it('a transaction that failed after its COMMIT landed (an fsync failed): abandoning keeps the bytes its rows name', async () => {
+      const staged = await blobs.stage(Readable.from([randomBytes(3000)]), { maxBytes: 1 << 20 });
+      const { result } = await store.transaction((repos) =>
+        admitStagedBlob(repos, blobs, staged, 1, () => repos.files.create(fileRow(staged.sha256, staged.size))),
+      );
+      // The caller heard an error (the outcome is unknown) and abandons its upload.
+      await abandonStagedBlob(store, blobs, staged);
+      const key = await store.blobs.keyOf(staged.sha256);
+      assert.notEqual(key, null);
+      assert.equal(await blobs.has(key!), true, `file ${result.id}: its bytes are still there`);
+      assert.deepEqual(await unnamedKeys(), []);
+    });
+
     it('concurrent uploads and deletes of one digest never leave a live file without bytes', async () => {
       // Statements run with random pauses between them, so the interleavings that a missing
       // lock lets through (a reference check on a snapshot older than a new file row) show

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { BlobStorageError, canRecycle, type StagedBlob } from '../../src/blob/blob-store.js';
 import { LocalBlobStore } from '../../src/blob/local-blob-store.js';
+import { PendingHooks } from '../../src/db/group-commit.js';
 import { blobStoreContract, chunked, sha256Of } from './blob-store.contract.js';
 
 async function makeLocal(): Promise<{ root: string; store: LocalBlobStore }> {
@@ -74,6 +75,31 @@ describe('LocalBlobStore on disk', () => {
     for (let i = 0; i < 3; i++) assert.equal(await store.publish(await store.stage(chunked(bytes), { maxBytes: 1000 })), sha256Of(bytes));
     assert.equal((await listFiles(store.blobDir)).length, 1);
     assert.deepEqual(await listFiles(store.tempDir), []);
+  });
+
+  test("publishing hands the transaction's COMMIT the fsync of the blob's folder and its parents up to blobs/, also for bytes already there", async () => {
+    const bytes = randomBytes(1000);
+    const sha256 = sha256Of(bytes);
+    const folders = [path.join(store.blobDir, sha256.slice(0, 2), sha256.slice(2, 4)), path.join(store.blobDir, sha256.slice(0, 2)), store.blobDir];
+    // The first publish's transaction failed: its hooks never ran, its bytes stay in place.
+    const failed = new PendingHooks();
+    await store.publish(await store.stage(chunked(bytes), { maxBytes: 1000 }), failed);
+    assert.deepEqual([...failed.tasks.keys()].sort(), [...folders].sort(), 'a new folder: every folder up to blobs/');
+    // The next transaction naming the digest finds the bytes there: it must make their
+    // entries durable itself before its COMMIT.
+    const next = new PendingHooks();
+    assert.equal(await store.publish(await store.stage(chunked(bytes), { maxBytes: 1000 }), next), sha256);
+    assert.deepEqual([...next.tasks.keys()].sort(), [...folders].sort(), 'bytes already there: the same fsyncs');
+    await next.run();
+    assert.deepEqual(await listFiles(store.tempDir), []);
+    // Another digest into the same folders, made by the failed publish: their fsyncs too.
+    const other = Buffer.concat([bytes, Buffer.from('x')]);
+    const otherHooks = new PendingHooks();
+    const otherSha = await store.publish(await store.stage(chunked(other), { maxBytes: 2000 }), otherHooks);
+    assert.deepEqual(
+      [...otherHooks.tasks.keys()].sort(),
+      [path.dirname(store.blobPath(otherSha)), path.dirname(path.dirname(store.blobPath(otherSha))), store.blobDir].sort(),
+    );
   });
 
   test('never builds a path from something that is not a digest or a handle', async () => {

@@ -1116,8 +1116,20 @@ export interface MetadataStore extends Repositories {
   /**
    * Runs `work` in one transaction, committed when it resolves and rolled back when it
    * throws; resolves or rejects once that is durable (never before the COMMIT).
+   *
+   * A rejection does not always mean nothing committed: when the fsync after COMMIT fails
+   * (SQLite's group commit, db/group-commit.ts) or the answer to COMMIT is lost, the rows
+   * may have landed. A caller that acts on a failure must treat it as "unknown", as the
+   * upload path does (blob-lifecycle.ts abandonStagedBlob removes bytes only if no row
+   * names them), never as "rolled back".
    */
   transaction<T>(work: (repos: Repositories) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Why nothing the store commits can be promised durable any more (a failed fsync of
+   * SQLite's WAL, a COMMIT failed on I/O), or null while all is well. Once set it stays:
+   * every transaction fails, readiness fails, and the process must be restarted.
+   */
+  durabilityLost(): unknown;
   /** The engine underneath (for messages and the operator's `stats`). */
   readonly engine: 'sqlite' | 'postgres';
   /** Migrations a newer version ran on this database that this one does not know (a fleet mid-upgrade). */
