@@ -58,7 +58,10 @@ export class PartBufferPool {
   /** A borrowed buffer back, free to be reused: the first waiter gets it. */
   giveBack(buffer: Buffer): void {
     const next = this.waiting.shift();
-    if (next) return next(buffer);
+    if (next) {
+      next(buffer);
+      return;
+    }
     this.lent -= 1;
     if (this.users > 0) this.free.push(buffer);
   }
@@ -66,7 +69,10 @@ export class PartBufferPool {
   /** A borrowed buffer that a failed request may still read: never reused, its place is lent again. */
   forfeit(): void {
     const next = this.waiting.shift();
-    if (next) return next(Buffer.allocUnsafeSlow(this.partSize));
+    if (next) {
+      next(Buffer.allocUnsafeSlow(this.partSize));
+      return;
+    }
     this.lent -= 1;
   }
 }
