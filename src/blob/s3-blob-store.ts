@@ -29,6 +29,7 @@ import {
   type StoredBlobInfo,
 } from './blob-store.js';
 import { S3MultipartUpload } from './s3-multipart-upload.js';
+import { PartBufferPool } from './s3-part-buffer-pool.js';
 
 /** Options of an S3BlobStore. */
 export interface S3BlobStoreOptions {
@@ -40,7 +41,7 @@ export interface S3BlobStoreOptions {
   client: S3Client;
   /** Bytes per multipart part, at least 5 MiB (S3's minimum); a shorter upload is one PutObject. */
   partSize: number;
-  /** Parts of one upload sent at once. */
+  /** Parts of one upload sent at once; also the spare part buffers all uploads share. */
   queueSize: number;
   /** Names per listing request (ListObjectsV2, ListMultipartUploads, ListParts); S3's 1000 unless a test wants pages. */
   listPageSize?: number;
@@ -106,9 +107,10 @@ export function s3ClientConfig(options: S3ClientOptions): S3ClientConfig {
  * one (a crash, a stalled client) is what listStaged shows and gc aborts, and a finished one
  * that no row names is an orphan object gc finds through listBlobs.
  *
- * Memory per upload is a pool of queueSize + 1 buffers of partSize, reused part after part:
- * up to queueSize parts in flight and one being filled; when all are busy the source is not
- * read. Nothing else holds a file's bytes; reads stream.
+ * Memory: each upload has one buffer of partSize, and all uploads share queueSize spare ones
+ * (PartBufferPool), so one upload alone has queueSize parts in flight and one filling, and
+ * N uploads hold at most N + queueSize parts; when an upload has no free buffer its source
+ * is not read. Nothing else holds a file's bytes; reads stream.
  */
 export class S3BlobStore implements BlobStore {
   /**
@@ -122,6 +124,7 @@ export class S3BlobStore implements BlobStore {
   private readonly client: S3Client;
   private readonly partSize: number;
   private readonly queueSize: number;
+  private readonly spareBuffers: PartBufferPool;
   private readonly pageSize: number | undefined;
 
   constructor(options: S3BlobStoreOptions) {
@@ -137,6 +140,7 @@ export class S3BlobStore implements BlobStore {
     this.client = options.client;
     this.partSize = options.partSize;
     this.queueSize = options.queueSize;
+    this.spareBuffers = new PartBufferPool(options.partSize, options.queueSize);
     this.pageSize = options.listPageSize;
     this.location = { bucket: options.bucket, prefix: options.prefix, client: options.client };
   }
@@ -173,6 +177,7 @@ export class S3BlobStore implements BlobStore {
       key: this.objectName(id),
       partSize: this.partSize,
       queueSize: this.queueSize,
+      spareBuffers: this.spareBuffers,
     });
     // The upload ends (finish) once the object exists. A failure of the source, the meter or
     // the signal destroys it (pipeline does); a failed request of its own destroys it

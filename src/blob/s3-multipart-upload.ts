@@ -7,6 +7,7 @@ import {
   type S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import type { PartBufferPool } from './s3-part-buffer-pool.js';
 
 /** Where and how an S3MultipartUpload writes. */
 export interface S3MultipartUploadOptions {
@@ -16,10 +17,12 @@ export interface S3MultipartUploadOptions {
   bucket: string;
   /** The object's full name. */
   key: string;
-  /** Bytes per part (S3: at least 5 MiB); the size of every buffer of the pool. */
+  /** Bytes per part (S3: at least 5 MiB); the size of every buffer. */
   partSize: number;
   /** UploadPart requests sent at once. */
   queueSize: number;
+  /** Where buffers beyond the upload's own are borrowed, shared by the store's uploads (of partSize). */
+  spareBuffers: PartBufferPool;
 }
 
 /** S3's most parts per multipart upload. */
@@ -37,12 +40,14 @@ const GROWN_BUFFER = 1024 * 1024;
  * in a part, else a multipart upload with up to queueSize UploadParts at once, completed
  * in part order when the stream ends (the finish event means the object exists).
  *
- * Memory is a pool of at most queueSize + 1 buffers of partSize, reused for the whole
- * upload: incoming chunks are copied in and released at once, each part is sent as a view
- * of its buffer, and the buffer goes back to the pool when its UploadPart has finished.
- * When every buffer is busy (or the first part waits for CreateMultipartUpload) the write
- * callback waits, so the writer (pipeline) stops reading its source: memory is bounded
- * whatever the speeds of the client and of S3.
+ * Memory is one buffer of its own (grown to partSize) and up to queueSize more borrowed
+ * from the store's PartBufferPool, shared by all its uploads: incoming chunks are copied in
+ * and released at once, each part is sent as a view of its buffer, and the buffer goes back
+ * (to this upload, or to the shared pool) when its UploadPart has finished. When no buffer
+ * is free (or the first part waits for CreateMultipartUpload) the write callback waits, so
+ * the writer (pipeline) stops reading its source: memory is bounded whatever the speeds of
+ * the client and of S3, and whatever the number of uploads. The own buffer means an upload
+ * always moves on, one part at a time, however many others hold the spare ones.
  * lib-storage's chunker instead concatenates each part into a fresh buffer, which V8 only
  * collects after tens of MiB more external memory (its fresh memory per part).
  *
@@ -62,9 +67,16 @@ export class S3MultipartUpload extends Writable {
   mayHaveObject = false;
 
   private readonly options: S3MultipartUploadOptions;
-  /** Buffers of partSize that are free; `allocated` counts those made so far, free or not. */
-  private readonly pool: Buffer[] = [];
-  private allocated = 0;
+  /** This upload's own buffer, once made (it grows until partSize, replaced each time). */
+  private own: Buffer | undefined;
+  /** Buffers held and free: the own one when back, spare ones delivered while waiting. */
+  private readonly free: Buffer[] = [];
+  /** Spare buffers this upload holds, wherever they are (free, filled, ready, in flight). */
+  private readonly borrowed = new Set<Buffer>();
+  /** Cancels the wait for a spare buffer, while one is registered. */
+  private cancelWait: (() => void) | undefined;
+  /** Whether the shared pool was opened (it is closed once, at release). */
+  private poolState: 'unused' | 'open' | 'closed' = 'unused';
   /** The buffer being filled, and how much of it is. */
   private current: { buffer: Buffer; filled: number } | undefined;
   /** Full parts waiting for a free slot or for the upload id. */
@@ -142,7 +154,7 @@ export class S3MultipartUpload extends Writable {
       if (!this.current) {
         const buffer = this.takeBuffer();
         if (!buffer) {
-          this.waiter = () => this.fill(chunk, offset, done);
+          this.waitForBuffer(() => this.fill(chunk, offset, done));
           return;
         }
         this.current = { buffer, filled: 0 };
@@ -153,6 +165,7 @@ export class S3MultipartUpload extends Writable {
         const grown = Buffer.allocUnsafeSlow(current.buffer.length < GROWN_BUFFER ? Math.min(partSize, current.buffer.length * 4) : partSize);
         current.buffer.copy(grown, 0, 0, current.filled);
         current.buffer = grown;
+        this.own = grown;
       }
       const copied = chunk.copy(current.buffer, current.filled, offset, Math.min(chunk.length, offset + current.buffer.length - current.filled));
       current.filled += copied;
@@ -161,35 +174,92 @@ export class S3MultipartUpload extends Writable {
     done();
   }
 
-  /** A free buffer: from the pool, newly made while fewer than queueSize + 1 exist, else none. */
+  /**
+   * A free buffer: one held, the own one when not made yet, else a spare one borrowed while
+   * this upload holds fewer than queueSize of them; none when the shared pool has none.
+   */
   private takeBuffer(): Buffer | undefined {
-    const pooled = this.pool.pop();
-    if (pooled) return pooled;
-    if (this.allocated >= this.options.queueSize + 1) return undefined;
-    this.allocated += 1;
-    // The first buffer starts small, as most files are; the others are whole parts. Only
-    // the filled start of a buffer is ever sent, so its contents need no clearing.
-    return Buffer.allocUnsafeSlow(this.allocated === 1 ? Math.min(FIRST_BUFFER, this.options.partSize) : this.options.partSize);
+    const held = this.free.pop();
+    if (held) return held;
+    if (!this.own) {
+      // It starts small, as most files are. Only the filled start of a buffer is ever sent,
+      // so no buffer needs clearing.
+      this.own = Buffer.allocUnsafeSlow(Math.min(FIRST_BUFFER, this.options.partSize));
+      return this.own;
+    }
+    if (!this.mayBorrow()) return undefined;
+    const spare = this.options.spareBuffers.borrow();
+    if (spare) this.borrowed.add(spare);
+    return spare;
   }
 
-  private giveBack(buffer: Buffer): void {
-    if (this.stopped) return;
-    this.pool.push(buffer);
-    this.resume();
+  private mayBorrow(): boolean {
+    if (this.borrowed.size >= this.options.queueSize || this.poolState === 'closed') return false;
+    if (this.poolState === 'unused') {
+      this.options.spareBuffers.open();
+      this.poolState = 'open';
+    }
+    return true;
+  }
+
+  /** Waits for the own buffer to come back, or for a spare one from the shared pool. */
+  private waitForBuffer(then: () => void): void {
+    this.waiter = then;
+    if (this.cancelWait || !this.mayBorrow()) return;
+    this.cancelWait = this.options.spareBuffers.wait((spare) => {
+      this.cancelWait = undefined;
+      this.borrowed.add(spare);
+      this.free.push(spare);
+      if (this.stopped) this.release();
+      else this.resume();
+    });
+  }
+
+  /** A part's buffer once its UploadPart settled: reused after a success, never after a failure (the request may still read it). */
+  private partSettled(buffer: Buffer, succeeded: boolean): void {
+    if (this.borrowed.delete(buffer)) {
+      if (succeeded) this.options.spareBuffers.giveBack(buffer);
+      else this.options.spareBuffers.forfeit();
+    } else if (succeeded && !this.stopped) {
+      const filling = this.current?.buffer;
+      if (filling && this.borrowed.delete(filling)) {
+        // The one being filled becomes the own one and the own one goes back: a client that
+        // stalls mid-part then holds one buffer, not a spare the other uploads wait for.
+        this.own = filling;
+        this.options.spareBuffers.giveBack(buffer);
+      } else {
+        this.free.push(buffer);
+      }
+    }
+    if (!this.stopped) this.resume();
   }
 
   /** Goes on with the write that waited for a buffer or for the upload id. */
   private resume(): void {
+    this.cancelWait?.();
+    this.cancelWait = undefined;
     const waiter = this.waiter;
     this.waiter = undefined;
     waiter?.();
   }
 
-  /** Drops every buffer this upload holds (not those of requests on the way). */
+  /**
+   * Drops every buffer this upload holds, the spare ones back to the shared pool (those of
+   * requests on the way go back when they settle), and stops borrowing.
+   */
   private release(): void {
-    this.pool.length = 0;
+    this.cancelWait?.();
+    this.cancelWait = undefined;
+    const held = [...this.free, ...this.ready.map((part) => part.buffer)];
+    if (this.current) held.push(this.current.buffer);
+    this.free.length = 0;
     this.ready.length = 0;
     this.current = undefined;
+    for (const buffer of held) {
+      if (this.borrowed.delete(buffer)) this.options.spareBuffers.giveBack(buffer);
+    }
+    if (this.poolState === 'open') this.options.spareBuffers.close();
+    this.poolState = 'closed';
   }
 
   private dispatch(buffer: Buffer, length: number): void {
@@ -225,15 +295,25 @@ export class S3MultipartUpload extends Writable {
       const part = this.ready.shift()!;
       this.inFlight += 1;
       const body = part.buffer.subarray(0, part.length);
-      this.request(
-        client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: part.number, Body: body, ContentLength: part.length })),
-        ({ ETag }) => {
-          this.inFlight -= 1;
-          this.completed.push({ PartNumber: part.number, ETag });
-          this.giveBack(part.buffer);
-          this.pump();
+      const sent = client.send(
+        new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: part.number, Body: body, ContentLength: part.length }),
+      );
+      // The buffer goes back however the request ends, also after a stop: a spare one is the pool's.
+      const settled = sent.then(
+        (answer) => {
+          this.partSettled(part.buffer, true);
+          return answer;
+        },
+        (error: unknown) => {
+          this.partSettled(part.buffer, false);
+          throw error;
         },
       );
+      this.request(settled, ({ ETag }) => {
+        this.inFlight -= 1;
+        this.completed.push({ PartNumber: part.number, ETag });
+        this.pump();
+      });
     }
     const finishing = this.finishing;
     if (finishing && this.inFlight === 0 && this.ready.length === 0) {

@@ -197,6 +197,67 @@ describe('S3BlobStore on a real S3 server', { skip }, () => {
     assert.deepEqual(await readAll(await bounded.read(staged.handle, { start: 5 * MiB - 3, end: 5 * MiB + 2 })), bytes.subarray(5 * MiB - 3, 5 * MiB + 3));
   });
 
+  test('uploads share spare buffers: memory bounded for all, and clients stalled mid-part do not block another', { timeout: 180_000 }, async (t) => {
+    const partSize = 5 * MiB;
+    const queueSize = 2;
+    const shared = storeOn(bucket, { partSize, queueSize });
+    // Three clients send two and a half parts and stall: alone, each would hold
+    // queueSize + 1 buffers for as long as it stalls.
+    const stalledBytes = randomBytes(partSize * 2.5);
+    const bytes = randomBytes(30 * MiB);
+    let peak = 0;
+    const sample = () => {
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+    };
+    const viewsOf = (whole: Buffer, ends: boolean) => {
+      let offset = 0;
+      return new Readable({
+        read() {
+          sample();
+          if (offset === whole.length) {
+            // The end, or a stall: nothing more is ever pushed.
+            if (ends) this.push(null);
+            return;
+          }
+          const chunk = whole.subarray(offset, offset + 64 * 1024);
+          offset += chunk.length;
+          this.push(chunk);
+        },
+      });
+    };
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+    const baseline = process.memoryUsage().arrayBuffers;
+    const controller = new AbortController();
+    const stalled = [0, 1, 2].map(() =>
+      shared.stage(viewsOf(stalledBytes, false), { maxBytes: 100 * MiB, signal: controller.signal }).then(
+        () => assert.fail('a stalled upload finished'),
+        (error: Error) => error,
+      ),
+    );
+    // Until every stalled upload has sent its two full parts and stopped reading.
+    for (let waited = 0; ; waited += 1) {
+      const { uploads } = await bucketContents(bucket.client, bucket.bucket);
+      if (uploads.length === 3) break;
+      assert.ok(waited < 600, 'the stalled uploads never started their multipart uploads');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const staged = await shared.stage(viewsOf(bytes, true), { maxBytes: bytes.length });
+    sample();
+    assert.equal(staged.sha256, sha256Of(bytes));
+    controller.abort();
+    for (const outcome of await Promise.all(stalled)) assert.equal(outcome.name, 'AbortError');
+    assert.deepEqual(await bucketContents(bucket.client, bucket.bucket), { objects: [`${PREFIX}blobs/${staged.handle}`], uploads: [] });
+    // Each upload's own buffer and the queueSize spare ones: (4 + 2) × 5 MiB = 30 MiB, plus
+    // the garbage of growing each first buffer (1.3 MiB each). Buffers of their own, as
+    // before the pool, measured 60 MiB here.
+    const bound = 40 * MiB;
+    const growth = peak - baseline;
+    t.diagnostic(`arrayBuffers growth ${(growth / MiB).toFixed(1)} MiB (bound ${bound / MiB} MiB)`);
+    assert.ok(growth < bound, `arrayBuffers grew by ${(growth / MiB).toFixed(1)} MiB, bound ${bound / MiB} MiB`);
+  });
+
   test('a stage that fails mid-multipart leaves no multipart upload and no object', async () => {
     const commands = recordCommands(bucket.client);
     // 12 MiB reach S3 in two 5 MiB parts before the failure, with a part often in flight.
