@@ -3,7 +3,7 @@ import http from 'node:http';
 import { encodeCursor } from '../../src/http/api/page-cursor.js';
 import type { BenchContext } from '../lib/context.js';
 import { type Figure, figure, ms, type SectionResult, x } from '../lib/figures.js';
-import { PASSWORD } from '../lib/filehaven-server.js';
+import { PASSWORD, SERVER_ENTRY } from '../lib/filehaven-server.js';
 import { atomEntryId, call, uploadFile } from '../lib/http-client.js';
 import { median, rssPeak, timed } from '../lib/measure.js';
 import { createdAtOf, execute, fileRows, SEED_STEP_MS, seededId, seedFiles, seedSite } from '../lib/seed.js';
@@ -209,7 +209,7 @@ async function signIn(url: string, login: string): Promise<string> {
 async function cli(context: BenchContext, args: string[], sample = false): Promise<{ seconds: number; peakRss: number }> {
   const started = performance.now();
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('FILEHAVEN_')));
-  const child = spawn(process.execPath, ['dist/cli/index.js', ...args, '--data', context.dataDir, ...context.settings.flags], {
+  const child = spawn(process.execPath, [SERVER_ENTRY, ...args, '--data', context.dataDir, ...context.settings.flags], {
     env: { ...env, ...context.settings.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
