@@ -306,7 +306,10 @@ class BucketPolicy {
   static async open(services: Services): Promise<BucketPolicy> {
     const { config } = services;
     // Loaded only for S3, like the store itself (composition.ts).
-    const commands = await import('@aws-sdk/client-s3');
+    const sdk = await import('@aws-sdk/client-s3');
+    // Bundled for the run (scripts/test-tree.js), a CommonJS package loaded by import() has
+    // its exports under `default` only; unbundled (tsx), Node gives them by name too.
+    const commands = 'ListObjectsV2Command' in sdk ? sdk : (sdk as unknown as { default: typeof sdk }).default;
     const { createS3Client } = await import('../../src/blob/s3-blob-store.js');
     const client = createS3Client({
       endpoint: config.s3Endpoint ?? undefined,
