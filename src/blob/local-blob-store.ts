@@ -78,7 +78,6 @@ export class LocalBlobStore implements BlobStore {
       open: () => fs.open(tempPath, 'wx', 0o600),
       position: 0,
       sync: true,
-      batchBytes: WRITE_BATCH_BYTES,
       failure: (step, cause) => new BlobStorageError(step, cause),
     });
     try {
@@ -272,13 +271,8 @@ async function statIfPresent(file: string): Promise<Stats | null> {
  * Why not smaller (issue 9): a fast download reads 1 MiB at a time into the same three
  * buffers from start to end (FileRangeStream, recycled by sendFile), so its reads cost no
  * garbage; 512 KiB reads only doubled the trips through libuv's thread pool (a slow one
- * reads less: read-sizing.ts). An upload's socket chunks are
- * Node's own fresh Buffers, which live on until V8's next collection: 512 KiB upload
- * batches cost uploads about 6% for a few MB.
+ * reads less: read-sizing.ts). Uploads: file-sink.ts.
  */
-
-/** Bytes of an upload in its FileSink: the write on the disk and the chunks waiting for it. */
-const WRITE_BATCH_BYTES = 1024 * 1024;
 
 /** fsync of a folder makes a rename inside it durable. */
 async function fsyncDir(dir: string): Promise<void> {
