@@ -44,8 +44,6 @@ export interface OpenedDatabase {
   engine: Engine;
   /** The PostgreSQL schema the tables live in (null on SQLite). */
   schema: string | null;
-  /** The SQLite database's file as given (null on PostgreSQL); its `-wal` is found by sqliteWalFile. */
-  sqliteFile: string | null;
   /** The pool's connections now (metrics); null on SQLite, which has one connection and no pool. */
   connections(): PoolConnections | null;
 }
@@ -115,7 +113,7 @@ export function openSqlite(dataDir: string): OpenedDatabase {
       },
     }),
   });
-  return { db, engine: 'sqlite', schema: null, sqliteFile: file, connections: () => null };
+  return { db, engine: 'sqlite', schema: null, connections: () => null };
 }
 
 /**
@@ -191,7 +189,7 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
   });
   // Before the first query there is no pool yet: no connections.
   const connections = () => (opened ? { total: opened.totalCount, idle: opened.idleCount, waiting: opened.waitingCount } : { total: 0, idle: 0, waiting: 0 });
-  return { db, engine: 'postgres', schema: options.schema, sqliteFile: null, connections };
+  return { db, engine: 'postgres', schema: options.schema, connections };
 }
 
 /**
