@@ -121,6 +121,11 @@ export class DownloadCounts {
       this.flushInBackground();
       return;
     }
+    this.scheduleFlush();
+  }
+
+  /** A flush in flushMs, unless one is planned already. */
+  private scheduleFlush(): void {
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -134,13 +139,7 @@ export class DownloadCounts {
     this.flush().catch((error) => {
       this.deps.report(error, 'writing download counts failed: kept for the next try');
       // Tried again after an interval, not at once (the database may be away a while).
-      if (!this.timer && (this.files.size > 0 || this.days.size > 0)) {
-        this.timer = setTimeout(() => {
-          this.timer = null;
-          this.flushInBackground();
-        }, this.flushMs);
-        this.timer.unref();
-      }
+      if (this.files.size > 0 || this.days.size > 0) this.scheduleFlush();
     });
   }
 
