@@ -23,6 +23,9 @@ export interface RunningServer {
 /** After the grace's cut, how long a stop still waits for connections to go. */
 const CUT_WAIT_MS = 5_000;
 
+/** How often the site's totals are folded: a minute of uploads at 1,000/s is 60,000 short rows to sum. */
+const TOTALS_FOLD_MS = 60_000;
+
 /** config → services → app → listen (STYLE.md: main.ts). */
 export async function startServer(config: Config, options: ServiceOptions = {}): Promise<RunningServer> {
   const services = await openServices(config, options);
@@ -72,6 +75,10 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
     const settling = scheduleRuns({ run: () => services.reservations.settleAbandoned({ ofThisServer: false }) }, LEASE_MS, {
       onError: (error) => app.log.error(error, 'settling expired reservations failed'),
     });
+    // The site's totals: the rows writers appended since the last fold become one per kind.
+    const folding = scheduleRuns({ run: () => services.gc.foldTotals() }, TOTALS_FOLD_MS, {
+      onError: (error) => app.log.error(error, 'folding the site totals failed'),
+    });
     const gc = scheduleRuns(services.gc, config.gcIntervalMs, {
       onReport: (report) => app.log.info({ gc: report }, 'gc done'),
       onError: (error) => {
@@ -88,7 +95,7 @@ export async function startServer(config: Config, options: ServiceOptions = {}):
         // From here /readyz answers 503 and every response closes its connection.
         lifecycle.draining = true;
         // No new gc run, and the one in progress finishes before the database closes.
-        const background = Promise.all([gc.stop(), settling.stop()]);
+        const background = Promise.all([gc.stop(), settling.stop(), folding.stop()]);
         // app.close() stops accepting and waits for the requests in progress, uploads
         // included, for up to the grace; then what is left is cut. Connections that turn
         // idle meanwhile (a keep-alive client between two requests) are closed at once.

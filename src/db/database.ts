@@ -33,6 +33,23 @@ export interface Database {
   dav_locks: DavLocksTable;
   dav_properties: DavPropertiesTable;
   site_days: SiteDaysTable;
+  site_totals: SiteTotalsTable;
+}
+
+/**
+ * The site's totals as rows of differences the database's triggers append (migration 0020);
+ * their sums by kind are the totals. A fold replaces the rows by their sums.
+ */
+export interface SiteTotalsTable {
+  id: Generated<number>;
+  /** A file state (A, B, D), or `blob`. */
+  kind: string;
+  /** Files or blobs. */
+  items: number;
+  bytes: number;
+  downloads: number;
+  /** Bytes served. */
+  served: number;
 }
 
 /** The console's figures of one finished UTC day (migration 0017), kept once computed. */

@@ -17,6 +17,8 @@ import * as fileExpiry from './migrations/0014-file-expiry.js';
 import * as signInMethods from './migrations/0015-sign-in-methods.js';
 import * as webdav from './migrations/0016-webdav.js';
 import * as largeTables from './migrations/0017-large-tables.js';
+import * as siteTotals from './migrations/0020-site-totals.js';
+import * as contentLifetimes from './migrations/0021-content-lifetimes.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -42,6 +44,8 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0015-sign-in-methods': signInMethods,
   '0016-webdav': webdav,
   '0017-large-tables': largeTables,
+  '0020-site-totals': siteTotals,
+  '0021-content-lifetimes': contentLifetimes,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

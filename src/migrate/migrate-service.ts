@@ -9,6 +9,7 @@ import {
   advanceSequences,
   BATCH_ROWS,
   batches,
+  COPIED_TABLE_NAMES,
   countRows,
   databaseIdentity,
   differingColumn,
@@ -138,12 +139,12 @@ async function migrate(options: MigrateOptions): Promise<MigrateReport> {
   }
   const tables: MigrateReport['tables'] = [];
   if (targetDatabase !== null) {
-    for (const table of TABLE_NAMES) {
+    for (const table of COPIED_TABLE_NAMES) {
       if (table === 'server_settings' || (table === 'blobs' && targetBlobs !== null)) continue;
       await copyTable(run, targetDatabase.db, table);
     }
     await advanceSequences(targetDatabase);
-    for (const table of TABLE_NAMES) tables.push({ name: table, rows: await verifyTable(run, targetDatabase.db, table) });
+    for (const table of COPIED_TABLE_NAMES) tables.push({ name: table, rows: await verifyTable(run, targetDatabase.db, table) });
   }
   return { resumed, tables, blobs, ms: now() - started };
 }

@@ -13,6 +13,11 @@ export interface TableSpec {
    * every row exists, so a child sorted before its parent never breaks the foreign key.
    */
   readonly deferred?: readonly string[];
+  /**
+   * Kept by the database itself from other tables (site_totals, by triggers on files and
+   * blobs): never copied nor compared, as the copy of those tables makes the target's own.
+   */
+  readonly derived?: boolean;
 }
 
 /**
@@ -67,12 +72,17 @@ export const TABLES = {
   dav_properties: { key: 'key' },
   // The console's finished-day figures (issue 28): derived from files, copied as they are.
   site_days: { key: 'day' },
+  // The site's totals (issue 28): the target's triggers count the files and blobs copied.
+  site_totals: { key: 'id', derived: true },
 } as const satisfies Record<keyof Database, TableSpec>;
 
 export type TableName = keyof typeof TABLES;
 
 /** The tables in copy order. */
 export const TABLE_NAMES = Object.keys(TABLES) as TableName[];
+
+/** The tables a migrate copies and compares: all but those the database derives (TableSpec.derived). */
+export const COPIED_TABLE_NAMES = TABLE_NAMES.filter((table) => !(TABLES[table] as TableSpec).derived);
 
 /** A row as the driver returns it. */
 export type Row = Record<string, unknown>;

@@ -1149,6 +1149,110 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
       });
     });
 
+    describe('the site totals the database keeps (stats)', () => {
+      /** What stats() must say, kept by the test from what it did. */
+      const expected = () => ({
+        A: { count: 0, bytes: 0 },
+        B: { count: 0, bytes: 0 },
+        D: { count: 0, bytes: 0 },
+        blobs: { count: 0, bytes: 0 },
+        downloads: 0,
+        served: 0,
+      });
+      const assertTotals = async (on: MetadataStore, want: ReturnType<typeof expected>, what: string) => {
+        const stats = await on.housekeeping.stats();
+        assert.deepEqual(
+          { A: stats.files.A, B: stats.files.B, D: stats.files.D, blobs: stats.blobs, downloads: stats.downloads, served: stats.bytesServed },
+          want,
+          what,
+        );
+      };
+
+      test('every kind of write shows at once; a fold changes no total and leaves one row per kind', async () => {
+        const owner = await account();
+        const want = expected();
+        await assertTotals(store, want, 'an empty site');
+        const a = await file(owner.id, { size: 100 });
+        const b = await file(owner.id, { size: 2 ** 33 });
+        const c = await file(owner.id, { size: 7 });
+        want.A = { count: 3, bytes: 107 + 2 ** 33 };
+        await store.blobs.insert(digest('e'), 2 ** 33, 'key-e', T0);
+        await store.blobs.insert(digest('f'), 5, 'key-f', T0);
+        want.blobs = { count: 2, bytes: 2 ** 33 + 5 };
+        await assertTotals(store, want, 'files and blobs created');
+        await store.files.setStatus(b.id, [FileStatus.Active], FileStatus.Blocked, T0);
+        await store.files.setStatus(c.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        want.A = { count: 1, bytes: 100 };
+        want.B = { count: 1, bytes: 2 ** 33 };
+        want.D = { count: 1, bytes: 7 };
+        await store.files.addDownloads(a.id, { starts: 3, lastStartAt: T0, bytesServed: 300 });
+        await store.files.addDownloads(b.id, { starts: 1, lastStartAt: T0, bytesServed: 2 ** 32 });
+        want.downloads = 4;
+        want.served = 300 + 2 ** 32;
+        await assertTotals(store, want, 'a block, a delete, downloads');
+        // A state change carries the file's downloads along: they stay in the site's total.
+        await store.files.setStatus(a.id, [FileStatus.Active], FileStatus.Deleted, T0);
+        want.A = { count: 0, bytes: 0 };
+        want.D = { count: 2, bytes: 107 };
+        assert.equal(await store.blobs.removeIfUnreferenced(digest('f')), 'key-f');
+        want.blobs = { count: 1, bytes: 2 ** 33 };
+        // A write that rolls back counts nothing.
+        await assert.rejects(
+          store.transaction(async (repos) => {
+            await repos.files.create(newFile(owner.id, { size: 999 }));
+            throw new Error('the upload failed');
+          }),
+          /the upload failed/,
+        );
+        await assertTotals(store, want, 'after a delete of a downloaded file, a blob removed, a rollback');
+        const rows = await store.transaction((repos) => repos.housekeeping.foldTotals());
+        assert.ok(rows > 4, `rows of differences were folded (${rows})`);
+        await assertTotals(store, want, 'after a fold');
+        assert.equal(await store.transaction((repos) => repos.housekeeping.foldTotals()), 4, 'one row per kind after a fold (A, B, D, blob)');
+        await assertTotals(store, want, 'after a second fold');
+      });
+
+      test('40 writers and 6 folds on two stores at once: the totals are exact', async () => {
+        const peer = await harness.openPeer();
+        const owner = await account();
+        const seeded = await Promise.all(Array.from({ length: 10 }, (_, i) => file(owner.id, { size: 1000 + i })));
+        const want = expected();
+        want.A = { count: 10, bytes: seeded.reduce((sum, f) => sum + f.size, 0) };
+        const writers = Array.from({ length: 40 }, (_, i) => {
+          const on = i % 2 ? peer : store;
+          if (i < 10) {
+            // Deletes of the seeded files, each in its own transaction with a download.
+            const f = seeded[i]!;
+            want.A.count--;
+            want.A.bytes -= f.size;
+            want.D.count++;
+            want.D.bytes += f.size;
+            want.downloads += 2;
+            want.served += 10;
+            return on.transaction(async (repos) => {
+              await repos.files.addDownloads(f.id, { starts: 2, lastStartAt: T0, bytesServed: 10 });
+              await repos.files.setStatus(f.id, [FileStatus.Active], FileStatus.Deleted, T0);
+            });
+          }
+          want.A.count++;
+          want.A.bytes += 10 * i;
+          want.blobs.count++;
+          want.blobs.bytes += 10 * i;
+          return on.transaction(async (repos) => {
+            const sha = `${i}`.padStart(64, '0');
+            await repos.blobs.insert(sha, 10 * i, `key-${i}`, T0);
+            await repos.files.create(newFile(owner.id, { size: 10 * i, sha256: sha }));
+          });
+        });
+        const folds = Array.from({ length: 6 }, (_, i) => (i % 2 ? peer : store).transaction((repos) => repos.housekeeping.foldTotals()));
+        await Promise.all([...writers, ...folds]);
+        await assertTotals(store, want, 'read on one store');
+        await assertTotals(peer, want, 'read on the other');
+        await store.transaction((repos) => repos.housekeeping.foldTotals());
+        await assertTotals(peer, want, 'after a last fold');
+      });
+    });
+
     describe('resumable uploads and their locks (one writer per upload across servers)', () => {
       test("an upload lock is one request's until released or run out; a race has one winner; a holder sees a release request", async () => {
         const peer = await harness.openPeer();

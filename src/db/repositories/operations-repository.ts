@@ -75,44 +75,75 @@ export function housekeepingRepository(db: Kysely<Database>, engine: Engine): Ho
       if (engine === 'sqlite') await sql`PRAGMA optimize`.execute(db);
     },
     async stats(): Promise<StoreStats> {
-      // One pass over files (issue 28: at 10 M rows each pass is seconds): counts and bytes
-      // by state, and downloads and bytes served summed over the states.
-      const [accounts, byStatus, blobs] = await Promise.all([
+      // The totals the database keeps (migration 0020): a few rows per kind between folds,
+      // never a pass over files.
+      const [accounts, totals] = await Promise.all([
         db
           .selectFrom('accounts')
           .select((eb) => eb.fn.countAll().as('n'))
           .executeTakeFirstOrThrow(),
         db
-          .selectFrom('files')
+          .selectFrom('site_totals')
           .select((eb) => [
-            'status',
-            eb.fn.countAll().as('n'),
-            eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes'),
-            eb.fn.coalesce(eb.fn.sum<number>('downloads'), eb.lit(0)).as('downloads'),
-            eb.fn.coalesce(eb.fn.sum<number>('bytes_served'), eb.lit(0)).as('served'),
+            'kind',
+            eb.fn.sum<number>('items').as('items'),
+            eb.fn.sum<number>('bytes').as('bytes'),
+            eb.fn.sum<number>('downloads').as('downloads'),
+            eb.fn.sum<number>('served').as('served'),
           ])
-          .groupBy('status')
+          .groupBy('kind')
           .execute(),
-        db
-          .selectFrom('blobs')
-          .select((eb) => [eb.fn.countAll().as('n'), eb.fn.coalesce(eb.fn.sum<number>('size'), eb.lit(0)).as('bytes')])
-          .executeTakeFirstOrThrow(),
       ]);
       const files = { A: { count: 0, bytes: 0 }, B: { count: 0, bytes: 0 }, D: { count: 0, bytes: 0 } } as StoreStats['files'];
+      const blobs = { count: 0, bytes: 0 };
       let downloads = 0;
       let bytesServed = 0;
-      for (const row of byStatus) {
-        if (row.status in files) files[row.status as FileStatus] = { count: Number(row.n), bytes: Number(row.bytes) };
+      for (const row of totals) {
+        const kept = { count: Number(row.items), bytes: Number(row.bytes) };
+        if (row.kind === 'blob') Object.assign(blobs, kept);
+        else if (row.kind in files) files[row.kind as FileStatus] = kept;
         downloads += Number(row.downloads);
         bytesServed += Number(row.served);
       }
-      return {
-        accounts: Number(accounts.n),
-        files,
-        blobs: { count: Number(blobs.n), bytes: Number(blobs.bytes) },
-        downloads,
-        bytesServed,
-      };
+      return { accounts: Number(accounts.n), files, blobs, downloads, bytesServed };
+    },
+    async foldTotals() {
+      // Run in a transaction (the service's): the rows summed are the rows deleted. On
+      // PostgreSQL one statement does both, so a fold racing another, or a writer's
+      // uncommitted rows, can only leave rows for the next fold, never count one twice.
+      if (engine === 'postgres') {
+        const folded = await sql<{ n: string }>`
+          with gone as (delete from site_totals returning kind, items, bytes, downloads, served),
+          summed as (
+            insert into site_totals (kind, items, bytes, downloads, served)
+            select kind, sum(items), sum(bytes), sum(downloads), sum(served) from gone group by kind
+            returning 1
+          )
+          select (select count(*) from gone) as n
+        `.execute(db);
+        return Number(folded.rows[0]?.n ?? 0);
+      }
+      // SQLite: the transaction is the only writer until it commits.
+      const sums = await db
+        .selectFrom('site_totals')
+        .select((eb) => [
+          'kind',
+          eb.fn.countAll<number>().as('n'),
+          eb.fn.sum<number>('items').as('items'),
+          eb.fn.sum<number>('bytes').as('bytes'),
+          eb.fn.sum<number>('downloads').as('downloads'),
+          eb.fn.sum<number>('served').as('served'),
+        ])
+        .groupBy('kind')
+        .execute();
+      const rows = sums.reduce((n, row) => n + Number(row.n), 0);
+      if (rows <= sums.length) return rows;
+      await db.deleteFrom('site_totals').execute();
+      await db
+        .insertInto('site_totals')
+        .values(sums.map(({ kind, items, bytes, downloads, served }) => ({ kind, items, bytes, downloads, served })))
+        .execute();
+      return rows;
     },
     async unreferencedBlobs(before, limit, after) {
       let q = db.selectFrom('blobs').select(['blobs.sha256', 'blobs.size']).where('blobs.created_at', '<', before);

@@ -89,8 +89,14 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
       // by files_sha256) is live at `to`, minus once if some file is live at `from`.
       const live = (at: number, table: string) =>
         sql<number>`case when ${sql.ref(`${table}.created_at`)} <= ${at} and (${sql.ref(`${table}.deleted_at`)} > ${at} or (${sql.ref(`${table}.deleted_at`)} is null and ${sql.ref(`${table}.status`)} <> ${FileStatus.Deleted})) then 1 else 0 end`;
+      // Live at `at` is `live` above, split by state so each half is one range of
+      // files_sha256 (sha256, status, created_at; 0021): an active or blocked file has no
+      // deleted_at (only the change to deleted sets it, and nothing leaves that state).
       const anyLive = (at: number) =>
-        sql<number>`case when exists (select 1 from files as other where other.sha256 = changed.sha256 and other.created_at <= ${at} and (other.deleted_at > ${at} or (other.deleted_at is null and other.status <> ${FileStatus.Deleted}))) then 1 else 0 end`;
+        sql<number>`case
+          when exists (select 1 from files as other where other.sha256 = changed.sha256 and other.status in (${FileStatus.Active}, ${FileStatus.Blocked}) and other.created_at <= ${at}) then 1
+          when exists (select 1 from files as other where other.sha256 = changed.sha256 and other.status = ${FileStatus.Deleted} and other.created_at <= ${at} and other.deleted_at > ${at}) then 1
+          else 0 end`;
       const changed = sql`(select sha256, size, ${live(to, 'files')} - ${live(from, 'files')} as change from files
         where (created_at > ${from} and created_at <= ${to}) or (deleted_at > ${from} and deleted_at <= ${to}))`;
       const { rows } = await sql<{ file_bytes: number | string | null; stored_bytes: number | string | null }>`

@@ -493,8 +493,13 @@ export interface UploadLocksRepository {
 export interface HousekeepingRepository {
   /** Brings the planner's statistics up to date where the engine does not by itself (SQLite's `PRAGMA optimize`). */
   refreshStatistics(): Promise<void>;
-  /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served. */
+  /** Account count, files and bytes by status, blob count and bytes, downloads, bytes served: from the kept totals. */
   stats(): Promise<StoreStats>;
+  /**
+   * Replaces the rows of differences the database appended to the kept totals (migration
+   * 0020) by their sums, one per kind; how many rows there were. Run it in a transaction.
+   */
+  foldTotals(): Promise<number>;
   /**
    * Up to `limit` blob rows (digest and size) with no live file, created before `before`,
    * by digest, starting after the digest `after` (keyset batches: never every row at once).
