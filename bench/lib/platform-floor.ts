@@ -57,6 +57,71 @@ export async function startBareNodeWriter(dir: string): Promise<{ url: string }>
 }
 
 /**
+ * The same ceiling on S3: a bare `node:http` server that hashes a `PUT` body with SHA-256
+ * on its way into a lib-storage multipart upload, with the server's part and queue size
+ * (one object, replaced each time). What filehaven's POST /files must do at least on S3,
+ * where the raw SDK reference neither receives over HTTP nor hashes.
+ */
+export async function startBareS3Writer(s3: {
+  endpoint: string;
+  bucket: string;
+  partSize: number;
+  queueSize: number;
+  env: Record<string, string>;
+}): Promise<{ url: string }> {
+  const script = `
+    const http = await import('node:http');
+    const { createHash } = await import('node:crypto');
+    const { Transform } = await import('node:stream');
+    const { S3Client } = await import('@aws-sdk/client-s3');
+    const { Upload } = await import('@aws-sdk/lib-storage');
+    const client = new S3Client({
+      endpoint: process.env.BARE_S3_ENDPOINT,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    const server = http.createServer(async (request, response) => {
+      try {
+        const hash = createHash('sha256');
+        const Body = request.pipe(new Transform({ transform(chunk, _e, done) { hash.update(chunk); done(null, chunk); } }));
+        await new Upload({
+          client,
+          params: { Bucket: process.env.BARE_S3_BUCKET, Key: 'bare-put.bin', Body },
+          partSize: Number(process.env.BARE_S3_PART_SIZE),
+          queueSize: Number(process.env.BARE_S3_QUEUE_SIZE),
+          leavePartsOnError: false,
+        }).done();
+        response.writeHead(201).end(hash.digest('hex'));
+      } catch (error) {
+        response.writeHead(500).end(String(error));
+      }
+    });
+    server.listen(0, '127.0.0.1', () => console.log('listening on http://127.0.0.1:' + server.address().port));
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      ...s3.env,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      BARE_S3_ENDPOINT: s3.endpoint,
+      BARE_S3_BUCKET: s3.bucket,
+      BARE_S3_PART_SIZE: String(s3.partSize),
+      BARE_S3_QUEUE_SIZE: String(s3.queueSize),
+    },
+  });
+  const exited = once(child, 'exit');
+  defer('stop the bare S3 writer', async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+  });
+  return { url: await listeningUrl(child, 'the bare S3 writer') };
+}
+
+/**
  * Resident memory of the stack filehaven stands on, with none of filehaven: Fastify
  * listening with one route, Kysely over better-sqlite3 with one database open, 2 s after
  * the start (as the idle figure is taken).
