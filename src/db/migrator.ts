@@ -94,6 +94,13 @@ export async function migrateToLatest<DB>(
       await sleep(Math.random() * Math.min(25 * 2 ** attempt, 1000));
       continue;
     }
+    // PostgreSQL: a migration that locks tables live servers write (0020's triggers on
+    // files and blobs) gave up waiting (55P03, its lock_timeout) or was a deadlock's
+    // victim (40P01) rather than a writer: nothing of it stayed; try again after a pause.
+    if ((code === '55P03' || code === '40P01') && attempt < LOCK_RACE_ATTEMPTS) {
+      await sleep(100 + Math.random() * Math.min(50 * 2 ** attempt, 2000));
+      continue;
+    }
     // SQLite: another process has been migrating for longer than busy_timeout (a large
     // index build): wait on for it, up to a few minutes.
     if (code === 'SQLITE_BUSY' && attempt < SQLITE_BUSY_ATTEMPTS) continue;
@@ -129,6 +136,9 @@ async function newerMigrations<DB>(db: Kysely<DB>, schema: string | null, known:
 
 /** busy_timeout waits (10 s each) for another process's migrations before giving up. */
 const SQLITE_BUSY_ATTEMPTS = 30;
+
+/** Starts of the migrator whose locks met live writers' (about a minute of tries in all). */
+const LOCK_RACE_ATTEMPTS = 40;
 
 /** Starts of the migrator on a database whose catalog changed under its listing. */
 const CATALOG_RACE_ATTEMPTS = 20;

@@ -3,6 +3,7 @@ import { forEachConcurrent } from '../backup/concurrent.js';
 import type { BlobStore } from '../blob/blob-store.js';
 import type { Database } from '../db/database.js';
 import type { OpenedDatabase } from '../db/dialect.js';
+import { housekeepingRepository } from '../db/repositories/operations-repository.js';
 import { SECRET_FINGERPRINT_SETTING } from '../security/secrets.js';
 import { type BlobRow, copyBlob, MigrateError } from './blob-copy.js';
 import {
@@ -144,6 +145,9 @@ async function migrate(options: MigrateOptions): Promise<MigrateReport> {
       await copyTable(run, targetDatabase.db, table);
     }
     await advanceSequences(targetDatabase);
+    // The copy left a row of site_totals per file and blob it inserted: one fold now, not
+    // one by every server that starts on the target at once.
+    await targetDatabase.db.transaction().execute((trx) => housekeepingRepository(trx, targetDatabase.engine).foldTotals());
     for (const table of COPIED_TABLE_NAMES) tables.push({ name: table, rows: await verifyTable(run, targetDatabase.db, table) });
   }
   return { resumed, tables, blobs, ms: now() - started };

@@ -20,6 +20,11 @@ import { isPostgres } from '../dialect.js';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = isPostgres(db);
+  // Servers of the previous version go on writing while a new one migrates (scaling.md):
+  // an upload locks blobs then files, a delete files then blobs, so the triggers' locks
+  // below can meet a writer's in a deadlock. Give up first (under the 1 s deadlock_timeout)
+  // and let the migrator try again (migrator.ts), so no writer is chosen as the victim.
+  if (postgres) await sql`set local lock_timeout = '500ms'`.execute(db);
   await db.schema
     .createTable('site_totals')
     .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))
@@ -48,32 +53,36 @@ export async function up(db: Kysely<any>): Promise<void> {
 const COLUMNS = sql.raw('site_totals (kind, items, bytes, downloads, served)');
 
 async function postgresTriggers(db: Kysely<any>): Promise<void> {
-  // SET search_path FROM CURRENT: the function finds site_totals in the schema it was made
-  // in, whatever the writer's own search_path.
+  // The rows go to the site_totals beside the table that changed (tg_table_schema), whatever
+  // the writer's search_path, and still after the schema is renamed or restored under
+  // another name (a name fixed at creation would then write to another site's table).
   await sql`
-    create function site_totals_of_files() returns trigger language plpgsql set search_path from current as $$
+    create function site_totals_of_files() returns trigger language plpgsql as $$
+    declare
+      target text := format('insert into %I.${COLUMNS} values ($1, $2, $3, $4, $5)', tg_table_schema);
     begin
       if tg_op = 'INSERT' then
-        insert into ${COLUMNS} values (new.status, 1, new.size, new.downloads, new.bytes_served);
+        execute target using new.status, 1, new.size, new.downloads, new.bytes_served;
       elsif tg_op = 'DELETE' then
-        insert into ${COLUMNS} values (old.status, -1, -old.size, -old.downloads, -old.bytes_served);
+        execute target using old.status, -1, -old.size, -old.downloads, -old.bytes_served;
       elsif old.status is distinct from new.status then
-        insert into ${COLUMNS} values
-          (old.status, -1, -old.size, -old.downloads, -old.bytes_served),
-          (new.status, 1, new.size, new.downloads, new.bytes_served);
+        execute target using old.status, -1, -old.size, -old.downloads, -old.bytes_served;
+        execute target using new.status, 1, new.size, new.downloads, new.bytes_served;
       else
-        insert into ${COLUMNS} values (new.status, 0, new.size - old.size, new.downloads - old.downloads, new.bytes_served - old.bytes_served);
+        execute target using new.status, 0, new.size - old.size, new.downloads - old.downloads, new.bytes_served - old.bytes_served;
       end if;
       return null;
     end $$
   `.execute(db);
   await sql`
-    create function site_totals_of_blobs() returns trigger language plpgsql set search_path from current as $$
+    create function site_totals_of_blobs() returns trigger language plpgsql as $$
+    declare
+      target text := format('insert into %I.${COLUMNS} values ($1, $2, $3, 0, 0)', tg_table_schema);
     begin
       if tg_op = 'INSERT' then
-        insert into ${COLUMNS} values ('blob', 1, new.size, 0, 0);
+        execute target using 'blob', 1, new.size;
       else
-        insert into ${COLUMNS} values ('blob', -1, -old.size, 0, 0);
+        execute target using 'blob', -1, -old.size;
       end if;
       return null;
     end $$

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import { isPostgres } from '../dialect.js';
 
 /**
  * Issue 28: files_sha256 gains created_at, (sha256, status, created_at). The console's day
@@ -10,11 +11,17 @@ import type { Kysely } from 'kysely';
  * writes no more than it did.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  // Built beside the old one, then swapped: on PostgreSQL dropping an index locks even
+  // reads of the table, which must not last the build (old servers go on serving).
+  await db.schema.createIndex('files_sha256_created').on('files').columns(['sha256', 'status', 'created_at']).execute();
   await db.schema.dropIndex('files_sha256').execute();
-  await db.schema.createIndex('files_sha256').on('files').columns(['sha256', 'status', 'created_at']).execute();
+  await sql`alter index files_sha256_created rename to files_sha256`.execute(db).catch(async (error: unknown) => {
+    if (isPostgres(db)) throw error;
+    // SQLite cannot rename an index: it keeps the new name.
+  });
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.dropIndex('files_sha256').execute();
+  await db.schema.dropIndex(isPostgres(db) ? 'files_sha256' : 'files_sha256_created').execute();
   await db.schema.createIndex('files_sha256').on('files').columns(['sha256', 'status']).execute();
 }
