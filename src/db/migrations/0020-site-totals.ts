@@ -20,11 +20,15 @@ import { isPostgres } from '../dialect.js';
  */
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = isPostgres(db);
-  // Servers of the previous version go on writing while a new one migrates (scaling.md):
-  // an upload locks blobs then files, a delete files then blobs, so the triggers' locks
-  // below can meet a writer's in a deadlock. Give up first (under the 1 s deadlock_timeout)
-  // and let the migrator try again (migrator.ts), so no writer is chosen as the victim.
-  if (postgres) await sql`set local lock_timeout = '500ms'`.execute(db);
+  // Servers of the previous version go on writing while a new one migrates (scaling.md).
+  // The triggers need both tables locked against writes: taken up front in an upload's
+  // order (blobs, then files), so only a delete (files, then blobs) can meet them in a
+  // deadlock, and then this gives up first (under the 1 s deadlock_timeout) and the
+  // migrator tries again (migrator.ts): no writer is chosen as the victim.
+  if (postgres) {
+    await sql`set local lock_timeout = '500ms'`.execute(db);
+    await sql`lock table blobs, files in share row exclusive mode`.execute(db);
+  }
   await db.schema
     .createTable('site_totals')
     .addColumn('id', postgres ? 'bigserial' : 'integer', (c) => (postgres ? c.primaryKey() : c.primaryKey().autoIncrement()))

@@ -113,7 +113,9 @@ export function housekeepingRepository(db: Kysely<Database>, engine: Engine): Ho
       // uncommitted rows, can only leave rows for the next fold, never count one twice.
       if (engine === 'postgres') {
         // Nothing to fold (one row per kind already): no rewrite of those rows each minute.
-        const { rows: before } = await sql<{ rows: string; kinds: string }>`select count(*) as rows, count(distinct kind) as kinds from site_totals`.execute(db);
+        const { rows: before } = await sql<{ rows: string; kinds: string }>`select count(*) as rows, count(distinct kind) as kinds from site_totals`.execute(
+          db,
+        );
         if (Number(before[0]?.rows ?? 0) <= Number(before[0]?.kinds ?? 0)) return Number(before[0]?.rows ?? 0);
         const folded = await sql<{ n: string }>`
           with gone as (delete from site_totals returning kind, items, bytes, downloads, served),
