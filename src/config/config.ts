@@ -752,7 +752,7 @@ export const DEFAULTS: Config = {
   redisUrl: null,
   redisPrefix: 'filehaven:',
   databaseSchema: 'public',
-  databasePoolSize: 10,
+  databasePoolSize: 20,
   databasePoolWaitMs: 10_000,
   serverName: null,
   s3Bucket: null,
