@@ -13,8 +13,8 @@ import { assertAtomError, read } from '../helpers/api-checks.js';
 import { type FreshBackend, freshBackend, settingsEnv, TEST_BACKEND } from '../helpers/backend.js';
 import { entryId, request } from '../helpers/crash-http.js';
 import { POSTGRES_TEST_URL } from '../helpers/postgres-test-schema.js';
-import { ServerProcess } from '../helpers/server-process.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { ServerProcess } from '../helpers/server-process.js';
 
 /**
  * Issue 28, target 8: 1,000 downloads at once on PostgreSQL answered 500 for want of a pool
