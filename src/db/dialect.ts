@@ -274,15 +274,17 @@ function namingPreparedStatements(pool: Pool, connect: (pool: Pool) => Promise<P
 }
 
 /**
- * A connection from the pool: at once when one is idle or may still be opened; else the
- * query queues for one that comes free, at most `waitMs` (DatabaseBusyError). A connection
- * that comes after its query gave up goes straight back to the next in line.
+ * A connection from the pool. pg-pool queues the query (first come, first served) when
+ * every connection is open or one is idle (handed out in the queue's order); the wait there
+ * is bounded by `waitMs` (DatabaseBusyError), and a connection that comes after its query
+ * gave up goes straight back to the next in line. Else the pool opens a connection for
+ * this query alone, bounded by CONNECT_TIMEOUT_MS, whose failure is the database's (an
+ * outage), not a busy server's.
  */
 function checkOut(pool: Pool, poolSize: number, waitMs: number): Promise<PoolClient> {
   const connections = (): PoolConnections => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
-  // Not queued: the pool opens a connection for it, bounded by CONNECT_TIMEOUT_MS, whose
-  // failure is the database's (an outage), not a busy server's.
-  if (pool.idleCount > 0 || pool.totalCount < poolSize) return pool.connect();
+  const queued = pool.idleCount > 0 || pool.totalCount >= poolSize;
+  if (!queued) return pool.connect();
   return new Promise((resolve, reject) => {
     let gaveUp = false;
     const timer = setTimeout(() => {
