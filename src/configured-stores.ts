@@ -24,7 +24,7 @@ import type { MetadataStore } from './db/repositories/repositories.js';
 /** The metadata database the configuration names: PostgreSQL with --database-url, else SQLite in the data folder. */
 export function openDatabase(config: Config): OpenedDatabase {
   if (config.databaseUrl === null) return openSqlite(config.dataDir);
-  return openPostgres({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize });
+  return openPostgres({ url: config.databaseUrl, schema: config.databaseSchema, poolSize: config.databasePoolSize, poolWaitMs: config.databasePoolWaitMs });
 }
 
 /**

@@ -110,6 +110,8 @@ export interface Config {
   databaseSchema: string;
   /** Most PostgreSQL connections one server opens. */
   databasePoolSize: number;
+  /** Longest a request waits for a PostgreSQL connection when all are in use, in ms; then 503 with Retry-After. */
+  databasePoolWaitMs: number;
   /**
    * This server's name, the same across its restarts and different from every other
    * server on the database: a start settles the transfers its earlier processes left
@@ -585,6 +587,14 @@ export const SETTINGS = [
     description: 'most PostgreSQL connections per server',
   },
   {
+    key: 'databasePoolWaitMs',
+    flag: 'database-pool-wait',
+    env: 'FILEHAVEN_DATABASE_POOL_WAIT',
+    parse: duration(1),
+    expected: 'a duration of at least 1ms, such as 10s',
+    description: 'longest a request waits for a PostgreSQL connection when all are in use (then 503)',
+  },
+  {
     key: 'serverName',
     flag: 'server-name',
     env: 'FILEHAVEN_SERVER_NAME',
@@ -742,7 +752,8 @@ export const DEFAULTS: Config = {
   redisUrl: null,
   redisPrefix: 'filehaven:',
   databaseSchema: 'public',
-  databasePoolSize: 10,
+  databasePoolSize: 20,
+  databasePoolWaitMs: 10_000,
   serverName: null,
   s3Bucket: null,
   s3Endpoint: null,

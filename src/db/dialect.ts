@@ -17,7 +17,7 @@ import {
   SqliteDriver,
   sql,
 } from 'kysely';
-import type { Pool, PoolClient } from 'pg';
+import type { ClientConfig, Pool, PoolClient } from 'pg';
 import { preparedStatementName } from './compiled-query.js';
 import type { Database } from './database.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
@@ -152,7 +152,38 @@ export interface PostgresOptions {
   schema: string;
   /** Most connections the pool opens. */
   poolSize: number;
+  /**
+   * Longest a query waits for a connection when every one is in use, in ms; past it the
+   * query fails with DatabaseBusyError. POOL_WAIT_MS unless given (the server's
+   * --database-pool-wait).
+   */
+  poolWaitMs?: number;
 }
+
+/**
+ * A query waited `waitMs` for one of the pool's connections and none came free: the server
+ * has more work than its connections (--database-pool-size) carry just now. Nothing was
+ * run; the same request may go through a moment later (the HTTP layer answers 503 with
+ * Retry-After). pg-pool's own timeout is a plain Error, told apart from a database that
+ * does not answer only by its text: so the wait is bounded here instead (openPostgres).
+ */
+export class DatabaseBusyError extends Error {
+  override name = 'DatabaseBusyError';
+  constructor(
+    /** How long the query waited. */
+    readonly waitMs: number,
+    /** The pool when it gave up. */
+    readonly connections: PoolConnections,
+  ) {
+    super(`every database connection stayed in use for ${waitMs} ms (${connections.total} open, ${connections.waiting} queries waiting)`);
+  }
+}
+
+/** A query's wait for a busy pool's connection unless PostgresOptions says otherwise. */
+export const POOL_WAIT_MS = 10_000;
+
+/** How long opening one connection to PostgreSQL may take: a server that does not answer fails a start in seconds, not a hang. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** A schema name that needs no quoting: what `--database-schema` accepts. */
 export const SCHEMA_PATTERN = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -163,12 +194,15 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
   let opened: Pool | null = null;
   const pool = async () => {
     const { default: pg } = await import('pg');
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: options.poolSize,
-      // A server that does not answer is a start that fails in seconds, not a hang.
-      connectionTimeoutMillis: 10_000,
-    });
+    // The connect timeout is the client's alone: given to the pool, it would also bound a
+    // query's wait in the queue for a busy connection, and fail it with the same plain
+    // Error as an unreachable server (a 500). That wait is bounded in checkOut instead.
+    class BoundedConnectClient extends pg.Client {
+      constructor(config?: ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+      }
+    }
+    const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize, Client: BoundedConnectClient });
     // A connection the server drops (a restart, a failover, a network cut) must not crash
     // the process: pg emits 'error' on the pool for an idle client and on the client itself
     // for one that is checked out between two queries, where nothing else listens. The pool
@@ -177,7 +211,7 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
     opened = pool;
-    return namingPreparedStatements(pool);
+    return namingPreparedStatements(pool, (pool) => checkOut(pool, options.poolSize, options.poolWaitMs ?? POOL_WAIT_MS));
   };
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
@@ -198,7 +232,7 @@ export function openPostgres(options: PostgresOptions): OpenedDatabase {
  * call (issue 28: PostgreSQL's CPU per GET /account fell by a third). Every other query
  * runs as before. One wrapper per pg client, as Kysely keeps its connections by client.
  */
-function namingPreparedStatements(pool: Pool): PostgresPool {
+function namingPreparedStatements(pool: Pool, connect: (pool: Pool) => Promise<PoolClient>): PostgresPool {
   const wrappers = new WeakMap<PoolClient, PostgresPoolClient>();
   const wrap = (client: PoolClient): PostgresPoolClient => {
     // A statement PostgreSQL refuses to run again ("cached plan must not change result
@@ -227,7 +261,7 @@ function namingPreparedStatements(pool: Pool): PostgresPool {
   };
   return {
     connect: async () => {
-      const client = await pool.connect();
+      const client = await connect(pool);
       let wrapper = wrappers.get(client);
       if (!wrapper) {
         wrapper = wrap(client);
@@ -237,6 +271,38 @@ function namingPreparedStatements(pool: Pool): PostgresPool {
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * A connection from the pool. pg-pool queues the query (first come, first served) when
+ * every connection is open or one is idle (handed out in the queue's order); the wait there
+ * is bounded by `waitMs` (DatabaseBusyError), and a connection that comes after its query
+ * gave up goes straight back to the next in line. Else the pool opens a connection for
+ * this query alone, bounded by CONNECT_TIMEOUT_MS, whose failure is the database's (an
+ * outage), not a busy server's.
+ */
+function checkOut(pool: Pool, poolSize: number, waitMs: number): Promise<PoolClient> {
+  const connections = (): PoolConnections => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+  const queued = pool.idleCount > 0 || pool.totalCount >= poolSize;
+  if (!queued) return pool.connect();
+  return new Promise((resolve, reject) => {
+    let gaveUp = false;
+    const timer = setTimeout(() => {
+      gaveUp = true;
+      reject(new DatabaseBusyError(waitMs, connections()));
+    }, waitMs);
+    pool.connect().then(
+      (client) => {
+        clearTimeout(timer);
+        if (gaveUp) client.release();
+        else resolve(client);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        if (!gaveUp) reject(error);
+      },
+    );
+  });
 }
 
 /** SQLSTATE feature_not_supported: what a prepared statement whose result columns changed fails with. */

@@ -87,6 +87,16 @@ export const errors = {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
     }),
   internal: () => new ApiError('errorInternal', 500, 'Internal server error'),
+  /**
+   * The server has more requests than its database connections carry just now (every one
+   * stayed in use while the request waited): nothing was done, the same request may go
+   * through after Retry-After. errorInternal's code, as the client libraries know no
+   * other for a server-side failure; 503 tells it apart from a 500.
+   */
+  serverBusy: (retryAfterSeconds: number) =>
+    new ApiError('errorInternal', 503, 'The server is busy, try again shortly', {
+      'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+    }),
   /** A share or upload request that does not exist, was revoked or closed, or is another account's. */
   shareNotFound: () => new ApiError('errorShareNotFound', 404, 'Share does not exist or was revoked'),
   requestNotFound: () => new ApiError('errorShareNotFound', 404, 'Upload request does not exist or was closed'),
@@ -153,7 +163,7 @@ export const ERROR_MEANINGS: Record<ErrorCode, string> = {
   errorFolderNotEmpty: 'Extension: only an empty folder can be removed.',
   errorBadRequest: 'Extension: a malformed parameter or body.',
   errorRateLimited: 'Extension: too many requests or open connections from this key or address.',
-  errorInternal: 'Extension: an unexpected server failure; details stay in the server log.',
+  errorInternal: 'Extension: an unexpected server failure (500; details stay in the server log), or a server too busy to answer now (503 with Retry-After).',
   errorShareNotFound: 'Extension: the share or upload request does not exist, was revoked or closed, or is not yours.',
   errorShareExpired: 'Extension: the share or upload request has expired.',
   errorShareDownloadLimit: 'Extension: the share has been downloaded as many times as its owner allowed.',

@@ -142,7 +142,8 @@ describe('storage settings', () => {
     );
     assert.equal(config.databaseUrl, 'postgres://fh:pw@db:5432/site');
     assert.equal(config.databaseSchema, 'site_a');
-    assert.equal(config.databasePoolSize, 10);
+    assert.equal(config.databasePoolSize, 20);
+    assert.equal(config.databasePoolWaitMs, 10_000);
     assert.equal(config.s3Bucket, 'fh-blobs');
     assert.equal(config.s3Prefix, 'site-a/');
     assert.equal(config.s3PartSize, 16 * 1024 ** 2);

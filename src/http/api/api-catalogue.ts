@@ -490,6 +490,7 @@ export function errorCases(limits: { maxFileSize: number }): ErrorCase[] {
     { error: errors.badRequest('limit must be a whole number from 1 to 500'), when: 'a malformed parameter' },
     { error: errors.rateLimited(30), when: 'too many API requests per key or per address' },
     { error: errors.internal(), when: 'an unexpected failure' },
+    { error: errors.serverBusy(5), when: 'every database connection stayed in use while the request waited (PostgreSQL under a burst)' },
     { error: errors.shareNotFound(), when: 'an unknown or revoked share, another account’s, or one whose file or folder is gone or blocked' },
     { error: errors.shareExpired(), when: 'a share past its expiry' },
     { error: errors.shareDownloadLimit(), when: 'a download from byte 0 of a share that has had max_downloads downloads' },

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { DatabaseBusyError } from '../../db/dialect.js';
 import { ApiError, errors } from '../../domain/errors.js';
 import type { HttpContext, RouteFlags } from '../context.js';
 import { ClientGoneError } from '../multipart-upload.js';
@@ -18,7 +19,14 @@ const PAGE_TITLES: Record<number, string> = {
   413: 'Too large',
   429: 'Too many requests',
   500: 'Something went wrong',
+  503: 'Busy',
 };
+
+/**
+ * What a client refused for a busy database pool is told to wait: the queue it waited in
+ * drains in seconds once the burst that filled it is served.
+ */
+const BUSY_RETRY_SECONDS = 5;
 
 /** Maps anything thrown to an ApiError; unknown errors are logged and become a bare 500. */
 function toApiError(error: unknown, request: FastifyRequest): ApiError {
@@ -33,6 +41,11 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
     if ((request.routeOptions.config as RouteFlags | undefined)?.streamBody) return errors.uploadMalformed('expected a multipart/form-data body');
     // Fastify's own 4xx (body too large, bad content type): their messages carry no internals.
     return new ApiError('errorBadRequest', status, (error as Error).message);
+  }
+  if (error instanceof DatabaseBusyError) {
+    // Load, not a fault: one line, no stack; the operator's remedy is in docs/operating.md.
+    request.log.warn(`answered 503: ${error.message} (see --database-pool-size)`);
+    return errors.serverBusy(BUSY_RETRY_SECONDS);
   }
   request.log.error(error, 'unhandled error');
   return errors.internal();
@@ -69,7 +82,12 @@ export function registerErrorHandling(app: FastifyInstance, context: Context): v
     if (!request.raw.complete) reply.header('Connection', 'close');
     if (wantsPage(request)) {
       const status = apiError.status;
-      const message = status >= 500 ? 'Something went wrong on our side, so this page cannot be shown.' : apiError.message;
+      const message =
+        status === 503
+          ? 'The server is busy just now. Please try again in a few seconds.'
+          : status >= 500
+            ? 'Something went wrong on our side, so this page cannot be shown.'
+            : apiError.message;
       return sendErrorPage(reply.headers(apiError.headers), status, PAGE_TITLES[status] ?? 'Error', message);
     }
     return sendAtomError(context, request, reply, apiError);
