@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { type Dir, type Dirent, promises as fs, type Stats } from 'node:fs';
+import {
+  close as closeCallback,
+  type Dir,
+  type Dirent,
+  promises as fs,
+  fsync as fsyncCallback,
+  open as openCallback,
+  rename as renameCallback,
+  type Stats,
+} from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
@@ -31,6 +40,13 @@ const STAGED_HANDLE = /^[0-9a-f]{32}\.part$/;
 export class LocalBlobStore implements BlobStore {
   readonly blobDir: string;
   readonly tempDir: string;
+  /**
+   * Fan-out folders whose entry in their parent is known durable (durableEntry), by
+   * leafIndex and parentIndex: one byte each for the 65,536 + 256 of them.
+   */
+  private readonly durableFolders = new Uint8Array(LEAF_FOLDERS + PARENT_FOLDERS);
+  /** Fan-out folders whose entries wait for their parent's fsync, by that parent. */
+  private readonly pendingEntries = new Map<string, Set<number>>();
 
   constructor(root: string) {
     this.blobDir = path.join(root, 'blobs');
@@ -134,38 +150,62 @@ export class LocalBlobStore implements BlobStore {
   async publish(staged: StagedBlob, commit: CommitHooks = immediateHooks): Promise<string> {
     const tempPath = this.stagedPath(staged);
     const target = this.blobPath(staged.sha256);
-    if (await this.has(staged.sha256)) {
-      // Same digest, same bytes: the stored copy serves the new row. Its entry may have been
-      // renamed in by a transaction that then failed, its fsync never run: the row named now
-      // waits for it too.
-      await this.durableEntry(target, commit);
-      await fs.rm(tempPath, { force: true });
-      return staged.sha256;
-    }
-    await fs.mkdir(path.dirname(target), { recursive: true });
+    const leaf = leafIndex(staged.sha256);
+    // Renamed over a copy already there (its row gone, or renamed in by a transaction that
+    // then failed): same digest, same bytes, and either entry is whole. No check first: it
+    // cost every upload a trip to the thread pool (issue 28).
     try {
-      await fs.rename(tempPath, target);
+      // A folder known durable exists: no mkdir (a folder removed behind the server's back
+      // is made again below).
+      if (!this.durableFolders[leaf]) await fs.mkdir(path.dirname(target), { recursive: true });
+      await renameInto(tempPath, target);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BlobNotFoundError(staged.handle);
-      throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      if (this.durableFolders[leaf]) {
+        this.durableFolders[leaf] = 0;
+        this.durableFolders[parentIndex(leaf)] = 0;
+        return this.publish(staged, commit);
+      }
+      throw new BlobNotFoundError(staged.handle);
     }
-    await this.durableEntry(target, commit);
+    await this.durableEntry(target, leaf, commit);
     return staged.sha256;
   }
 
   /**
-   * Hands the transaction that will name `target` the fsync of its folder and of every
-   * folder up to blobs/ (a folder made for it is an entry of its parent), to run before
-   * that COMMIT, once per folder for all the blobs of the COMMIT. Always all of them: the
-   * publish that made a folder may have failed before its fsync, or be in a transaction
-   * running beside this one (PostgreSQL). A folder unchanged since its last fsync costs
-   * little to fsync again.
+   * Hands the transaction that will name `target` the fsync of its folder, and of each
+   * folder up to blobs/ whose own entry is not known durable yet (a folder made for it is
+   * an entry of its parent), to run before that COMMIT, once per folder for all the blobs
+   * of the COMMIT. A folder's entry is known durable once an fsync of its parent that
+   * started after the folder existed has succeeded; until then every publish into it asks
+   * for that fsync again (the publish that made it may have failed before its fsync, or be
+   * in a transaction running beside this one: PostgreSQL). Fan-out folders are never
+   * removed while the server runs, so what is known stays true; it saves every upload
+   * one or two folder fsyncs of three (issue 28).
    */
-  private async durableEntry(target: string, commit: CommitHooks): Promise<void> {
-    for (let dir = path.dirname(target); dir.startsWith(this.blobDir); dir = path.dirname(dir)) {
-      const folder = dir;
-      await commit.beforeCommit(folder, () => fsyncDir(folder));
+  private async durableEntry(target: string, leaf: number, commit: CommitHooks): Promise<void> {
+    const leafDir = path.dirname(target);
+    await commit.beforeCommit(leafDir, () => fsyncDir(leafDir));
+    if (!this.durableFolders[leaf]) await this.entryToSync(path.dirname(leafDir), leaf, commit);
+    const parent = parentIndex(leaf);
+    if (!this.durableFolders[parent]) await this.entryToSync(this.blobDir, parent, commit);
+  }
+
+  /** Asks for the fsync of `folder`, which makes the entry of the fan-out folder `index` durable. */
+  private entryToSync(folder: string, index: number, commit: CommitHooks): Promise<void> {
+    let pending = this.pendingEntries.get(folder);
+    if (!pending) {
+      pending = new Set();
+      this.pendingEntries.set(folder, pending);
     }
+    pending.add(index);
+    return commit.beforeCommit(folder, async () => {
+      // Every entry asked for so far exists already: the fsync that starts now covers them.
+      const covered = this.pendingEntries.get(folder);
+      this.pendingEntries.delete(folder);
+      await fsyncDir(folder);
+      for (const entry of covered ?? []) this.durableFolders[entry] = 1;
+    });
   }
 
   async discard(staged: StagedBlob): Promise<void> {
@@ -243,6 +283,24 @@ export class LocalBlobStore implements BlobStore {
 
 const BUCKET = /^[0-9a-f]{2}$/;
 
+const LEAF_FOLDERS = 65_536;
+const PARENT_FOLDERS = 256;
+
+/** blobs/<aa>/<bb> of a digest as a number below LEAF_FOLDERS. */
+function leafIndex(sha256: string): number {
+  return Number.parseInt(sha256.slice(0, 4), 16);
+}
+
+/** blobs/<aa> of a leaf folder, numbered after the leaves. */
+function parentIndex(leaf: number): number {
+  return LEAF_FOLDERS + (leaf >> 8);
+}
+
+/** rename(2), by the callback API: a promise of fs/promises costs more on the main thread. */
+function renameInto(from: string, to: string): Promise<void> {
+  return new Promise((resolve, reject) => renameCallback(from, to, (error) => (error ? reject(error) : resolve())));
+}
+
 /** The entries of a folder, streamed; a folder that does not exist has none. */
 async function* entries(dir: string): AsyncIterable<Dirent> {
   let handle: Dir;
@@ -274,12 +332,21 @@ async function statIfPresent(file: string): Promise<Stats | null> {
  * reads less: read-sizing.ts). Uploads: file-sink.ts.
  */
 
-/** fsync of a folder makes a rename inside it durable. */
-async function fsyncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+/**
+ * fsync of a folder makes a rename inside it durable. By descriptor and callbacks rather
+ * than a FileHandle: three of these may follow each upload (issue 28).
+ */
+function fsyncDir(dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    openCallback(dir, 'r', (openError, fd) => {
+      if (openError) return reject(openError);
+      fsyncCallback(fd, (syncError) => {
+        closeCallback(fd, (closeError) => {
+          const error = syncError ?? closeError;
+          if (error) reject(error);
+          else resolve();
+        });
+      });
+    });
+  });
 }

@@ -18,15 +18,44 @@ export function compiledQuery<DB, Params extends readonly unknown[], Row>(
 ): (...params: Params) => Promise<Row[]> {
   let compiled: CompiledQuery<Row> | undefined;
   return async (...params) => {
-    if (!compiled) {
-      const query = build(db, ...placeholders).compile();
-      if (query.parameters.length !== placeholders.length || query.parameters.some((value, i) => value !== placeholders[i]))
-        throw new Error(`compiledQuery: the query's parameters are not its placeholders in order: ${query.sql}`);
-      preparedNames.set(query.sql, `fh_${createHash('sha256').update(query.sql).digest('hex').slice(0, 16)}`);
-      compiled = query;
-    }
+    compiled ??= compileOnce(db, placeholders, build);
     return (await db.executeQuery<Row>({ ...compiled, parameters: params })).rows;
   };
+}
+
+/**
+ * compiledQuery for repositories made anew for every transaction (issue 28): defined once
+ * at module level, run on whichever database or transaction is given, and compiled once
+ * per database. A transaction shares its database's adapter (and compiler, and plugins),
+ * so the text compiled on one serves the other; the SQL differs only between engines.
+ */
+export function definedQuery<DB, Params extends readonly unknown[], Row>(
+  placeholders: Params,
+  build: (db: Kysely<DB>, ...params: Params) => Compilable<Row>,
+): (db: Kysely<DB>, ...params: Params) => Promise<Row[]> {
+  const compiled = new WeakMap<object, CompiledQuery<Row>>();
+  return async (db, ...params) => {
+    const adapter = db.getExecutor().adapter;
+    let query = compiled.get(adapter);
+    if (!query) {
+      query = compileOnce(db, placeholders, build);
+      compiled.set(adapter, query);
+    }
+    return (await db.executeQuery<Row>({ ...query, parameters: params })).rows;
+  };
+}
+
+/** Compiles a query with its placeholders, checked to be its parameters in order, and names it for PostgreSQL. */
+function compileOnce<DB, Params extends readonly unknown[], Row>(
+  db: Kysely<DB>,
+  placeholders: Params,
+  build: (db: Kysely<DB>, ...params: Params) => Compilable<Row>,
+): CompiledQuery<Row> {
+  const query = build(db, ...placeholders).compile();
+  if (query.parameters.length !== placeholders.length || query.parameters.some((value, i) => value !== placeholders[i]))
+    throw new Error(`compiledQuery: the query's parameters are not its placeholders in order: ${query.sql}`);
+  preparedNames.set(query.sql, `fh_${createHash('sha256').update(query.sql).digest('hex').slice(0, 16)}`);
+  return query;
 }
 
 /** SQL texts of compiled queries, and the name each is prepared under on PostgreSQL. */

@@ -61,7 +61,7 @@ export class UploadVolume {
     const ticket = await this.deps.quota.open(account.id, limit);
     try {
       if (expectedBytes !== undefined && expectedBytes > 0 && (await ticket.reserve(expectedBytes)).granted) {
-        return new UploadAllowance(this, account, ticket);
+        return new UploadAllowance(this, account, ticket, expectedBytes);
       }
       const first = await ticket.reserve(1);
       if (!first.granted) {
@@ -114,23 +114,23 @@ export class UploadVolume {
   }
 
   /**
-   * A stored upload joins the account's volume: its upload_log row is written and, for a
-   * limited account, its reservation ends in the same transaction.
+   * In the stored file's transaction: its bytes join the account's volume (its upload_log
+   * row) and, for a limited account, its reservation ends, committed with the file or not
+   * at all. Resolves with what to call once that transaction has committed.
    */
-  async record(account: Account, bytes: number, ticket: UploadTicket | null): Promise<void> {
+  async recordWithin(repos: Repositories, account: Account, bytes: number, ticket: UploadTicket | null): Promise<() => void> {
     const at = this.deps.clock();
-    try {
-      if (ticket) await ticket.commit(bytes, at);
-      else await this.deps.log.record(account.id, bytes, at);
-    } catch (error) {
-      // The file is stored: answer it. Its reservation row is let go: gc settles it once
-      // its lease runs out, and until then the bytes still count.
-      this.deps.report(error, 'recording the upload volume failed');
-    }
-    if (at - this.lastPrune >= PRUNE_EVERY_MS) {
-      this.lastPrune = at;
-      this.deps.log.prune(at - UPLOAD_WINDOW_MS).catch((error: unknown) => this.deps.report(error, 'pruning upload_log failed'));
-    }
+    if (ticket) return ticket.commitWithin(repos, bytes, at);
+    await repos.uploadLog.record(account.id, bytes, at);
+    return () => {};
+  }
+
+  /** Deletes upload_log rows past the window, at most once per PRUNE_EVERY_MS, in the background. */
+  pruneIfDue(): void {
+    const at = this.deps.clock();
+    if (at - this.lastPrune < PRUNE_EVERY_MS) return;
+    this.lastPrune = at;
+    this.deps.log.prune(at - UPLOAD_WINDOW_MS).catch((error: unknown) => this.deps.report(error, 'pruning upload_log failed'));
   }
 
   /** Reports a failure that must not fail the request. */
@@ -153,6 +153,11 @@ export class UploadAllowance {
     private readonly account: Account,
     /** Null when the account's volume is unlimited. */
     private readonly ticket: UploadTicket | null,
+    /**
+     * Bytes reserved up front, whole: the request's Content-Length, which the file cannot
+     * exceed (0 when nothing was reserved so).
+     */
+    private readonly reservedWhole = 0,
   ) {}
 
   /**
@@ -162,7 +167,10 @@ export class UploadAllowance {
    */
   meter(source: Readable): Readable {
     const ticket = this.ticket;
-    if (!ticket) return source;
+    // Within a length reserved whole no chunk can be refused: nothing to count chunk by
+    // chunk (a Transform and a pipeline per upload, issue 28). recordWithin checks the
+    // size all the same, before the file can commit.
+    if (!ticket || this.reservedWhole > 0) return source;
     const volume = this.volume;
     let seen = 0;
     const counter = new Transform({
@@ -185,21 +193,33 @@ export class UploadAllowance {
   }
 
   /**
-   * Waits for the upload to be stored: a stored file's bytes join the account's volume
-   * (upload_log) before the answer goes out; a failure ends the allowance.
+   * Stores the upload with `store`, which must call `within` in the transaction that
+   * writes the file's row: the file's bytes join the account's volume (upload_log) and
+   * its reservation ends in that same transaction, so both are durable before the answer
+   * goes out (one transaction per upload, not two; issue 28). A failure ends the allowance.
    */
-  async whenStored<T extends { file: { size: number } }>(storing: Promise<T>): Promise<T> {
+  async whenStored<T>(store: (within: (repos: Repositories, bytes: number) => Promise<void>) => Promise<T>): Promise<T> {
+    let committed: (() => void) | undefined;
     let stored: T;
     try {
-      stored = await storing;
+      stored = await store(async (repos, bytes) => {
+        // A stream longer than its Content-Length is not metered (meter): it cannot be.
+        if (this.reservedWhole > 0 && bytes > this.reservedWhole) throw new Error(`an upload of ${bytes} bytes passed its declared ${this.reservedWhole}`);
+        committed = await this.volume.recordWithin(repos, this.account, bytes, this.ticket);
+      });
     } catch (error) {
       this.end();
       throw error;
     }
-    if (!this.done) {
+    if (committed) {
       this.done = true;
-      await this.volume.record(this.account, stored.file.size, this.ticket);
+      committed();
+    } else {
+      // `store` never called `within`: nothing of the file counts, and the reservation ends.
+      this.volume.report(new Error('an upload was stored without its volume'), 'recording the upload volume failed');
+      this.end();
     }
+    this.volume.pruneIfDue();
     return stored;
   }
 

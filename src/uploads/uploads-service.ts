@@ -150,11 +150,14 @@ export class UploadsService {
       throw error;
     }
     try {
-      const created = await allowance.whenStored(
+      const created = await allowance.whenStored((joinVolume) =>
         admitUpload(this.admission(), input.owner.id, staged, name, {
           folder: input.folder,
           expiresIn: expiresIn ?? input.expiresIn ?? { kind: 'absent' },
-          within: input.within,
+          within: async (repos, file) => {
+            await input.within?.(repos, file);
+            await joinVolume(repos, file.size);
+          },
           keepStagedOnFailure: false,
           allowEmpty: input.limits?.allowEmpty,
         }),

@@ -102,6 +102,26 @@ describe('LocalBlobStore on disk', () => {
     );
   });
 
+  test("a folder whose entry an fsync of its parent made durable is not fsynced again; one removed behind the store's back is made again", async () => {
+    const bytes = randomBytes(1000);
+    const sha256 = sha256Of(bytes);
+    const leaf = path.join(store.blobDir, sha256.slice(0, 2), sha256.slice(2, 4));
+    const all = [leaf, path.dirname(leaf), store.blobDir].sort();
+    const publish = async () => {
+      const hooks = new PendingHooks();
+      assert.equal(await store.publish(await store.stage(chunked(bytes), { maxBytes: 1000 }), hooks), sha256);
+      await hooks.run();
+      return [...hooks.tasks.keys()].sort();
+    };
+    assert.deepEqual(await publish(), all, 'new folders: every folder up to blobs/');
+    // The parents' fsyncs succeeded after the folders existed: their entries are durable.
+    assert.deepEqual(await publish(), [leaf], "known durable: only the blob's own folder");
+    await rm(leaf, { recursive: true });
+    assert.deepEqual(await publish(), all, 'a folder gone is made again, and every fsync asked again');
+    assert.deepEqual(await listFiles(store.blobDir), [path.relative(store.blobDir, store.blobPath(sha256))]);
+    assert.deepEqual(await listFiles(store.tempDir), []);
+  });
+
   test('never builds a path from something that is not a digest or a handle', async () => {
     assert.throws(() => store.blobPath('../../etc/passwd'), /not a sha256/);
     assert.throws(() => store.blobPath('A'.repeat(64)), /not a sha256/);

@@ -1,17 +1,30 @@
 import type { Kysely } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
+import { definedQuery } from '../compiled-query.js';
 import type { Database } from '../database.js';
 import type { BlacklistRepository, BlobsRepository } from './repositories.js';
+
+// Every upload runs these in its transaction: compiled once, not per transaction (issue 28).
+const blobByDigest = definedQuery([''], (db: Kysely<Database>, sha256: string) =>
+  db.selectFrom('blobs').select(['sha256', 'object_key']).where('sha256', '=', sha256),
+);
+const insertBlob = definedQuery(['', 1, 2, 'key'], (db: Kysely<Database>, sha256: string, size: number, at: number, key: string) =>
+  db.insertInto('blobs').values({ sha256, size, created_at: at, object_key: key }),
+);
+const blacklistedDigest = definedQuery([''], (db: Kysely<Database>, sha256: string) =>
+  db.selectFrom('blacklist').select('sha256').where('sha256', '=', sha256),
+);
+const namePatterns = definedQuery([], (db: Kysely<Database>) => db.selectFrom('blacklist_names').selectAll().orderBy('created_at').orderBy('pattern'));
 
 export function blobsRepository(db: Kysely<Database>): BlobsRepository {
   return {
     async keyOf(sha256) {
-      const row = await db.selectFrom('blobs').select(['sha256', 'object_key']).where('sha256', '=', sha256).executeTakeFirst();
+      const [row] = await blobByDigest(db, sha256);
       // Rows from before 0006 that the migration could not fill name their digest.
       return row ? (row.object_key ?? row.sha256) : null;
     },
     async insert(sha256, size, key, at) {
-      await db.insertInto('blobs').values({ sha256, size, created_at: at, object_key: key }).execute();
+      await insertBlob(db, sha256, size, at, key);
     },
     async removeIfUnreferenced(sha256) {
       // Under the digest's lock no file row of this digest can appear, so the check and
@@ -40,8 +53,7 @@ export function blobsRepository(db: Kysely<Database>): BlobsRepository {
 export function blacklistRepository(db: Kysely<Database>): BlacklistRepository {
   return {
     async has(sha256) {
-      const row = await db.selectFrom('blacklist').select('sha256').where('sha256', '=', sha256).executeTakeFirst();
-      return row !== undefined;
+      return (await blacklistedDigest(db, sha256)).length > 0;
     },
     async add(sha256, reason, at) {
       await db
@@ -70,7 +82,7 @@ export function blacklistRepository(db: Kysely<Database>): BlacklistRepository {
       return Number(result.numDeletedRows) === 1;
     },
     async names() {
-      const rows = await db.selectFrom('blacklist_names').selectAll().orderBy('created_at').orderBy('pattern').execute();
+      const rows = await namePatterns(db);
       return rows.map((r) => ({ pattern: r.pattern, reason: r.reason, createdAt: Number(r.created_at) }));
     },
   };

@@ -1,10 +1,45 @@
 import { type Expression, type Kysely, type RawBuilder, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
-import { compiledQuery } from '../compiled-query.js';
+import { compiledQuery, definedQuery } from '../compiled-query.js';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { FileBrowseQuery, FilesRepository } from './repositories.js';
 import { containsText, listedAfter, toFile, translateDuplicate, unexpiredAt } from './rows.js';
+
+/** Every upload and copy writes one, in its transaction: compiled once, not per transaction (issue 28). */
+const insertFile = definedQuery(
+  ['id', 1, 'folder', 'name', 2, 'sha256', 'hash', 3, 4],
+  (
+    db: Kysely<Database>,
+    id: string,
+    ownerId: number,
+    folderId: string | null,
+    name: string,
+    size: number,
+    sha256: string,
+    deleteHash: string,
+    createdAt: number,
+    expiresAt: number | null,
+  ) =>
+    db
+      .insertInto('files')
+      .values({
+        id,
+        owner_id: ownerId,
+        folder_id: folderId,
+        name,
+        size,
+        sha256,
+        status: sql.lit(FileStatus.Active),
+        delete_hash: deleteHash,
+        created_at: createdAt,
+        deleted_at: sql`null`,
+        downloads: sql.lit(0),
+        last_download_at: sql`null`,
+        expires_at: expiresAt,
+      })
+      .returningAll(),
+);
 
 /** Live: what an owner sees and what a name can clash with. */
 const LIVE = [FileStatus.Active, FileStatus.Blocked];
@@ -32,29 +67,11 @@ export function filesRepository(db: Kysely<Database>, engine: Engine): FilesRepo
   };
   return {
     async create(file) {
-      const row = await translateDuplicate(
-        db
-          .insertInto('files')
-          .values({
-            id: file.id,
-            owner_id: file.ownerId,
-            folder_id: file.folderId,
-            name: file.name,
-            size: file.size,
-            sha256: file.sha256,
-            status: FileStatus.Active,
-            delete_hash: file.deleteHash,
-            created_at: file.createdAt,
-            deleted_at: null,
-            downloads: 0,
-            last_download_at: null,
-            expires_at: file.expiresAt ?? null,
-          })
-          .returningAll()
-          .executeTakeFirstOrThrow(),
+      const [row] = await translateDuplicate(
+        insertFile(db, file.id, file.ownerId, file.folderId, file.name, file.size, file.sha256, file.deleteHash, file.createdAt, file.expiresAt ?? null),
         `file id ${file.id} exists`,
       );
-      return toFile(row);
+      return toFile(row!);
     },
     async byId(id) {
       const [row] = await fileById(id);

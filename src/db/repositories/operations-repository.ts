@@ -1,14 +1,20 @@
 import { type Kysely, type SqlBool, sql } from 'kysely';
 import { FileStatus } from '../../domain/types.js';
+import { definedQuery } from '../compiled-query.js';
 import type { Database } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { AuditRepository, HousekeepingRepository, ServerSettingsRepository, StoreStats, UploadLogRepository } from './repositories.js';
 import { unexpiredAt } from './rows.js';
 
+/** Every stored upload writes one, in its file's transaction: compiled once (issue 28). */
+const insertUploadLog = definedQuery([1, 2, 3], (db: Kysely<Database>, accountId: number, bytes: number, at: number) =>
+  db.insertInto('upload_log').values({ account_id: accountId, bytes, at }),
+);
+
 export function uploadLogRepository(db: Kysely<Database>): UploadLogRepository {
   return {
     async record(accountId, bytes, at) {
-      await db.insertInto('upload_log').values({ account_id: accountId, bytes, at }).execute();
+      await insertUploadLog(db, accountId, bytes, at);
     },
     async windowSum(accountId, since) {
       const row = await db

@@ -1,4 +1,5 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { definedQuery } from '../compiled-query.js';
 import type { Database, ReservationsTable } from '../database.js';
 import type { Engine } from '../dialect.js';
 import type { ReservationKind, ReservationRecord, ReservationsRepository } from './repositories.js';
@@ -18,27 +19,49 @@ function toReservation(row: Selectable<ReservationsTable>): ReservationRecord {
   };
 }
 
+// An upload opens a row, and its file's transaction takes it; a first reservation reads
+// the account's volume: compiled once, not per transaction (issue 28).
+const openReservation = definedQuery(
+  [1, 'kind', 2, 'server', 'instance', 3, 4],
+  (db: Kysely<Database>, accountId: number, kind: string, planned: number, server: string, instance: string, leaseUntil: number, createdAt: number) =>
+    db
+      .insertInto('reservations')
+      .values({
+        account_id: accountId,
+        kind,
+        planned,
+        settled: sql.lit(0),
+        server,
+        instance,
+        lease_until: leaseUntil,
+        created_at: createdAt,
+      })
+      .returning('id'),
+);
+const takeReservation = definedQuery([1], (db: Kysely<Database>, id: number) => db.deleteFrom('reservations').where('id', '=', id).returningAll());
+const volumeInUse = definedQuery([1, 2, 3, 'upload'], (db: Kysely<Database>, accountId: number, since: number, sameAccountId: number, kind: string) => {
+  const stored = db
+    .selectFrom('upload_log')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('bytes'), sql<number>`0`).as('bytes'))
+    .where('account_id', '=', accountId)
+    .where('at', '>=', since);
+  const inFlight = db
+    .selectFrom('reservations')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('planned'), sql<number>`0`).as('bytes'))
+    .where('account_id', '=', sameAccountId)
+    .where('kind', '=', kind);
+  // One statement: one snapshot (PostgreSQL's READ COMMITTED takes one per statement).
+  return db.selectNoFrom((eb) => eb(stored, '+', inFlight).as('bytes'));
+});
+
 /** Row ids per renewing statement. */
 const RENEW_SLICE = 500;
 
 export function reservationsRepository(db: Kysely<Database>, engine: Engine): ReservationsRepository {
   return {
     async open(row) {
-      const inserted = await db
-        .insertInto('reservations')
-        .values({
-          account_id: row.accountId,
-          kind: row.kind,
-          planned: row.planned,
-          settled: 0,
-          server: row.server,
-          instance: row.instance,
-          lease_until: row.leaseUntil,
-          created_at: row.createdAt,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(inserted.id);
+      const [inserted] = await openReservation(db, row.accountId, row.kind, row.planned, row.server, row.instance, row.leaseUntil, row.createdAt);
+      return Number(inserted!.id);
     },
     async checkpoint(id, settled) {
       const write = async (on: Kysely<Database>) =>
@@ -77,7 +100,7 @@ export function reservationsRepository(db: Kysely<Database>, engine: Engine): Re
     async take(id) {
       // DELETE … RETURNING: on PostgreSQL a second delete of the row waits for the first
       // one's transaction and then finds nothing; on SQLite transactions run one at a time.
-      const row = await db.deleteFrom('reservations').where('id', '=', id).returningAll().executeTakeFirst();
+      const [row] = await takeReservation(db, id);
       return row ? toReservation(row) : null;
     },
     async abandoned({ server, instance, now, afterId, limit }) {
@@ -105,20 +128,9 @@ export function reservationsRepository(db: Kysely<Database>, engine: Engine): Re
       return Number(row.bytes);
     },
     async volumeInUse(accountId, since) {
-      const stored = db
-        .selectFrom('upload_log')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('bytes'), sql<number>`0`).as('bytes'))
-        .where('account_id', '=', accountId)
-        .where('at', '>=', since);
-      const inFlight = db
-        .selectFrom('reservations')
-        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('planned'), sql<number>`0`).as('bytes'))
-        .where('account_id', '=', accountId)
-        .where('kind', '=', 'upload');
-      // One statement: one snapshot (PostgreSQL's READ COMMITTED takes one per statement).
-      const row = await db.selectNoFrom((eb) => eb(stored, '+', inFlight).as('bytes')).executeTakeFirstOrThrow();
+      const [row] = await volumeInUse(db, accountId, since, accountId, 'upload');
       // PostgreSQL returns bigint sums as strings.
-      return Number(row.bytes);
+      return Number(row!.bytes);
     },
     async list(limit) {
       const rows = await db.selectFrom('reservations').selectAll().orderBy('id').limit(limit).execute();
