@@ -17,6 +17,7 @@ import * as fileExpiry from './migrations/0014-file-expiry.js';
 import * as signInMethods from './migrations/0015-sign-in-methods.js';
 import * as webdav from './migrations/0016-webdav.js';
 import * as largeTables from './migrations/0017-large-tables.js';
+import * as uploadConcat from './migrations/0018-upload-concat.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -42,6 +43,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0015-sign-in-methods': signInMethods,
   '0016-webdav': webdav,
   '0017-large-tables': largeTables,
+  '0018-upload-concat': uploadConcat,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';

@@ -449,8 +449,10 @@ export interface ResumableUploadRecord {
   digestCheckpoints: string;
   /** The file expiry its metadata asked for (`expires_in`, seconds), applied when it is stored; null = none asked. */
   expiresIn: number | null;
-  /** The file the finished upload became; null while it is in progress. */
+  /** The file the finished upload became (a partial: the file its final became); null while it is in progress. */
   fileId: string | null;
+  /** Its part in tus's concatenation: null (a whole upload), `partial`, or `final;<id> <id>...` (uploads/upload-concat.ts). */
+  concat: string | null;
   createdAt: number;
   /** After this, the upload is refused and gc removes it with its bytes (--upload-expiry). */
   expiresAt: number;
@@ -459,7 +461,9 @@ export interface ResumableUploadRecord {
 /** Resumable uploads (uploads/resumable-uploads-service.ts). */
 export interface ResumableUploadsRepository {
   /** Inserts a new upload. */
-  create(row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId' | 'expiresIn'> & { expiresIn?: number | null }): Promise<void>;
+  create(
+    row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId' | 'expiresIn' | 'concat'> & { expiresIn?: number | null; concat?: string | null },
+  ): Promise<void>;
   /** The upload with this id, or null. */
   byId(id: string): Promise<ResumableUploadRecord | null>;
   /** Replaces the saved digest states. */

@@ -68,7 +68,8 @@ export interface TusEndpoint {
 }
 
 /**
- * tus 1.0 (core, creation, creation-with-upload, termination, expiration, checksum) with
+ * tus 1.0 (core, creation, creation-with-upload, termination, expiration, checksum, and
+ * concatenation's partial uploads; the final is post-handler.ts's own) with
  * @tus/server over the resumable upload service's data store and lock. Locations are
  * absolute under {base_url} (under {web_url} for the site's uploader, whose page may only
  * talk to its own origin), whatever Host or proxy headers say.
@@ -108,12 +109,17 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
         // Into a request: its folder, whatever the metadata says.
         folderId: state.request ? (state.request.folderId ?? undefined) : (metadata.folder ?? undefined),
         ...(state.request ? { requestId: state.request.id } : {}),
+        // The handler let only `partial` through (a final never reaches tus).
+        partial: request.headers.get('upload-concat') === 'partial',
       });
       return {};
     },
     onUploadFinish: async (request, upload) => {
       const state = stateOf(request);
-      state.finished = await service.finish(state.account, upload.id);
+      const finished = await service.finish(state.account, upload.id);
+      // A partial upload becomes no file: tus's own answer (204) says it is whole.
+      if (!finished) return {};
+      state.finished = finished;
       return { status_code: state.finishStatus };
     },
     onResponseError: (request, error) => {
