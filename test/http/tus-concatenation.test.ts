@@ -196,29 +196,33 @@ describe('the final upload', () => {
 });
 
 describe('upload volume', () => {
-  test('partials reserve their lengths: past the limit they are refused; at the limit the final fits; terminated ones give their volume back', GUARD, async () => {
-    const free = await t.account();
-    const first = await partial(free.key, randomBytes(1536 * KiB));
-    assert.equal(await reservedUploadBytes(free.account.id), 1536 * KiB);
-    const over = await createUpload(t, free.key, { length: 600 * KiB, headers: { 'Upload-Concat': 'partial' } });
-    expectError(over.response, over.body, 429, 'errorUploadLimit');
-    // Exactly what is left: the final takes the partials' own volume, not more.
-    const second = await partial(free.key, randomBytes(512 * KiB));
-    assert.equal(await reservedUploadBytes(free.account.id), FREE_VOLUME);
-    const made = await final(free.key, [first, second], { metadata: { filename: 'edge.bin' } });
-    assert.equal(made.response.status, 201, made.body);
-    assert.equal(await reservedUploadBytes(free.account.id), 0);
-    assert.equal(await loggedBytes(free.account.id), FREE_VOLUME, 'the file counts once, whole');
+  test(
+    'partials reserve their lengths: past the limit they are refused; at the limit the final fits; terminated ones give their volume back',
+    GUARD,
+    async () => {
+      const free = await t.account();
+      const first = await partial(free.key, randomBytes(1536 * KiB));
+      assert.equal(await reservedUploadBytes(free.account.id), 1536 * KiB);
+      const over = await createUpload(t, free.key, { length: 600 * KiB, headers: { 'Upload-Concat': 'partial' } });
+      expectError(over.response, over.body, 429, 'errorUploadLimit');
+      // Exactly what is left: the final takes the partials' own volume, not more.
+      const second = await partial(free.key, randomBytes(512 * KiB));
+      assert.equal(await reservedUploadBytes(free.account.id), FREE_VOLUME);
+      const made = await final(free.key, [first, second], { metadata: { filename: 'edge.bin' } });
+      assert.equal(made.response.status, 201, made.body);
+      assert.equal(await reservedUploadBytes(free.account.id), 0);
+      assert.equal(await loggedBytes(free.account.id), FREE_VOLUME, 'the file counts once, whole');
 
-    const other = await t.account();
-    const kept = await partial(other.key, randomBytes(KiB));
-    const half = await createUpload(t, other.key, { length: 100 * KiB, headers: { 'Upload-Concat': 'partial' } });
-    await patchUpload(t, other.key, half.id, 0, randomBytes(10 * KiB));
-    assert.equal(await reservedUploadBytes(other.account.id), 101 * KiB);
-    assert.equal((await deleteUpload(t, other.key, kept)).status, 204);
-    assert.equal((await deleteUpload(t, other.key, half.id)).status, 204);
-    assert.equal(await reservedUploadBytes(other.account.id), 0);
-    assert.equal(await loggedBytes(other.account.id), 0);
-    assert.deepEqual(await t.storage.resumable(), []);
-  });
+      const other = await t.account();
+      const kept = await partial(other.key, randomBytes(KiB));
+      const half = await createUpload(t, other.key, { length: 100 * KiB, headers: { 'Upload-Concat': 'partial' } });
+      await patchUpload(t, other.key, half.id, 0, randomBytes(10 * KiB));
+      assert.equal(await reservedUploadBytes(other.account.id), 101 * KiB);
+      assert.equal((await deleteUpload(t, other.key, kept)).status, 204);
+      assert.equal((await deleteUpload(t, other.key, half.id)).status, 204);
+      assert.equal(await reservedUploadBytes(other.account.id), 0);
+      assert.equal(await loggedBytes(other.account.id), 0);
+      assert.deepEqual(await t.storage.resumable(), []);
+    },
+  );
 });
