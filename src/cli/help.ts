@@ -112,7 +112,7 @@ const CATALOGUE: Record<string, Entry> = {
       {
         name: 'connections',
         value: 'N',
-        text: `connections each file of 64MiB or more is sent over at once, as partial uploads the server joins (tus concatenation; a server that does not offer it gets one upload). Default ${RANGES.connections.fallback}; 1 sends one upload; ${RANGES.connections.min} to ${RANGES.connections.max}`,
+        text: `connections each file of 64MiB or more is sent over at once, as partial uploads the server joins (tus concatenation, when the server offers it; default ${RANGES.connections.fallback}, 1 sends one upload; ${RANGES.connections.min} to ${RANGES.connections.max})`,
         range: RANGES.connections,
       },
       {

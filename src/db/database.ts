@@ -211,7 +211,7 @@ export interface ResumableUploadsTable {
   expires_at: number;
   /** The file expiry asked for in the upload's metadata, seconds; null = none asked (migration 0014). */
   expires_in: number | null;
-  /** Its part in tus's concatenation: null (a whole upload), `partial`, or `final;<id> <id>...` (migration 0018). */
+  /** Its part in tus's concatenation: null (a whole upload), `partial` (`partial;<final id>` once joined), or `final;<id> <id>...` (migration 0018). */
   concat: string | null;
 }
 

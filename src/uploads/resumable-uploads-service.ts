@@ -20,7 +20,7 @@ import type { UploadLocker } from '../resumable/upload-locker.js';
 import type { FilesService } from '../services/files-service.js';
 import type { CreatedFile } from '../services/new-file-row.js';
 import { type RequestSlots, settleSlot } from '../sharing/request-slots.js';
-import { concatenatedBytes, finalConcat, isPartial, PARTIAL } from './upload-concat.js';
+import { concatenatedBytes, concatenatedPartial, finalConcat, finalOfPartial, isPartial, PARTIAL, partsOfFinal } from './upload-concat.js';
 import type { UploadsService } from './uploads-service.js';
 
 /**
@@ -298,7 +298,7 @@ export class ResumableUploadsService {
    * expiry, blacklist). Before any byte is read a refusal keeps the partials for a better
    * final; a refusal of the bytes themselves (a blacklisted digest) removes them.
    */
-  async concatenate(owner: Account, finalId: string, partIds: readonly string[], input: NewFinalUpload): Promise<FinishedUpload> {
+  async concatenate(owner: Account, finalId: string, partIds: readonly string[], input: NewFinalUpload): Promise<FinishedUpload & { finalId: string }> {
     const { filename, folderId } = input;
     if (partIds.length === 0) throw errors.uploadMalformed('Upload-Concat: final names no partial upload');
     const named = new Set<string>();
@@ -319,9 +319,13 @@ export class ResumableUploadsService {
       const parts = await Promise.all(partIds.map((id) => this.partOf(owner, id)));
       const stored = new Set(parts.map((part) => part.fileId));
       if (!stored.has(null)) {
-        // Every partial is already this one file: the final was made, its answer was lost.
-        if (stored.size === 1) return this.storedFile({ ...parts[0]!, fileId: parts[0]!.fileId! });
-        throw new ApiError('errorUploadFaild', 409, 'Upload failed: these partial uploads already became other files');
+        // These very partials already made a final: it was made, its answer was lost.
+        const finals = new Set(parts.map(finalOfPartial));
+        const made = finals.size === 1 ? [...finals][0] : null;
+        const madeRow = made ? await this.deps.store.resumableUploads.byId(made) : null;
+        if (madeRow && madeRow.fileId !== null && partsOfFinal(madeRow)?.join(' ') === partIds.join(' '))
+          return { ...(await this.storedFile({ ...madeRow, fileId: madeRow.fileId })), finalId: madeRow.id };
+        throw new ApiError('errorUploadFaild', 409, 'Upload failed: these partial uploads already became part of another file');
       }
       if (stored.size > 1) throw new ApiError('errorUploadFaild', 409, 'Upload failed: some of these partial uploads already became a file');
       const length = parts.reduce((sum, part) => sum + part.length, 0);
@@ -334,11 +338,8 @@ export class ResumableUploadsService {
           );
       }
       await this.deps.uploads.recheck(owner, length);
-      return await this.storeConcatenated(owner, finalId, parts, {
-        filename,
-        folderId: folderId ?? null,
-        expiresIn: asked.kind === 'in' ? asked.seconds : null,
-      });
+      const expiresIn = asked.kind === 'in' ? asked.seconds : null;
+      return { ...(await this.storeConcatenated(owner, finalId, parts, { filename, folderId: folderId ?? null, expiresIn })), finalId };
     } finally {
       for (const lock of held) await lock.unlock().catch((error: unknown) => this.deps.log(error, 'releasing an upload lock failed'));
     }
@@ -380,7 +381,8 @@ export class ResumableUploadsService {
           await repos.locks.uploadVolume(owner.id);
           for (const reservationId of reservations.slice(1)) await settleDetached(repos, reservationId, null);
           for (const part of parts) {
-            if (!(await repos.resumableUploads.markStored(part.id, file.id))) throw new Error(`partial upload ${part.id} was stored or removed meanwhile`);
+            if (!(await repos.resumableUploads.markStored(part.id, file.id, concatenatedPartial(finalId))))
+              throw new Error(`partial upload ${part.id} was stored or removed meanwhile`);
           }
           await repos.resumableUploads.create({
             id: finalId,

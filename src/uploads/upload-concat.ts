@@ -9,12 +9,22 @@ import type { ResumableUploadRecord } from '../db/repositories/repositories.js';
  * them. ResumableUploadsService.concatenate is the use case.
  */
 
-/** `concat` of a partial upload. */
+/** `concat` of a partial upload; `partial;<final id>` once a final made it part of a file. */
 export const PARTIAL = 'partial';
 
 /** Whether the row is a partial upload (its bytes never become a file of their own). */
 export function isPartial(record: Pick<ResumableUploadRecord, 'concat'>): boolean {
-  return record.concat === PARTIAL;
+  return record.concat === PARTIAL || (record.concat?.startsWith(`${PARTIAL};`) ?? false);
+}
+
+/** `concat` of a partial upload that the final `finalId` made part of its file. */
+export function concatenatedPartial(finalId: string): string {
+  return `${PARTIAL};${finalId}`;
+}
+
+/** The final upload a partial became part of; null while it is none's. */
+export function finalOfPartial(record: Pick<ResumableUploadRecord, 'concat'>): string | null {
+  return record.concat?.startsWith(`${PARTIAL};`) ? record.concat.slice(PARTIAL.length + 1) : null;
 }
 
 /** `concat` of a final upload made of these partials, in order. */

@@ -138,8 +138,27 @@ describe('the final upload', () => {
     const again = await final(ada.key, ids, { metadata: { filename: 'three.bin' } });
     assert.equal(again.response.status, 201, again.body);
     assert.equal(again.response.headers.get('filehaven-file-id'), fileId);
+    assert.equal(again.response.headers.get('location'), location, 'the same final upload');
     assert.equal(again.response.headers.get('filehaven-delete-link'), null, 'the delete link is shown once');
+    // Not the same final: a part of them only, or in another order.
+    for (const named of [ids.slice(0, 2), [ids[1]!, ids[0]!, ids[2]!]]) {
+      const other = await final(ada.key, named);
+      expectError(other.response, other.body, 409, 'errorUploadFaild');
+    }
     assert.equal(await t.storage.count('files', { id: fileId }), 1);
+    assert.equal(await reservedUploadBytes(ada.account.id), 0);
+    assert.deepEqual(await t.storage.resumable(), []);
+  });
+
+  test('two finals racing on the same partials make one file, and both answer it', GUARD, async () => {
+    const parts = [randomBytes(2 * MiB), randomBytes(2 * MiB + 3)];
+    const ids = [await partial(ada.key, parts[0]!), await partial(ada.key, parts[1]!)];
+    const answers = await Promise.all([final(ada.key, ids), final(ada.key, [...ids])]);
+    for (const answer of answers) assert.equal(answer.response.status, 201, answer.body);
+    const fileIds = answers.map((answer) => answer.response.headers.get('filehaven-file-id'));
+    assert.equal(fileIds[0], fileIds[1]);
+    assert.equal(answers.filter((answer) => answer.response.headers.get('filehaven-delete-link')).length, 1, 'the delete link is shown once');
+    assert.equal(sha256(await downloaded(fileIds[0]!)), sha256(Buffer.concat(parts)));
     assert.equal(await reservedUploadBytes(ada.account.id), 0);
     assert.deepEqual(await t.storage.resumable(), []);
   });

@@ -468,8 +468,8 @@ export interface ResumableUploadsRepository {
   byId(id: string): Promise<ResumableUploadRecord | null>;
   /** Replaces the saved digest states. */
   saveCheckpoints(id: string, checkpoints: string): Promise<void>;
-  /** Records the file the upload became; false when it already had one (or is gone). */
-  markStored(id: string, fileId: string): Promise<boolean>;
+  /** Records the file the upload became (and its new `concat`, when given); false when it already had one (or is gone). */
+  markStored(id: string, fileId: string, concat?: string): Promise<boolean>;
   /** Deletes the row and returns it; null when another caller took it first. */
   take(id: string): Promise<ResumableUploadRecord | null>;
   /** Up to `limit` uploads whose expiry is before `now`, oldest first. */

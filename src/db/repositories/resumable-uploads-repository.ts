@@ -46,10 +46,10 @@ export function resumableUploadsRepository(db: Kysely<Database>): ResumableUploa
     async saveCheckpoints(id, checkpoints) {
       await db.updateTable('resumable_uploads').set({ digest_checkpoints: checkpoints }).where('id', '=', id).where('file_id', 'is', null).execute();
     },
-    async markStored(id, fileId) {
+    async markStored(id, fileId, concat) {
       const result = await db
         .updateTable('resumable_uploads')
-        .set({ file_id: fileId, digest_checkpoints: '[]' })
+        .set({ file_id: fileId, digest_checkpoints: '[]', ...(concat === undefined ? {} : { concat }) })
         .where('id', '=', id)
         .where('file_id', 'is', null)
         .executeTakeFirst();

@@ -60,7 +60,7 @@ const handleFinal = async (endpoint: TusEndpoint, request: FastifyRequest, reply
   });
   reply.headers({
     'Tus-Resumable': '1.0.0',
-    Location: `${caller.viaSite ? context.links.webUrl : context.links.baseUrl}${UPLOADS_PATH}/${id}`,
+    Location: `${caller.viaSite ? context.links.webUrl : context.links.baseUrl}${UPLOADS_PATH}/${finished.finalId}`,
     'Upload-Concat': `final;${urls.trim()}`,
   });
   return sendFinished(context, request, reply, finished, 201);

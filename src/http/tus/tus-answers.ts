@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ResumableUploadRecord } from '../../db/repositories/repositories.js';
 import type { FileRecord } from '../../domain/types.js';
 import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
-import { isPartial, partsOfFinal } from '../../uploads/upload-concat.js';
+import { isPartial, PARTIAL, partsOfFinal } from '../../uploads/upload-concat.js';
 import { createdFileEntry } from '../api/file-entries.js';
 import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
@@ -88,7 +88,7 @@ export function fileHeaders(links: Links, file: FileRecord, deleteSecret: string
  * the final's partials as URLs where the caller reaches them; null for a whole upload.
  */
 export function uploadConcatHeader(links: Links, caller: TusCaller, record: ResumableUploadRecord): string | null {
-  if (isPartial(record)) return 'partial';
+  if (isPartial(record)) return PARTIAL;
   const parts = partsOfFinal(record);
   if (parts === null) return null;
   const base = caller.viaSite ? links.webUrl : links.baseUrl;
