@@ -30,6 +30,9 @@ import type { UploadsService } from './uploads-service.js';
  */
 export const RESUMABLE_RESERVATION_SERVER = 'resumable upload';
 
+/** The most partial uploads one final may name (each is locked and read while it is made). */
+export const MAX_CONCAT_PARTS = 64;
+
 /** Expired uploads removed per gc query. */
 const EXPIRY_BATCH = 100;
 
@@ -301,6 +304,7 @@ export class ResumableUploadsService {
   async concatenate(owner: Account, finalId: string, partIds: readonly string[], input: NewFinalUpload): Promise<FinishedUpload & { finalId: string }> {
     const { filename, folderId } = input;
     if (partIds.length === 0) throw errors.uploadMalformed('Upload-Concat: final names no partial upload');
+    if (partIds.length > MAX_CONCAT_PARTS) throw errors.uploadMalformed(`Upload-Concat: final names more than ${MAX_CONCAT_PARTS} partial uploads`);
     const named = new Set<string>();
     for (const id of partIds) {
       if (named.has(id)) throw errors.uploadMalformed(`Upload-Concat: final names the partial upload ${id} twice`);
