@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as tus from 'tus-js-client';
 import { directLink, sha256 } from '../helpers/downloads.js';
-import { atomError, startTestServer, type TestAccount, type TestServer } from '../helpers/server.js';
+import { atomError, startTestServer, type TestAccount, TestClock, type TestServer } from '../helpers/server.js';
 import { createUpload, deleteUpload, headUpload, patchUpload, TUS, uploadInChunks, uploadMetadata } from '../helpers/tus.js';
 
 // Issue 28: one file over several connections at once, by tus's concatenation extension
@@ -16,11 +16,14 @@ const KiB = 1024;
 const MiB = 1024 * KiB;
 const FREE_VOLUME = 2 * MiB;
 const GUARD = { timeout: 120_000 };
+const EXPIRY = 2 * 24 * 3_600_000;
+
+const clock = new TestClock();
 
 let t: TestServer;
 let ada: TestAccount;
 before(async () => {
-  t = await startTestServer({ maxFileSize: 64 * MiB, uploadVolumeFree: FREE_VOLUME, uploadVolumePremium: 512 * MiB });
+  t = await startTestServer({ maxFileSize: 64 * MiB, uploadVolumeFree: FREE_VOLUME, uploadVolumePremium: 512 * MiB, uploadExpiryMs: EXPIRY }, clock);
   ada = await t.account({ premiumDays: 365, trafficBytes: 1024 * MiB });
 });
 after(() => t.close());
@@ -244,4 +247,28 @@ describe('upload volume', () => {
       assert.deepEqual(await t.storage.resumable(), []);
     },
   );
+});
+
+describe('expiry', () => {
+  test('partials not joined within --upload-expiry are refused, and gc removes them with their reservations; joined ones leave their file', GUARD, async () => {
+    const joined = await final(ada.key, [await partial(ada.key, randomBytes(40 * KiB))], { metadata: { filename: 'stays.bin' } });
+    assert.equal(joined.response.status, 201, joined.body);
+    const whole = await partial(ada.key, randomBytes(100 * KiB));
+    const half = await createUpload(t, ada.key, { length: 100 * KiB, headers: { 'Upload-Concat': 'partial' } });
+    await patchUpload(t, ada.key, half.id, 0, randomBytes(50 * KiB));
+    assert.equal(await reservedUploadBytes(ada.account.id), 200 * KiB);
+    clock.advance(EXPIRY + 1000);
+    try {
+      const late = await final(ada.key, [whole]);
+      expectError(late.response, late.body, 404, 'errorFileNotFound');
+      const report = await t.server.services.gc.run();
+      assert.ok(report.resumableUploadsExpired >= 3, JSON.stringify(report));
+    } finally {
+      clock.advance(-(EXPIRY + 1000));
+    }
+    assert.equal(await t.storage.count('resumable_uploads', { account_id: ada.account.id }), 0);
+    assert.equal(await reservedUploadBytes(ada.account.id), 0);
+    assert.deepEqual(await t.storage.resumable(), []);
+    assert.equal((await downloaded(joined.response.headers.get('filehaven-file-id')!)).length, 40 * KiB);
+  });
 });
