@@ -123,6 +123,10 @@ describe('the final upload', () => {
     const location = made.response.headers.get('location') ?? '';
     assert.match(location, new RegExp(`^${t.url}/uploads/[0-9a-f]{32}$`));
     const fileId = made.response.headers.get('filehaven-file-id')!;
+    // A page of another origin (tus-js-client in a browser) reads it as tus's own answers.
+    assert.equal(made.response.headers.get('access-control-allow-origin'), '*');
+    for (const header of ['Location', 'Upload-Concat', 'Filehaven-File-Id', 'Filehaven-Delete-Link'])
+      assert.ok(made.response.headers.get('access-control-expose-headers')?.split(', ').includes(header), header);
     const whole = Buffer.concat(parts);
     assert.equal(sha256(await downloaded(fileId)), sha256(whole));
 

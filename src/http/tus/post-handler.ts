@@ -1,10 +1,10 @@
-import { Metadata } from '@tus/utils';
+import { HEADERS, Metadata } from '@tus/utils';
 import type { FastifyRequest } from 'fastify';
 import { UPLOAD_ID } from '../../blob/resumable-storage.js';
 import { errors } from '../../domain/errors.js';
 import { finishedStatus, sendFinished } from './tus-answers.js';
 import { callerOf, requestCallerOf, requestOfMetadata } from './tus-caller.js';
-import type { TusEndpoint } from './tus-endpoint.js';
+import { OWN_EXPOSED_HEADERS, type TusEndpoint } from './tus-endpoint.js';
 import type { TusHandler } from './tus-handler.js';
 import { UPLOADS_PATH } from './tus-headers.js';
 
@@ -59,6 +59,10 @@ const handleFinal = async (endpoint: TusEndpoint, request: FastifyRequest, reply
     expiresIn: metadata.expires_in ?? undefined,
   });
   reply.headers({
+    // As tus answers its own creations (no allowedOrigins: any origin), so a page
+    // elsewhere that sent the partials can read the final's answer too.
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': [...HEADERS, ...OWN_EXPOSED_HEADERS].join(', '),
     'Tus-Resumable': '1.0.0',
     Location: `${caller.viaSite ? context.links.webUrl : context.links.baseUrl}${UPLOADS_PATH}/${finished.finalId}`,
     'Upload-Concat': `final;${urls.trim()}`,

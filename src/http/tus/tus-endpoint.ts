@@ -15,6 +15,9 @@ import { apiErrorOf } from './tus-errors.js';
 import { CSRF_HEADER, FILE_HEADERS, MAX_CHUNK_SIZE_HEADER, UPLOADS_PATH } from './tus-headers.js';
 import type { VerifiedBody } from './upload-checksum.js';
 
+/** Our headers a page of another origin may read on tus's answers, besides tus's own (@tus/utils HEADERS). */
+export const OWN_EXPOSED_HEADERS = [FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, EXPIRES_HEADER, MAX_CHUNK_SIZE_HEADER, 'Retry-After'];
+
 /** The services the tus handlers call, and no others. */
 export type TusContext = HttpContext<'accounts' | 'clock' | 'config' | 'resumable' | 'sessions' | 'uploadRequests'>;
 
@@ -96,7 +99,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
     // id from a query string past the ownership check).
     getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
-    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, EXPIRES_HEADER, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
+    exposedHeaders: [OWN_EXPOSED_HEADERS.join(', ')],
     allowedHeaders: [CSRF_HEADER, SHARE_PASSWORD_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
