@@ -48,6 +48,8 @@ export const RANGES = {
   lsLimit: wholeNumbers(1, 100_000, 1000),
   /** `upload --parallel`. */
   parallel: wholeNumbers(1, 8, 2),
+  /** `upload --connections`: the SDK's UploadOptions.connections (MAX_UPLOAD_CONNECTIONS). */
+  connections: wholeNumbers(1, 16, 4),
   /** `upload --chunk-size`: the server's Filehaven-Max-Chunk-Size caps it too. */
   chunkSize: { min: 64 * 1024, max: 4 * 1024 ** 3, text: 'a size from 64KiB to 4GiB' },
   /** `share --expires`, `request --expires`, `upload --expires`, `expire`: in seconds (issue 25). */

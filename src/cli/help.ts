@@ -99,7 +99,7 @@ const CATALOGUE: Record<string, Entry> = {
   logout: { audience: 'user', usage: '[--json]', summary: 'forgets the stored key (it stays valid on the server)', flags: [] },
   upload: {
     audience: 'user',
-    usage: 'FILE... [--folder ID] [--parallel N] [--chunk-size SIZE] [--no-resume] [--expires DURATION] [--json]',
+    usage: 'FILE... [--folder ID] [--parallel N] [--connections N] [--chunk-size SIZE] [--no-resume] [--expires DURATION] [--json]',
     summary: 'uploads files (resumable when the server offers tus); prints each download link',
     flags: [
       { name: 'folder', value: 'ID', text: 'move the uploaded files into this folder (checked before the first byte)' },
@@ -108,6 +108,12 @@ const CATALOGUE: Record<string, Entry> = {
         value: 'N',
         text: `files sent at once (default ${RANGES.parallel.fallback}; ${RANGES.parallel.min} to ${RANGES.parallel.max})`,
         range: RANGES.parallel,
+      },
+      {
+        name: 'connections',
+        value: 'N',
+        text: `connections each file of 64MiB or more is sent over at once, as partial uploads the server joins (tus concatenation, when the server offers it; default ${RANGES.connections.fallback}, 1 sends one upload; ${RANGES.connections.min} to ${RANGES.connections.max})`,
+        range: RANGES.connections,
       },
       {
         name: 'chunk-size',

@@ -94,10 +94,20 @@ export interface UploadOptions extends CallOptions {
    * `expires` says when.
    */
   expiresIn?: number;
+  /**
+   * Connections a tus upload of a large file (64 MiB or more, PARALLEL_UPLOAD_MIN_BYTES)
+   * is sent over at once, as partial uploads the server joins (tus concatenation), when
+   * the server offers it (default 4; 1 sends one upload; at most MAX_UPLOAD_CONNECTIONS).
+   * A server without `concatenation` gets one upload whatever this says.
+   */
+  connections?: number;
 }
 
+/** The most connections one upload may use (UploadOptions.connections). */
+export const MAX_UPLOAD_CONNECTIONS = 16;
+
 /** How `uploadToRequest()` sends a file: the upload options that apply to someone else's request. */
-export interface RequestUploadOptions extends Omit<UploadOptions, 'folder' | 'expiresIn'> {
+export interface RequestUploadOptions extends Omit<UploadOptions, 'folder' | 'expiresIn' | 'connections'> {
   /** The request's password, when it has one (sent in Filehaven-Share-Password, never in a URL). */
   password?: string;
 }
@@ -131,6 +141,11 @@ function ref(id: string, what = 'file id'): string {
 function checkChunkSize(chunkSize: number | undefined): void {
   if (chunkSize !== undefined && !(Number.isSafeInteger(chunkSize) && chunkSize > 0))
     throw new TypeError(`upload(): chunkSize must be a whole number of bytes above 0, got ${chunkSize}`);
+}
+
+function checkConnections(connections: number | undefined): void {
+  if (connections !== undefined && !(Number.isSafeInteger(connections) && connections >= 1 && connections <= MAX_UPLOAD_CONNECTIONS))
+    throw new TypeError(`upload(): connections must be a whole number from 1 to ${MAX_UPLOAD_CONNECTIONS}, got ${connections}`);
 }
 
 /**
@@ -252,6 +267,7 @@ export class FilehavenClient {
    */
   async upload(input: UploadInput, options: UploadOptions = {}): Promise<StoredFile> {
     checkChunkSize(options.chunkSize);
+    checkConnections(options.connections);
     if (options.expiresIn !== undefined && !Number.isFinite(options.expiresIn)) throw new TypeError(`upload(): expiresIn must be a number of seconds`);
     const source = await uploadSource(input, options);
     if (options.folder !== undefined) await this.folder(options.folder, { limit: 1, signal: options.signal });
@@ -262,6 +278,7 @@ export class FilehavenClient {
       folder: options.folder,
       chunkSize: options.chunkSize,
       expiresIn: options.expiresIn,
+      connections: options.connections,
     });
   }
 

@@ -14,11 +14,13 @@ export {
   type ClientOptions,
   type DownloadVia,
   FilehavenClient,
+  MAX_UPLOAD_CONNECTIONS,
   type RequestUploadOptions,
   type ShareDownloadOptions,
   type UploadOptions,
   type UploadTransportChoice,
 } from './filehaven-client.js';
 export type { ShareChanges, ShareOptions, UploadRequestChanges, UploadRequestOptions } from './sharing-forms.js';
+export { DEFAULT_UPLOAD_CONNECTIONS, PARALLEL_UPLOAD_MIN_BYTES } from './tus-upload-transport.js';
 export type { UploadInput, UploadSource } from './upload-source.js';
 export type { RequestDestination, UploadCall, UploadProgress, UploadTransport } from './upload-transport.js';

@@ -28,7 +28,13 @@ export const uploadSourceReader = {
       size,
       async slice(start: number, end: number): Promise<SliceResult> {
         const stop = Math.min(end, size);
-        const value: BodySlice = { size: stop - start, bytes: readRange(start, stop) };
+        // Also a source of its own: in a parallel upload (tus concatenation) each partial
+        // upload opens its slice with this reader again and PATCHes it in chunks.
+        const value: BodySlice & Pick<UploadSource, 'size' | 'readRange'> = {
+          size: stop - start,
+          bytes: readRange(start, stop),
+          readRange: (from, to) => readRange(start + from, start + Math.min(to, stop - start)),
+        };
         return { value, done: stop >= size };
       },
       close() {},

@@ -27,6 +27,20 @@ export const TUS_RETRY_DELAYS = [0, 1000, 3000, 5000, 10000];
  */
 export const MAX_CHUNK_SIZE_HEADER = 'Filehaven-Max-Chunk-Size';
 
+/** Files of at least this many bytes go over several connections at once, where the server offers it (UploadCall.connections). */
+export const PARALLEL_UPLOAD_MIN_BYTES = 64 * 1024 * 1024;
+
+/** Connections of a parallel upload unless the caller says (UploadCall.connections). */
+export const DEFAULT_UPLOAD_CONNECTIONS = 4;
+
+/** What the server's tus endpoint says of itself (OPTIONS {base_url}/uploads). */
+interface TusServerOptions {
+  /** Tus-Extension. */
+  extensions: string[];
+  /** Filehaven-Max-Chunk-Size; null when it does not say. */
+  maxChunkSize: number | null;
+}
+
 export interface TusTransportOptions {
   /**
    * The JSON file that keeps the URL of each unfinished upload of a file path, so a later
@@ -64,6 +78,8 @@ export async function serverOffersTus(connection: ApiConnection, options: CallOp
 export class TusUploadTransport implements UploadTransport {
   private readonly storage: JsonFileUrlStorage | null;
   private readonly retryDelays: number[];
+  /** The server's OPTIONS, asked once, when the first large file comes; a failure to ask is not remembered. */
+  private serverOptions: Promise<TusServerOptions> | undefined;
 
   constructor(
     private readonly connection: ApiConnection,
@@ -81,7 +97,7 @@ export class TusUploadTransport implements UploadTransport {
       .update(this.connection.key ?? '')
       .digest('hex')
       .slice(0, 32);
-    const lastResponse = await this.run(source, call, { headers: this.connection.authHeaders(), metadata, scope: `key-sha256:${keyHash}` });
+    const lastResponse = await this.run(source, call, { headers: this.connection.authHeaders(), metadata, scope: `key-sha256:${keyHash}`, parallel: true });
     return withExpiry(this.storedFileOf(lastResponse, source), lastResponse.getHeader(EXPIRES_HEADER));
   }
 
@@ -114,7 +130,7 @@ export class TusUploadTransport implements UploadTransport {
   private async run(
     source: UploadSource,
     call: UploadCall,
-    destination: { headers: Record<string, string>; metadata: Record<string, string>; scope: string },
+    destination: { headers: Record<string, string>; metadata: Record<string, string>; scope: string; parallel?: boolean },
   ): Promise<HttpResponse> {
     const signal = this.connection.signalFor(call);
     signal?.throwIfAborted();
@@ -122,9 +138,18 @@ export class TusUploadTransport implements UploadTransport {
     const fingerprint = this.storage && source.localIdentity !== undefined ? this.fingerprint(destination.scope, source.localIdentity) : null;
     const previous = fingerprint && this.storage ? await this.storage.findUploadsByFingerprint(fingerprint) : [];
     const metadata: Record<string, string> = { filename: source.name, ...destination.metadata };
-    const wanted = call.chunkSize ?? Number.POSITIVE_INFINITY;
+    let wanted = call.chunkSize ?? Number.POSITIVE_INFINITY;
     /** What the server last said in Filehaven-Max-Chunk-Size; null until it says. */
     let advertised: number | null = null;
+    // An entry of a run keeps its own way (one upload, or its partials), whatever this run would pick.
+    const latest = previous.at(-1);
+    const connections = latest ? (latest.parallelUploadUrls?.length ?? 1) : await this.connectionsFor(source, call, destination.parallel === true);
+    if (connections > 1) {
+      // Each partial upload is its own tus-js-client upload with a copy of these options:
+      // the chunk size must be right before they start, not fixed up by onAfterResponse.
+      advertised = (await this.tusOptions(signal)).maxChunkSize;
+      if (advertised !== null) wanted = Math.min(wanted, advertised);
+    }
 
     const lastResponse = await new Promise<HttpResponse>((resolve, reject) => {
       const options: UploadOptions = {
@@ -155,9 +180,13 @@ export class TusUploadTransport implements UploadTransport {
         },
         onError: (error) => {
           settle();
+          // The other partials of a parallel upload would go on sending: stop them, and end
+          // them (and their reservations) when the server refused, as nothing resumes then.
+          if (connections > 1) void upload.abort(isRefusal(error)).catch(() => {});
           reject(translated(error, signal, advertised));
         },
       };
+      if (connections > 1) options.parallelUploads = connections;
       if (this.storage) options.urlStorage = this.storage;
       const upload = new Upload(source as unknown as Blob, options);
       // No termination on abort: the server keeps the bytes, so the next run resumes.
@@ -170,7 +199,6 @@ export class TusUploadTransport implements UploadTransport {
       if (signal?.aborted) return void reject(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       // The newest entry: two can exist only when two processes raced on one file.
-      const latest = previous.at(-1);
       if (latest) upload.resumeFromPreviousUpload(latest);
       upload.start();
     });
@@ -179,6 +207,28 @@ export class TusUploadTransport implements UploadTransport {
     // disk) costs only a HEAD when the same file is uploaded again.
     if (fingerprint && this.storage) await this.storage.removeUploadsByFingerprint(fingerprint).catch(() => {});
     return lastResponse;
+  }
+
+  /**
+   * How many connections to send a file over: `call.connections` (default
+   * DEFAULT_UPLOAD_CONNECTIONS) for a file of PARALLEL_UPLOAD_MIN_BYTES or more to the
+   * account (`allowed`: not into an upload request) of a server whose Tus-Extension has
+   * `concatenation`; else 1. An older server gets one upload, as before.
+   */
+  private async connectionsFor(source: UploadSource, call: UploadCall, allowed: boolean): Promise<number> {
+    const connections = call.connections ?? DEFAULT_UPLOAD_CONNECTIONS;
+    if (!allowed || connections <= 1 || (source.size ?? 0) < PARALLEL_UPLOAD_MIN_BYTES) return 1;
+    const offered = (await this.tusOptions(this.connection.signalFor(call))).extensions.includes('concatenation');
+    return offered ? connections : 1;
+  }
+
+  private tusOptions(signal: AbortSignal | undefined): Promise<TusServerOptions> {
+    this.serverOptions ??= askTusOptions(this.connection, signal);
+    const asked = this.serverOptions;
+    asked.catch(() => {
+      if (this.serverOptions === asked) this.serverOptions = undefined;
+    });
+    return asked;
   }
 
   /**
@@ -225,8 +275,22 @@ export class TusUploadTransport implements UploadTransport {
   }
 }
 
+/** OPTIONS {base_url}/uploads: its extensions and the largest PATCH it wants. */
+async function askTusOptions(connection: ApiConnection, signal: AbortSignal | undefined): Promise<TusServerOptions> {
+  const response = await connection.send(`${connection.server}${TUS_PATH}`, { method: 'OPTIONS', signal, redirect: 'error' });
+  await response.arrayBuffer().catch(() => {});
+  const extensions = (response.headers.get('tus-extension') ?? '').split(',').map((extension) => extension.trim());
+  return { extensions: response.ok ? extensions : [], maxChunkSize: maxChunkSizeOf({ getHeader: (name: string) => response.headers.get(name) ?? undefined }) };
+}
+
+/** Whether tus-js-client failed on the server's refusal (a 4xx it does not retry), not on a lost connection. */
+function isRefusal(error: Error): boolean {
+  const status = error instanceof DetailedError ? error.originalResponse?.getStatus() : undefined;
+  return status !== undefined && status >= 400 && status < 500 && status !== 409 && status !== 423;
+}
+
 /** Filehaven-Max-Chunk-Size of an answer, when it holds a whole number of bytes above 0. */
-function maxChunkSizeOf(response: HttpResponse): number | null {
+function maxChunkSizeOf(response: Pick<HttpResponse, 'getHeader'>): number | null {
   const value = response.getHeader(MAX_CHUNK_SIZE_HEADER)?.trim();
   if (value === undefined || !/^\d{1,16}$/.test(value)) return null;
   const bytes = Number(value);

@@ -23,6 +23,12 @@ export interface UploadCall extends CallOptions {
   chunkSize?: number;
   /** Seconds until the file expires (`expires_in`, issue 25); absent: the site's default. */
   expiresIn?: number;
+  /**
+   * Connections a tus upload of PARALLEL_UPLOAD_MIN_BYTES or more is sent over at once
+   * (tus concatenation: that many partial uploads, then one final), when the server
+   * offers `concatenation`; 1 sends one upload. Default DEFAULT_UPLOAD_CONNECTIONS.
+   */
+  connections?: number;
 }
 
 /** The header in which a link's password travels (issue 25): never in the URL. */

@@ -7,8 +7,13 @@ import { writePrivateFile } from './private-file.js';
 interface StoredUpload {
   /** The local file, the server and the account it was started for (tus-upload-transport.ts). */
   fingerprint: string;
-  /** The upload URL the server gave at creation (tus 1.0 "Creation"). */
+  /** The upload URL the server gave at creation (tus 1.0 "Creation"); null for a parallel upload. */
   uploadUrl: string | null;
+  /**
+   * A parallel upload's partial upload URLs, in order (tus concatenation): a later run
+   * resumes each and sends the final again. Absent in entries of single uploads.
+   */
+  parallelUploadUrls?: string[] | null;
   /** Upload-Length. */
   size: number | null;
   /** Upload-Metadata as sent (filename, folder). */
@@ -75,6 +80,7 @@ export class JsonFileUrlStorage implements UrlStorage {
       uploads[key] = {
         fingerprint,
         uploadUrl: upload.uploadUrl ?? null,
+        ...(upload.parallelUploadUrls ? { parallelUploadUrls: [...upload.parallelUploadUrls] } : {}),
         size: upload.size ?? null,
         metadata: { ...upload.metadata },
         creationTime: upload.creationTime,
@@ -128,7 +134,10 @@ function isStoredUpload(value: unknown): value is StoredUpload {
     typeof upload === 'object' &&
     upload !== null &&
     typeof upload.fingerprint === 'string' &&
-    typeof upload.uploadUrl === 'string' &&
+    (typeof upload.uploadUrl === 'string' ||
+      (Array.isArray(upload.parallelUploadUrls) &&
+        upload.parallelUploadUrls.length > 0 &&
+        upload.parallelUploadUrls.every((url) => typeof url === 'string'))) &&
     typeof upload.creationTime === 'string'
   );
 }
@@ -143,7 +152,7 @@ function toPrevious(uploads: Record<string, StoredUpload>, fingerprint?: string)
       creationTime: upload.creationTime,
       urlStorageKey: key,
       uploadUrl: upload.uploadUrl,
-      parallelUploadUrls: null,
+      parallelUploadUrls: upload.parallelUploadUrls ?? null,
     }))
     .sort((a, b) => (Date.parse(a.creationTime) || 0) - (Date.parse(b.creationTime) || 0));
 }

@@ -37,7 +37,7 @@ export interface Database {
 }
 
 /**
- * The site's totals as rows of differences the database's triggers append (migration 0020);
+ * The site's totals as rows of differences the database's triggers append (migration 0019);
  * their sums by kind are the totals. A fold replaces the rows by their sums.
  */
 export interface SiteTotalsTable {
@@ -228,6 +228,8 @@ export interface ResumableUploadsTable {
   expires_at: number;
   /** The file expiry asked for in the upload's metadata, seconds; null = none asked (migration 0014). */
   expires_in: number | null;
+  /** Its part in tus's concatenation: null (a whole upload), `partial` (`partial;<final id>` once joined), or `final;<id> <id>...` (migration 0018). */
+  concat: string | null;
 }
 
 /** Who writes a resumable upload now (migration 0010). */

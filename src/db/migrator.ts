@@ -17,8 +17,9 @@ import * as fileExpiry from './migrations/0014-file-expiry.js';
 import * as signInMethods from './migrations/0015-sign-in-methods.js';
 import * as webdav from './migrations/0016-webdav.js';
 import * as largeTables from './migrations/0017-large-tables.js';
-import * as siteTotals from './migrations/0020-site-totals.js';
-import * as contentLifetimes from './migrations/0021-content-lifetimes.js';
+import * as uploadConcat from './migrations/0018-upload-concat.js';
+import * as siteTotals from './migrations/0019-site-totals.js';
+import * as contentLifetimes from './migrations/0020-content-lifetimes.js';
 
 /**
  * Migrations listed explicitly, in order, never renamed (STYLE.md rule 7). Every one is
@@ -44,8 +45,9 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0015-sign-in-methods': signInMethods,
   '0016-webdav': webdav,
   '0017-large-tables': largeTables,
-  '0020-site-totals': siteTotals,
-  '0021-content-lifetimes': contentLifetimes,
+  '0018-upload-concat': uploadConcat,
+  '0019-site-totals': siteTotals,
+  '0020-content-lifetimes': contentLifetimes,
 };
 
 const MIGRATION_TABLE = 'filehaven_migrations';
@@ -94,7 +96,7 @@ export async function migrateToLatest<DB>(
       await sleep(Math.random() * Math.min(25 * 2 ** attempt, 1000));
       continue;
     }
-    // PostgreSQL: a migration that locks tables live servers write (0020's triggers on
+    // PostgreSQL: a migration that locks tables live servers write (0019's triggers on
     // files and blobs) gave up waiting (55P03, its lock_timeout) or was a deadlock's
     // victim (40P01) rather than a writer: nothing of it stayed; try again after a pause.
     if ((code === '55P03' || code === '40P01') && attempt < LOCK_RACE_ATTEMPTS) {

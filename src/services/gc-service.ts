@@ -163,7 +163,7 @@ export class GcService {
 
   /**
    * Folds the rows of differences the database appended to the site's totals since the
-   * last fold into one row per kind (migration 0020), so reading the totals stays a few
+   * last fold into one row per kind (migration 0019), so reading the totals stays a few
    * rows; how many rows there were. Every server runs it (server.ts): folds are safe at
    * once, and a server that stops leaves nothing for another to take over.
    */

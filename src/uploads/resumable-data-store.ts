@@ -7,7 +7,8 @@ import type { ResumableUploadsService } from './resumable-uploads-service.js';
  * The tus DataStore @tus/server talks to: the backend's store (ResumableStorage), with
  * every write hashed as it passes (ResumableUploadsService.write) and every termination
  * ending the upload's row and reservation too. Uploads must declare their length when
- * created (no creation-defer-length): the whole length is reserved up front.
+ * created (no creation-defer-length): the whole length is reserved up front. A partial
+ * upload (tus concatenation) is stored as any other; only the final is not tus's.
  */
 export class ResumableDataStore extends DataStore {
   constructor(
@@ -16,7 +17,15 @@ export class ResumableDataStore extends DataStore {
   ) {
     super();
     // checksum: verified by the route before the bytes reach the store (http/tus/upload-checksum.ts).
-    this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum'];
+    // concatenation: partial uploads pass through @tus/server as any creation; the final is
+    // ours (http/tus/post-handler.ts, ResumableUploadsService.concatenate).
+    this.extensions = ['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum', 'concatenation'];
+  }
+
+  override hasExtension(extension: string): boolean {
+    // @tus/server 2.x refuses a creation with Upload-Concat unless its store has
+    // 'concatentation' (sic): a partial upload's creation is then an ordinary one to it.
+    return extension === 'concatentation' || super.hasExtension(extension);
   }
 
   override create(upload: Upload): Promise<Upload> {

@@ -20,6 +20,7 @@ import type { UploadLocker } from '../resumable/upload-locker.js';
 import type { FilesService } from '../services/files-service.js';
 import type { CreatedFile } from '../services/new-file-row.js';
 import { type RequestSlots, settleSlot } from '../sharing/request-slots.js';
+import { concatenatedBytes, concatenatedPartial, finalConcat, finalOfPartial, isPartial, PARTIAL, partsOfFinal } from './upload-concat.js';
 import type { UploadsService } from './uploads-service.js';
 
 /**
@@ -28,6 +29,9 @@ import type { UploadsService } from './uploads-service.js';
  * upload is stored, ended or expired.
  */
 export const RESUMABLE_RESERVATION_SERVER = 'resumable upload';
+
+/** The most partial uploads one final may name (each is locked and read while it is made). */
+export const MAX_CONCAT_PARTS = 64;
 
 /** Expired uploads removed per gc query. */
 const EXPIRY_BATCH = 100;
@@ -38,7 +42,7 @@ export interface ResumableUploadsDeps {
   /** An upload that became a file answers that file again. */
   files: Pick<FilesService, 'visible'>;
   /** The upload use case: the volume reserved at creation and checked before each write, and the file made at the finish. */
-  uploads: Pick<UploadsService, 'reserveAhead' | 'recheck' | 'upload' | 'expiresIn'>;
+  uploads: Pick<UploadsService, 'reserveAhead' | 'recheck' | 'upload' | 'expiresIn' | 'admissible' | 'stageReserved'>;
   locker: UploadLocker;
   clock: Clock;
   /** How long an upload may take from its creation (--upload-expiry). */
@@ -63,6 +67,19 @@ export interface NewUpload {
    * request's, never the client's.
    */
   requestId?: string;
+  /**
+   * A partial upload of tus's concatenation (Upload-Concat: partial): its length is
+   * reserved, its bytes are written and resumed as any upload's, but it becomes no file;
+   * a final upload (`concatenate`) names it. It needs no file name, folder or expiry.
+   */
+  partial?: boolean;
+}
+
+/** What a final upload (Upload-Concat: final;...) declares besides its partials: the file's name, folder and expiry. */
+export interface NewFinalUpload {
+  filename: string | undefined;
+  folderId: string | undefined;
+  expiresIn?: string | undefined;
 }
 
 /** A finished upload: its file, and the delete secret when this call stored it (it is shown once). */
@@ -97,10 +114,16 @@ export class ResumableUploadsService {
    * `expires_in`, or errorUploadFaild for a missing file name.
    */
   async create(owner: Account, id: string, input: NewUpload): Promise<{ expiresAt: number }> {
-    const { length, filename, folderId } = input;
-    if (filename === undefined || filename.trim() === '') throw errors.uploadMalformed('Upload-Metadata must carry the file name (key "filename")');
+    const { length, partial = false } = input;
+    // A partial's name, folder and expiry come with its final; what its metadata says is not kept.
+    const filename = partial ? '' : input.filename;
+    const folderId = partial ? undefined : input.folderId;
+    if (partial && input.requestId !== undefined)
+      throw errors.uploadMalformed('parallel uploads (Upload-Concat) into an upload request are not supported; send the file as one upload');
+    if (filename === undefined || (!partial && filename.trim() === ''))
+      throw errors.uploadMalformed('Upload-Metadata must carry the file name (key "filename")');
     // Checked before anything is reserved; the file's expiry counts from when it is stored.
-    const asked = this.deps.uploads.expiresIn(input.expiresIn);
+    const asked = this.deps.uploads.expiresIn(partial ? undefined : input.expiresIn);
     const expiresIn = asked.kind === 'in' ? asked.seconds : null;
     const now = this.deps.clock();
     const expiresAt = now + this.deps.expiryMs;
@@ -114,7 +137,7 @@ export class ResumableUploadsService {
     try {
       await this.deps.uploads.reserveAhead(
         owner,
-        { length, name: filename, folderId: folderId ?? null },
+        { length, name: partial ? null : filename, folderId: folderId ?? null },
         { server: RESUMABLE_RESERVATION_SERVER, instance: id, until: expiresAt },
         (repos, reservationId) =>
           repos.resumableUploads.create({
@@ -127,6 +150,7 @@ export class ResumableUploadsService {
             createdAt: now,
             expiresAt,
             expiresIn,
+            concat: partial ? PARTIAL : null,
           }),
       );
     } catch (error) {
@@ -165,7 +189,8 @@ export class ResumableUploadsService {
    */
   async write(id: string, source: Readable, offset: number, write: (source: Readable) => Promise<number>): Promise<number> {
     const record = await this.deps.store.resumableUploads.byId(id);
-    if (!record || record.fileId !== null) return write(source);
+    // A partial's bytes are hashed once, in order, when its final puts them together.
+    if (!record || record.fileId !== null || isPartial(record)) return write(source);
     const checkpoints = { list: parseCheckpoints(record.digestCheckpoints) };
     // States past the offset the store holds describe bytes it lost (a failed write, a
     // crash with parts in flight) and that this write replaces: they go first, persisted,
@@ -234,20 +259,165 @@ export class ResumableUploadsService {
    * PATCH's finish and a HEAD's (after a crash between the last byte and the file) never
    * run together. A finished upload that was already stored answers its file again (no
    * delete secret then). A refused file (empty, blacklisted digest, a storage failure)
-   * removes the upload, bytes and all, and its reservation.
+   * removes the upload, bytes and all, and its reservation. A partial upload whose bytes
+   * are all stored becomes no file: null (it waits for its final, `concatenate`).
    */
-  async finish(owner: Account, id: string): Promise<FinishedUpload> {
+  async finish(owner: Account, id: string): Promise<FinishedUpload | null> {
     const lock = this.deps.locker.newLock(id);
     await lock.lock(new AbortController().signal, async () => {});
     try {
       const record = await this.owned(owner, id);
       if (record.fileId !== null) return { file: await this.deps.files.visible(record.fileId), deleteSecret: null };
+      if (isPartial(record)) return null;
       const created = await this.storeFinished(owner, record);
       await this.deps.storage.forgetFinished(id).catch((error: unknown) => this.deps.log(error, 'removing the records of a stored upload failed'));
       return { file: created.file, deleteSecret: created.deleteSecret };
     } finally {
       await lock.unlock().catch((error: unknown) => this.deps.log(error, 'releasing an upload lock failed'));
     }
+  }
+
+  /** The file a stored upload became (a concatenated partial: its final's), answered again: no delete secret. */
+  async storedFile(record: ResumableUploadRecord & { fileId: string }): Promise<FinishedUpload> {
+    return { file: await this.deps.files.visible(record.fileId), deleteSecret: null };
+  }
+
+  /**
+   * tus's concatenation: makes the partial uploads `partIds` (the owner's, finished, each
+   * named once) one file of `owner`, their bytes in that order, recorded as the final
+   * upload `finalId`. Under the partials' locks (no PATCH, gc or second final meanwhile),
+   * their bytes stream through one SHA-256 pass into the blob store's staging (its own
+   * atomic way: a temporary file, an S3 multipart upload), then the file is made by the
+   * one upload use case as a finished upload's is. The partials' reservations are what
+   * the file's volume takes: in the file's transaction one becomes its upload log row and
+   * the others end, so the volume is never counted twice nor left reserved. The partials
+   * are marked stored with the file (a retried final answers the same file) and their
+   * bytes go.
+   *
+   * Refusals: errorFileNotFound (a partial unknown or expired), errorPermissionDenied
+   * (another account's), errorUploadFaild 400 (a partial named twice, not a partial, not
+   * finished: concatenation-unfinished is not offered), 409 (already part of another
+   * file), errorFileSize, errorUploadLimit, and the checks of a new file (name, folder,
+   * expiry, blacklist). Before any byte is read a refusal keeps the partials for a better
+   * final; a refusal of the bytes themselves (a blacklisted digest) removes them.
+   */
+  async concatenate(owner: Account, finalId: string, partIds: readonly string[], input: NewFinalUpload): Promise<FinishedUpload & { finalId: string }> {
+    const { filename, folderId } = input;
+    if (partIds.length === 0) throw errors.uploadMalformed('Upload-Concat: final names no partial upload');
+    if (partIds.length > MAX_CONCAT_PARTS) throw errors.uploadMalformed(`Upload-Concat: final names more than ${MAX_CONCAT_PARTS} partial uploads`);
+    const named = new Set<string>();
+    for (const id of partIds) {
+      if (named.has(id)) throw errors.uploadMalformed(`Upload-Concat: final names the partial upload ${id} twice`);
+      named.add(id);
+    }
+    if (filename === undefined || filename.trim() === '') throw errors.uploadMalformed('Upload-Metadata must carry the file name (key "filename")');
+    const asked = this.deps.uploads.expiresIn(input.expiresIn);
+    // In one order for every final, so two that share partials never hold each other's locks.
+    const locks = [...named].sort().map((id) => this.deps.locker.newLock(id));
+    const held: typeof locks = [];
+    try {
+      for (const lock of locks) {
+        await lock.lock(new AbortController().signal, async () => {});
+        held.push(lock);
+      }
+      const parts = await Promise.all(partIds.map((id) => this.partOf(owner, id)));
+      const stored = new Set(parts.map((part) => part.fileId));
+      if (!stored.has(null)) {
+        // These very partials already made a final: it was made, its answer was lost.
+        const finals = new Set(parts.map(finalOfPartial));
+        const made = finals.size === 1 ? [...finals][0] : null;
+        const madeRow = made ? await this.deps.store.resumableUploads.byId(made) : null;
+        if (madeRow && madeRow.fileId !== null && partsOfFinal(madeRow)?.join(' ') === partIds.join(' '))
+          return { ...(await this.storedFile({ ...madeRow, fileId: madeRow.fileId })), finalId: madeRow.id };
+        throw new ApiError('errorUploadFaild', 409, 'Upload failed: these partial uploads already became part of another file');
+      }
+      if (stored.size > 1) throw new ApiError('errorUploadFaild', 409, 'Upload failed: some of these partial uploads already became a file');
+      const length = parts.reduce((sum, part) => sum + part.length, 0);
+      await this.deps.uploads.admissible(owner, { length, name: filename, folderId: folderId ?? null });
+      for (const part of parts) {
+        const { offset } = await this.deps.storage.dataStore.getUpload(part.id);
+        if (offset !== part.length)
+          throw errors.uploadMalformed(
+            `the partial upload ${part.id} is not finished (${offset} of ${part.length} bytes); send the final once every partial is`,
+          );
+      }
+      await this.deps.uploads.recheck(owner, length);
+      const expiresIn = asked.kind === 'in' ? asked.seconds : null;
+      return { ...(await this.storeConcatenated(owner, finalId, parts, { filename, folderId: folderId ?? null, expiresIn })), finalId };
+    } finally {
+      for (const lock of held) await lock.unlock().catch((error: unknown) => this.deps.log(error, 'releasing an upload lock failed'));
+    }
+  }
+
+  /** A partial upload a final names: the owner's, a partial, not expired. */
+  private async partOf(owner: Account, id: string): Promise<ResumableUploadRecord> {
+    const record = await this.deps.store.resumableUploads.byId(id);
+    if (!record || (record.fileId === null && record.expiresAt <= this.deps.clock()))
+      throw new ApiError('errorFileNotFound', 404, `Partial upload ${id} does not exist or has expired`);
+    if (record.accountId !== owner.id) throw errors.permissionDenied(`The partial upload ${id} belongs to another account`);
+    if (!isPartial(record)) throw errors.uploadMalformed(`the upload ${id} is not a partial upload (created with Upload-Concat: partial)`);
+    return record;
+  }
+
+  /** The partials' bytes staged in order, then the file (see `concatenate`); the partials' bytes go once it is made. */
+  private async storeConcatenated(
+    owner: Account,
+    finalId: string,
+    parts: readonly ResumableUploadRecord[],
+    final: { filename: string; folderId: string | null; expiresIn: number | null },
+  ): Promise<FinishedUpload> {
+    const length = parts.reduce((sum, part) => sum + part.length, 0);
+    // S3: a server may have died between a partial's last part and its completion.
+    for (const part of parts) await this.deps.storage.complete(part.id, part.length);
+    const staged = await this.deps.uploads.stageReserved(concatenatedBytes(this.deps.storage, parts));
+    const reservations = parts.map((part) => part.reservationId).filter((id): id is number => id !== null);
+    const now = this.deps.clock();
+    let created: CreatedFile;
+    try {
+      created = await this.deps.uploads.upload({
+        owner,
+        folder: final.folderId === null ? null : { id: final.folderId, ifGone: 'refuse' },
+        // The first reservation becomes the file's upload log row (of the whole length); the others end with it.
+        source: { kind: 'staged', staged, name: final.filename, reservationId: reservations[0] ?? null, startedAt: parts[0]!.createdAt, keepOnFailure: false },
+        expiresIn: final.expiresIn === null ? undefined : { kind: 'in', seconds: final.expiresIn },
+        within: async (repos, file) => {
+          if (staged.size !== length) throw new Error(`the partial uploads staged ${staged.size} bytes, not ${length}`);
+          await repos.locks.uploadVolume(owner.id);
+          for (const reservationId of reservations.slice(1)) await settleDetached(repos, reservationId, null);
+          for (const part of parts) {
+            if (!(await repos.resumableUploads.markStored(part.id, file.id, concatenatedPartial(finalId))))
+              throw new Error(`partial upload ${part.id} was stored or removed meanwhile`);
+          }
+          await repos.resumableUploads.create({
+            id: finalId,
+            accountId: owner.id,
+            filename: final.filename,
+            folderId: final.folderId,
+            length,
+            reservationId: null,
+            createdAt: now,
+            expiresAt: now + this.deps.expiryMs,
+            expiresIn: final.expiresIn,
+            concat: finalConcat(parts.map((part) => part.id)),
+          });
+          if (!(await repos.resumableUploads.markStored(finalId, file.id))) throw new Error(`final upload ${finalId} exists already`);
+        },
+      });
+    } catch (error) {
+      // The bytes themselves refused (a blacklisted digest): no final of these partials can pass.
+      if (isRefusal(error) && error.code === 'errorFileInBlackList')
+        for (const part of parts) await this.terminate(part.id).catch(this.logAs('removing a refused partial upload failed'));
+      throw error;
+    }
+    for (const part of parts) {
+      this.live.drop(part.id);
+      await this.deps.storage.remove(part.id).catch(this.logAs(`removing the concatenated partial upload ${part.id} failed; gc removes it at its expiry`));
+    }
+    return { file: created.file, deleteSecret: created.deleteSecret };
+  }
+
+  private logAs(message: string): (error: unknown) => void {
+    return (error) => this.deps.log(error, message);
   }
 
   /** Ends an upload (DELETE, tus termination): its bytes, row and reservation; a stored upload's file stays. */
@@ -282,7 +452,8 @@ export class ResumableUploadsService {
             continue;
           }
           // A stored upload's file stays; only what tus kept of it (if a forget failed) goes.
-          if (current.fileId === null) await this.deps.storage.remove(row.id);
+          // A concatenated partial's bytes were copied into its final's blob: none of them is a blob.
+          if (current.fileId === null || isPartial(current)) await this.deps.storage.remove(row.id);
           else await this.deps.storage.forgetFinished(row.id);
           await this.forget(row.id);
           removed++;

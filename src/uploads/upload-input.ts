@@ -52,6 +52,11 @@ export interface StagedSource {
   reservationId: number | null;
   /** When the upload began (a tus creation, maybe hours ago), for its duration in the metrics. */
   startedAt: number;
+  /**
+   * Whether the staged bytes stay the caller's after a failure that is no refusal (true
+   * when absent). False for a concatenation: its partial uploads stay, and are staged again.
+   */
+  keepOnFailure?: boolean;
 }
 
 /** Where the bytes come from. */

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
 import type { MetadataStore, Repositories } from '../db/repositories/repositories.js';
 import { errors, isRefusal } from '../domain/errors.js';
@@ -28,8 +29,8 @@ export interface UploadAllowanceView {
 export interface DeclaredUpload {
   /** Its whole length in bytes. */
   length: number;
-  /** The file name as sent. */
-  name: string;
+  /** The file name as sent; null for a partial upload of tus's concatenation (its final names the file). */
+  name: string | null;
   /** The folder it is meant for, checked now; null for the top level. */
   folderId: string | null;
 }
@@ -100,11 +101,30 @@ export class UploadsService {
     lease: DetachedLease,
     within: (repos: Repositories, reservationId: number | null) => Promise<void>,
   ): Promise<void> {
+    await this.admissible(owner, declared);
+    await this.deps.volume.reserveResumable(owner, declared.length, lease, within);
+  }
+
+  /**
+   * What an upload declares, checked before its bytes are taken: errorEmptyFile,
+   * errorFileSize, the folder (errorFolderNotFound, errorPermissionDenied) and
+   * errorFileInBlackList by name. Reserves nothing.
+   */
+  async admissible(owner: Account, declared: DeclaredUpload): Promise<void> {
     if (declared.length === 0) throw errors.emptyFile();
     if (declared.length > this.deps.maxFileSize) throw errors.fileSize(this.deps.maxFileSize);
     if (declared.folderId !== null) await this.deps.folders.owned(owner, declared.folderId);
-    if ((await blacklistedNamePattern(this.deps.store.blacklist, sanitizeFileName(declared.name))) !== null) throw errors.blacklisted();
-    await this.deps.volume.reserveResumable(owner, declared.length, lease, within);
+    if (declared.name !== null && (await blacklistedNamePattern(this.deps.store.blacklist, sanitizeFileName(declared.name))) !== null)
+      throw errors.blacklisted();
+  }
+
+  /**
+   * Stages bytes whose volume was reserved ahead (the partial uploads of a tus
+   * concatenation, read in order), hashed as they pass and cut at the largest file, for
+   * `upload` with a staged source; nothing is kept when staging fails.
+   */
+  stageReserved(source: Readable, signal?: AbortSignal): Promise<StagedBlob> {
+    return stageUpload(this.deps.blobs, source, { maxBytes: this.deps.maxFileSize, signal, log: this.deps.log });
   }
 
   /**
@@ -178,7 +198,7 @@ export class UploadsService {
       const created = await admitUpload(this.admission(), input.owner.id, source.staged, source.name, {
         folder: input.folder,
         expiresIn: input.expiresIn ?? { kind: 'absent' },
-        keepStagedOnFailure: true,
+        keepStagedOnFailure: source.keepOnFailure ?? true,
         within: async (repos, file) => {
           await input.within?.(repos, file);
           // The bytes join the owner's volume as the reservation ends (or, unlimited, just join).

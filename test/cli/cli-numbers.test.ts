@@ -74,6 +74,12 @@ const COMMAND_CASES: Case[] = [
     range: /takes a whole number from 1 to 8/,
   },
   {
+    name: 'upload --connections',
+    args: ['upload', 'some-file', '--server', 'http://127.0.0.1:1'],
+    refused: ['0', '17', 'four'],
+    range: /takes a whole number from 1 to 16/,
+  },
+  {
     name: 'upload --chunk-size',
     args: ['upload', 'some-file', '--server', 'http://127.0.0.1:1'],
     refused: ['0', '5GiB', 'big'],

@@ -471,6 +471,73 @@ describe('resumable uploads (tus)', () => {
     }
   });
 
+  test('a file of 64 MiB goes over --connections partial uploads the server joins; killed, the next run resumes each partial and sends only the rest', async () => {
+    const size = 64 * 1024 * 1024;
+    const big = path.join(work, 'parallel upload.bin');
+    const digest = await randomFile(big, size);
+    const relay = await pacedRelay(0, 16 * 1024 * 1024);
+    const relayed = await startTestServer({ publicUrl: `http://127.0.0.1:${relay.port}` });
+    relay.targetPort = (relayed.server.app.server.address() as AddressInfo).port;
+    try {
+      const owner = await relayed.account();
+      const home = path.join(work, 'parallel-home');
+      const env = { FILEHAVEN_SERVER: `http://127.0.0.1:${relay.port}`, FILEHAVEN_KEY: owner.key };
+      const partialUrls = async (): Promise<string[][]> => {
+        const text = await readFile(statePath(home), 'utf8').catch(() => null);
+        if (text === null) return [];
+        return Object.values((JSON.parse(text) as { uploads: Record<string, { parallelUploadUrls?: string[] }> }).uploads).map(
+          (entry) => entry.parallelUploadUrls ?? [],
+        );
+      };
+      const offsetOf = async (url: string) => {
+        const head = await fetch(url.replace(`:${relay.port}/`, `:${relay.targetPort}/`), {
+          method: 'HEAD',
+          headers: { Authorization: owner.key, 'Tus-Resumable': '1.0.0' },
+        });
+        assert.equal(head.status, 200);
+        assert.equal(head.headers.get('upload-concat'), 'partial');
+        return Number(head.headers.get('upload-offset'));
+      };
+
+      relay.received = 0;
+      const child = start(['upload', big, '--connections', '3', '--json'], { home, env });
+      child.stdin.end();
+      const outcome = outcomeOf(child);
+      const deadline = Date.now() + 30_000;
+      // The partials' URLs are stored once all three exist.
+      while ((await partialUrls()).length === 0 || relay.received < 12 * 1024 * 1024) {
+        assert.ok(Date.now() < deadline, 'the upload did not start');
+        await sleep(20);
+      }
+      child.kill('SIGKILL');
+      await outcome;
+      const [urls, ...others] = await partialUrls();
+      assert.ok(urls !== undefined && others.length === 0, 'one entry is kept');
+      assert.equal(urls.length, 3);
+      const offsets = await Promise.all(urls.map(offsetOf));
+      const held = offsets.reduce((sum, offset) => sum + offset, 0);
+      assert.ok(held > 0 && held < size, `the server holds part of the file: ${offsets}`);
+      assert.equal(await relayed.storage.count('files'), 0, 'no partial became a file');
+
+      relay.rate = null;
+      relay.received = 0;
+      const result = await run(['upload', big, '--connections', '3', '--json'], { home, env });
+      assert.equal(result.code, 0, result.stderr);
+      const stored = JSON.parse(result.stdout).files[0];
+      assert.deepEqual([stored.name, stored.size], ['parallel upload.bin', size]);
+      assert.equal((await relayed.server.services.store.files.byId(stored.id))?.sha256, digest);
+      assert.match(stored.deleteLink, new RegExp(`/${stored.id}/delete/`), 'the final answered, with the delete link');
+      assert.ok(relay.received < size - held + 512 * 1024, `sent ${relay.received} bytes for the ${size - held} missing`);
+      assert.deepEqual(await partialUrls(), [], 'the entry goes once the upload is done');
+      assert.equal(await relayed.storage.count('files'), 1);
+      const reserved = (await relayed.storage.rows('reservations')).filter((row) => row.kind === 'upload');
+      assert.deepEqual(reserved, [], 'nothing stays reserved');
+    } finally {
+      await relayed.close();
+      await relay.close();
+    }
+  });
+
   test('an upload interrupted (Ctrl-C), then killed (SIGKILL), resumes each time: the stored URL is reused and only the rest is sent', async () => {
     const size = 64 * 1024 * 1024;
     const big = path.join(work, 'resumed upload.bin');
@@ -498,7 +565,7 @@ describe('resumable uploads (tus)', () => {
       /** Starts `upload BIG`, stops it with `signal` once its upload exists and 6 MiB more went out; the run's outcome. */
       const interrupted = async (signal: NodeJS.Signals) => {
         relay.received = 0;
-        const child = start(['upload', big, '--json'], { home, env });
+        const child = start(['upload', big, '--connections', '1', '--json'], { home, env });
         child.stdin.end();
         const outcome = outcomeOf(child);
         let gone = false;
@@ -532,7 +599,7 @@ describe('resumable uploads (tus)', () => {
 
       relay.rate = null;
       relay.received = 0;
-      const result = await run(['upload', big, '--json'], { home, env });
+      const result = await run(['upload', big, '--connections', '1', '--json'], { home, env });
       assert.equal(result.code, 0, result.stderr);
       const stored = JSON.parse(result.stdout).files[0];
       assert.deepEqual([stored.name, stored.size], ['resumed upload.bin', size]);

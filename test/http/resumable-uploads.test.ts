@@ -63,7 +63,14 @@ describe('protocol', () => {
     const response = await t.fetch('/uploads', { method: 'OPTIONS' });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('tus-version'), '1.0.0');
-    assert.deepEqual(response.headers.get('tus-extension')?.split(','), ['creation', 'creation-with-upload', 'termination', 'expiration', 'checksum']);
+    assert.deepEqual(response.headers.get('tus-extension')?.split(','), [
+      'creation',
+      'creation-with-upload',
+      'termination',
+      'expiration',
+      'checksum',
+      'concatenation',
+    ]);
     assert.deepEqual(response.headers.get('tus-checksum-algorithm')?.split(','), ['md5', 'sha1', 'sha256']);
     assert.equal(response.headers.get('tus-max-size'), String(MAX_FILE));
   });

@@ -19,7 +19,9 @@ type UploadResult = Uploaded | { file: string; error: Record<string, unknown> };
  * when the server offers it, else POST /files; `--no-resume` forces POST), `--parallel`
  * at a time, a progress bar each at a terminal. A tus upload goes in PATCHes no larger
  * than the server's Filehaven-Max-Chunk-Size (or a smaller `--chunk-size`), so a proxy's
- * body limit below the file's size lets it through. A tus upload cut by Ctrl-C, a lost
+ * body limit below the file's size lets it through. A file of 64 MiB or more goes over
+ * `--connections` connections at once (tus concatenation) where the server offers it.
+ * A tus upload cut by Ctrl-C, a lost
  * connection or `kill -9` continues where it stopped when the same command runs again
  * (its URL is kept in `uploads.json` beside the login). With --folder, the folder is
  * checked before the first byte and the stored files are moved into it with one call at
@@ -36,6 +38,9 @@ export async function uploadCommand(args: string[]): Promise<void> {
     const chunkSize = sizeFlag(command.values, 'chunk-size', RANGES.chunkSize);
     if (chunkSize !== undefined && transport === 'post')
       throw new UsageError('--chunk-size is for resumable uploads; --no-resume sends each file in one request');
+    const connections = countFlag(command.values, 'connections', RANGES.connections);
+    if (command.values.connections !== undefined && transport === 'post')
+      throw new UsageError('--connections is for resumable uploads; --no-resume sends each file in one request');
     if (folder !== undefined && !/^[A-Za-z0-9]+$/.test(folder)) throw new UsageError(`--folder expects a folder id, got "${folder}"`);
     const expiresIn = durationFlag(command.values, 'expires', RANGES.expires);
     // Every file must be readable before anything is sent: a typo fails fast.
@@ -64,7 +69,7 @@ export async function uploadCommand(args: string[]): Promise<void> {
         try {
           const size = (await stat(file)).size;
           bar = bars.add(path.basename(file), size);
-          const stored = await client.upload(file, { transport, chunkSize, expiresIn, onProgress: (sent) => bar!.update(sent) });
+          const stored = await client.upload(file, { transport, chunkSize, expiresIn, connections, onProgress: (sent) => bar!.update(sent) });
           results[index] = { file, ...stored, deleteLink: stored.deleteLink ?? null };
         } catch (error) {
           if (command.signal.aborted) return;

@@ -81,7 +81,7 @@ export function housekeepingRepository(db: Kysely<Database>, engine: Engine): Ho
       if (engine === 'sqlite') await sql`PRAGMA optimize`.execute(db);
     },
     async stats(): Promise<StoreStats> {
-      // The totals the database keeps (migration 0020): a few rows per kind between folds,
+      // The totals the database keeps (migration 0019): a few rows per kind between folds,
       // never a pass over files.
       const [accounts, totals] = await Promise.all([
         db

@@ -90,7 +90,7 @@ export function operatorQueriesRepository(db: Kysely<Database>, engine: Engine):
       const live = (at: number, table: string) =>
         sql<number>`case when ${sql.ref(`${table}.created_at`)} <= ${at} and (${sql.ref(`${table}.deleted_at`)} > ${at} or (${sql.ref(`${table}.deleted_at`)} is null and ${sql.ref(`${table}.status`)} <> ${FileStatus.Deleted})) then 1 else 0 end`;
       // Live at `at` is `live` above, split by state so each half is one range of
-      // files_sha256 (sha256, status, created_at; 0021): an active or blocked file has no
+      // files_sha256 (sha256, status, created_at; 0020): an active or blocked file has no
       // deleted_at (only the change to deleted sets it, and nothing leaves that state).
       const anyLive = (at: number) =>
         sql<number>`case

@@ -449,8 +449,10 @@ export interface ResumableUploadRecord {
   digestCheckpoints: string;
   /** The file expiry its metadata asked for (`expires_in`, seconds), applied when it is stored; null = none asked. */
   expiresIn: number | null;
-  /** The file the finished upload became; null while it is in progress. */
+  /** The file the finished upload became (a partial: the file its final became); null while it is in progress. */
   fileId: string | null;
+  /** Its part in tus's concatenation: null (a whole upload), `partial`, or `final;<id> <id>...` (uploads/upload-concat.ts). */
+  concat: string | null;
   createdAt: number;
   /** After this, the upload is refused and gc removes it with its bytes (--upload-expiry). */
   expiresAt: number;
@@ -459,13 +461,15 @@ export interface ResumableUploadRecord {
 /** Resumable uploads (uploads/resumable-uploads-service.ts). */
 export interface ResumableUploadsRepository {
   /** Inserts a new upload. */
-  create(row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId' | 'expiresIn'> & { expiresIn?: number | null }): Promise<void>;
+  create(
+    row: Omit<ResumableUploadRecord, 'digestCheckpoints' | 'fileId' | 'expiresIn' | 'concat'> & { expiresIn?: number | null; concat?: string | null },
+  ): Promise<void>;
   /** The upload with this id, or null. */
   byId(id: string): Promise<ResumableUploadRecord | null>;
   /** Replaces the saved digest states. */
   saveCheckpoints(id: string, checkpoints: string): Promise<void>;
-  /** Records the file the upload became; false when it already had one (or is gone). */
-  markStored(id: string, fileId: string): Promise<boolean>;
+  /** Records the file the upload became (and its new `concat`, when given); false when it already had one (or is gone). */
+  markStored(id: string, fileId: string, concat?: string): Promise<boolean>;
   /** Deletes the row and returns it; null when another caller took it first. */
   take(id: string): Promise<ResumableUploadRecord | null>;
   /** Up to `limit` uploads whose expiry is before `now`, oldest first. */
@@ -497,7 +501,7 @@ export interface HousekeepingRepository {
   stats(): Promise<StoreStats>;
   /**
    * Replaces the rows of differences the database appended to the kept totals (migration
-   * 0020) by their sums, one per kind; how many rows there were. Run it in a transaction.
+   * 0019) by their sums, one per kind; how many rows there were. Run it in a transaction.
    */
   foldTotals(): Promise<number>;
   /**

@@ -16,6 +16,7 @@ function toRecord(row: Selectable<ResumableUploadsTable>): ResumableUploadRecord
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
     expiresIn: row.expires_in === null || row.expires_in === undefined ? null : Number(row.expires_in),
+    concat: row.concat ?? null,
   };
 }
 
@@ -34,6 +35,7 @@ export function resumableUploadsRepository(db: Kysely<Database>): ResumableUploa
           created_at: row.createdAt,
           expires_at: row.expiresAt,
           expires_in: row.expiresIn ?? null,
+          concat: row.concat ?? null,
         })
         .execute();
     },
@@ -44,10 +46,10 @@ export function resumableUploadsRepository(db: Kysely<Database>): ResumableUploa
     async saveCheckpoints(id, checkpoints) {
       await db.updateTable('resumable_uploads').set({ digest_checkpoints: checkpoints }).where('id', '=', id).where('file_id', 'is', null).execute();
     },
-    async markStored(id, fileId) {
+    async markStored(id, fileId, concat) {
       const result = await db
         .updateTable('resumable_uploads')
-        .set({ file_id: fileId, digest_checkpoints: '[]' })
+        .set({ file_id: fileId, digest_checkpoints: '[]', ...(concat === undefined ? {} : { concat }) })
         .where('id', '=', id)
         .where('file_id', 'is', null)
         .executeTakeFirst();

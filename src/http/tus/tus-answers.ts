@@ -1,13 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ResumableUploadRecord } from '../../db/repositories/repositories.js';
 import type { FileRecord } from '../../domain/types.js';
 import type { FinishedUpload } from '../../uploads/resumable-uploads-service.js';
+import { isPartial, PARTIAL, partsOfFinal } from '../../uploads/upload-concat.js';
 import { createdFileEntry } from '../api/file-entries.js';
 import { entryEl, textEl } from '../atom.js';
 import type { HttpContext } from '../context.js';
 import { expiresHeaders } from '../expires-header.js';
 import type { Links } from '../links.js';
 import { sendAtom } from '../plugins/atom-reply.js';
-import { FILE_HEADERS } from './tus-headers.js';
+import type { TusCaller } from './tus-caller.js';
+import { FILE_HEADERS, UPLOADS_PATH } from './tus-headers.js';
 
 /** The status of an answer that finishes an upload (finishedStatus). */
 export type FinishStatus = 201 | 200 | 204;
@@ -78,4 +81,16 @@ export function fileHeaders(links: Links, file: FileRecord, deleteSecret: string
   const headers: Record<string, string> = { [FILE_HEADERS.id]: file.id, [FILE_HEADERS.download]: links.download(file) };
   if (deleteSecret !== null) headers[FILE_HEADERS.delete] = links.delete(file, deleteSecret);
   return { ...headers, ...expiresHeaders(file) };
+}
+
+/**
+ * Upload-Concat of a partial or final upload (tus concatenation: HEAD answers with it),
+ * the final's partials as URLs where the caller reaches them; null for a whole upload.
+ */
+export function uploadConcatHeader(links: Links, caller: TusCaller, record: ResumableUploadRecord): string | null {
+  if (isPartial(record)) return PARTIAL;
+  const parts = partsOfFinal(record);
+  if (parts === null) return null;
+  const base = caller.viaSite ? links.webUrl : links.baseUrl;
+  return `final;${parts.map((id) => `${base}${UPLOADS_PATH}/${id}`).join(' ')}`;
 }

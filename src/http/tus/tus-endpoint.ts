@@ -15,6 +15,9 @@ import { apiErrorOf } from './tus-errors.js';
 import { CSRF_HEADER, FILE_HEADERS, MAX_CHUNK_SIZE_HEADER, UPLOADS_PATH } from './tus-headers.js';
 import type { VerifiedBody } from './upload-checksum.js';
 
+/** Our headers a page of another origin may read on tus's answers, besides tus's own (@tus/utils HEADERS). */
+export const OWN_EXPOSED_HEADERS = [FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, EXPIRES_HEADER, MAX_CHUNK_SIZE_HEADER, 'Retry-After'];
+
 /** The services the tus handlers call, and no others. */
 export type TusContext = HttpContext<'accounts' | 'clock' | 'config' | 'resumable' | 'sessions' | 'uploadRequests'>;
 
@@ -68,7 +71,8 @@ export interface TusEndpoint {
 }
 
 /**
- * tus 1.0 (core, creation, creation-with-upload, termination, expiration, checksum) with
+ * tus 1.0 (core, creation, creation-with-upload, termination, expiration, checksum, and
+ * concatenation's partial uploads; the final is post-handler.ts's own) with
  * @tus/server over the resumable upload service's data store and lock. Locations are
  * absolute under {base_url} (under {web_url} for the site's uploader, whose page may only
  * talk to its own origin), whatever Host or proxy headers say.
@@ -95,7 +99,7 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
     // id from a query string past the ownership check).
     getFileIdFromRequest: (request) => requests.get(request)?.id,
     // One string: @tus/server appends the list to its own with ', ' but joins ours with ','.
-    exposedHeaders: [[FILE_HEADERS.id, FILE_HEADERS.download, FILE_HEADERS.delete, EXPIRES_HEADER, MAX_CHUNK_SIZE_HEADER, 'Retry-After'].join(', ')],
+    exposedHeaders: [OWN_EXPOSED_HEADERS.join(', ')],
     allowedHeaders: [CSRF_HEADER, SHARE_PASSWORD_HEADER],
     onUploadCreate: async (request, upload) => {
       const metadata = upload.metadata ?? {};
@@ -108,12 +112,17 @@ export function createTusEndpoint(app: FastifyInstance, context: TusContext): Tu
         // Into a request: its folder, whatever the metadata says.
         folderId: state.request ? (state.request.folderId ?? undefined) : (metadata.folder ?? undefined),
         ...(state.request ? { requestId: state.request.id } : {}),
+        // The handler let only `partial` through (a final never reaches tus).
+        partial: request.headers.get('upload-concat') === 'partial',
       });
       return {};
     },
     onUploadFinish: async (request, upload) => {
       const state = stateOf(request);
-      state.finished = await service.finish(state.account, upload.id);
+      const finished = await service.finish(state.account, upload.id);
+      // A partial upload becomes no file: tus's own answer (204) says it is whole.
+      if (!finished) return {};
+      state.finished = finished;
       return { status_code: state.finishStatus };
     },
     onResponseError: (request, error) => {
