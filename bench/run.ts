@@ -8,13 +8,15 @@
  * figures to bench/results/<date>.json).
  *
  *   BENCH_BACKENDS         comma-separated: local, postgres-s3 (default both)
- *   BENCH_SECTIONS         comma-separated: bytes, memory, requests, copies, rows, small, cluster, resumable, connections (default all)
+ *   BENCH_SECTIONS         comma-separated: bytes, memory, requests, copies, rows, small, cluster, resumable, parallel, connections (default all)
  *   BENCH_SIZE             the upload/download of "bytes" (default 256MiB)
  *   BENCH_CONCURRENT_SIZE  each of the 4+4 transfers of "memory" (default 512MiB)
  *   BENCH_COPY_SIZE        the file "copies" copies (default 1GiB)
  *   BENCH_ROWS             the large table of "rows" (default 1000000)
  *   BENCH_CLUSTER_UPLOAD_SIZE  each of the 4 parallel uploads of "cluster" (default 64MiB)
  *   BENCH_KILL_SIZE        the upload of "resumable" whose server is killed three times (default 2GiB)
+ *   BENCH_PARALLEL_SIZE    the upload of "parallel" sent through the capped proxy (default 64MiB; uncapped it is BENCH_SIZE)
+ *   BENCH_PARALLEL_CAP     the bytes/s the proxy of "parallel" lets through each connection (default 8MB)
  *   BENCH_CONNECTIONS_DOWNLOADS, BENCH_CONNECTIONS_IDLE   "connections": downloads at once and idle keep-alive
  *                          connections beside them (default 1000 and 10000)
  *   BENCH_CONNECTIONS_PACE  the bytes/s each of those downloads is read at (default 1MB)
@@ -62,6 +64,7 @@ import { cluster } from './sections/cluster.js';
 import { connections } from './sections/connections.js';
 import { copies } from './sections/copies.js';
 import { memory } from './sections/memory.js';
+import { parallelUploads } from './sections/parallel.js';
 import { requestRates } from './sections/request-rate.js';
 import { resumable } from './sections/resumable.js';
 import { rows } from './sections/rows.js';
@@ -100,7 +103,7 @@ function listSetting<T extends string>(name: string, all: readonly T[]): T[] {
 const BACKENDS = ['local', 'postgres-s3'] as const;
 type BackendName = (typeof BACKENDS)[number];
 // rows before small: its small table is then the thousand rows it seeds and little more.
-const SECTIONS = ['bytes', 'memory', 'requests', 'copies', 'rows', 'small', 'cluster', 'resumable', 'connections'] as const;
+const SECTIONS = ['bytes', 'memory', 'requests', 'copies', 'rows', 'small', 'cluster', 'resumable', 'parallel', 'connections'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 const settings = {
@@ -111,6 +114,8 @@ const settings = {
   copySize: sizeSetting('BENCH_COPY_SIZE', '1GiB'),
   clusterUploadSize: sizeSetting('BENCH_CLUSTER_UPLOAD_SIZE', '64MiB'),
   killSize: sizeSetting('BENCH_KILL_SIZE', '2GiB'),
+  parallelSize: sizeSetting('BENCH_PARALLEL_SIZE', '64MiB'),
+  parallelCap: sizeSetting('BENCH_PARALLEL_CAP', '8MB'),
   rows: countSetting('BENCH_ROWS', 1_000_000, 2000),
   rounds: countSetting('BENCH_ROUNDS', 5, 1),
   loadSeconds: countSetting('BENCH_LOAD_SECONDS', 5, 1),
@@ -229,6 +234,7 @@ async function benchBackend(backend: BackendName, nginx: NginxReference | { miss
       rows: () => rows(context, settings.rows),
       cluster: () => cluster(context, settings.loadSeconds, settings.clusterUploadSize),
       resumable: () => resumable(context, settings.size, settings.killSize),
+      parallel: () => parallelUploads(context, { cappedSize: settings.parallelSize, size: settings.size, cap: settings.parallelCap }),
       connections: () => connections(context, { ...settings.connections, loadSeconds: settings.loadSeconds }),
     };
     const results: SectionResult[] = [];

@@ -16,7 +16,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const TINY = {
   BENCH_BACKENDS: 'local',
-  BENCH_SECTIONS: 'bytes,memory,requests,copies,rows,small,resumable,cluster,connections',
+  BENCH_SECTIONS: 'bytes,memory,requests,copies,rows,small,resumable,cluster,parallel,connections',
   BENCH_SIZE: '4MiB',
   BENCH_CONCURRENT_SIZE: '4MiB',
   BENCH_COPY_SIZE: '4MiB',
@@ -25,6 +25,8 @@ const TINY = {
   BENCH_LOAD_SECONDS: '1',
   BENCH_KILL_SIZE: '32MiB',
   BENCH_CLUSTER_UPLOAD_SIZE: '4MiB',
+  BENCH_PARALLEL_SIZE: '4MiB',
+  BENCH_PARALLEL_CAP: '64MB',
   BENCH_CONNECTIONS_DOWNLOADS: '8',
   BENCH_CONNECTIONS_IDLE: '32',
   BENCH_CONNECTIONS_PACE: '4MB',
