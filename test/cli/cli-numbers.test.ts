@@ -119,6 +119,7 @@ const SETTING_VALUES: Record<string, string[]> = {
   'idle-timeout': ['0'],
   'max-connections-per-ip': ['-1'],
   'database-pool-size': ['1001'],
+  'database-pool-wait': ['0s'],
   's3-part-size': ['4MiB'],
   's3-queue-size': ['17'],
   'share-max-expiry': ['0s'],
