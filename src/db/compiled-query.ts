@@ -18,7 +18,7 @@ export function compiledQuery<DB, Params extends readonly unknown[], Row>(
 ): (...params: Params) => Promise<Row[]> {
   let compiled: CompiledQuery<Row> | undefined;
   return async (...params) => {
-    compiled ??= compileOnce(db, placeholders, build);
+    compiled ??= compileOnce(db, placeholders, build, true);
     return (await db.executeQuery<Row>({ ...compiled, parameters: params })).rows;
   };
 }
@@ -28,6 +28,9 @@ export function compiledQuery<DB, Params extends readonly unknown[], Row>(
  * at module level, run on whichever database or transaction is given, and compiled once
  * per database. A transaction shares its database's adapter (and compiler, and plugins),
  * so the text compiled on one serves the other; the SQL differs only between engines.
+ * Not prepared by name on PostgreSQL: these run inside transactions, where a statement a
+ * newer server's migration made stale ("cached plan must not change result type", a column
+ * added under a `returning *`) aborts the transaction, and no retry of the one call helps.
  */
 export function definedQuery<DB, Params extends readonly unknown[], Row>(
   placeholders: Params,
@@ -38,23 +41,24 @@ export function definedQuery<DB, Params extends readonly unknown[], Row>(
     const adapter = db.getExecutor().adapter;
     let query = compiled.get(adapter);
     if (!query) {
-      query = compileOnce(db, placeholders, build);
+      query = compileOnce(db, placeholders, build, false);
       compiled.set(adapter, query);
     }
     return (await db.executeQuery<Row>({ ...query, parameters: params })).rows;
   };
 }
 
-/** Compiles a query with its placeholders, checked to be its parameters in order, and names it for PostgreSQL. */
+/** Compiles a query with its placeholders, checked to be its parameters in order, and names it for PostgreSQL when `prepared`. */
 function compileOnce<DB, Params extends readonly unknown[], Row>(
   db: Kysely<DB>,
   placeholders: Params,
   build: (db: Kysely<DB>, ...params: Params) => Compilable<Row>,
+  prepared: boolean,
 ): CompiledQuery<Row> {
   const query = build(db, ...placeholders).compile();
   if (query.parameters.length !== placeholders.length || query.parameters.some((value, i) => value !== placeholders[i]))
     throw new Error(`compiledQuery: the query's parameters are not its placeholders in order: ${query.sql}`);
-  preparedNames.set(query.sql, `fh_${createHash('sha256').update(query.sql).digest('hex').slice(0, 16)}`);
+  if (prepared) preparedNames.set(query.sql, `fh_${createHash('sha256').update(query.sql).digest('hex').slice(0, 16)}`);
   return query;
 }
 

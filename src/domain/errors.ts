@@ -55,6 +55,9 @@ export function isRefusal(error: unknown): error is ApiError {
 }
 
 /** Constructors for the catalogue, so status and wording live in one place. */
+/** The Retry-After of a 503 when the database's connections were all in use (serverBusy). */
+export const BUSY_RETRY_SECONDS = 5;
+
 export const errors = {
   wrongCredentials: () => new ApiError('errorWrongCredentials', 401, 'Invalid login or password'),
   wrongApiKey: () => new ApiError('errorPermissionDenied', 401, 'Wrong apikey'),
@@ -93,7 +96,7 @@ export const errors = {
    * through after Retry-After. errorInternal's code, as the client libraries know no
    * other for a server-side failure; 503 tells it apart from a 500.
    */
-  serverBusy: (retryAfterSeconds: number) =>
+  serverBusy: (retryAfterSeconds = BUSY_RETRY_SECONDS) =>
     new ApiError('errorInternal', 503, 'The server is busy, try again shortly', {
       'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))),
     }),

@@ -29,14 +29,18 @@ export function fileBytes(store: MetadataStore, blobs: BlobStore): FileBytes {
     if (keys.size > REMEMBERED_KEYS) keys.delete(keys.keys().next().value!);
   };
   const lookingUp = new Map<string, Promise<string | null>>();
-  const lookUp = (sha256: string): Promise<string | null> => {
-    let pending = lookingUp.get(sha256);
-    if (!pending) {
-      pending = store.blobs.keyOf(sha256);
-      lookingUp.set(sha256, pending);
-      const forget = () => lookingUp.delete(sha256);
-      pending.then(forget, forget);
+  const lookUp = async (sha256: string): Promise<string | null> => {
+    const shared = lookingUp.get(sha256);
+    if (shared) {
+      // Joined, not started: it may have begun before this file's blob row was written
+      // (the digest's last file deleted, then stored again). Null from it is asked again.
+      const key = await shared;
+      return key ?? store.blobs.keyOf(sha256);
     }
+    const pending = store.blobs.keyOf(sha256);
+    lookingUp.set(sha256, pending);
+    const forget = () => lookingUp.delete(sha256);
+    pending.then(forget, forget);
     return pending;
   };
   const keyOf = async (sha256: string): Promise<string> => {

@@ -1,4 +1,5 @@
 import type { BlobStore, StagedBlob } from '../blob/blob-store.js';
+import { DatabaseBusyError } from '../db/dialect.js';
 import type { Repositories } from '../db/repositories/repositories.js';
 import { ApiError, errors } from '../domain/errors.js';
 import { type ExpiresIn, type FileExpiryRules, fileExpiresAt } from '../domain/expiry.js';
@@ -58,7 +59,8 @@ export async function admitUpload(
     return await insertUploadedFile(deps, ownerId, name, staged, options);
   } catch (error) {
     if (error instanceof ApiError || !options.keepStagedOnFailure) await abandonStagedBlob(deps.store, deps.blobs, staged);
-    if (error instanceof ApiError) throw error;
+    // Every database connection in use: the error handler's 503 with Retry-After, not a 500.
+    if (error instanceof ApiError || error instanceof DatabaseBusyError) throw error;
     deps.log(error, 'storing an upload failed');
     throw errors.uploadStorage();
   }

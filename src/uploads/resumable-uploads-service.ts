@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { pipeline, type Readable, Transform } from 'node:stream';
 import type { ResumableStorage } from '../blob/resumable-storage.js';
+import { DatabaseBusyError } from '../db/dialect.js';
 import type { MetadataStore, ResumableUploadRecord } from '../db/repositories/repositories.js';
 import { ApiError, errors, isRefusal } from '../domain/errors.js';
 import type { Clock } from '../domain/ids.js';
@@ -423,7 +424,9 @@ export class ResumableUploadsService {
   /** Ends an upload (DELETE, tus termination): its bytes, row and reservation; a stored upload's file stays. */
   async terminate(id: string): Promise<void> {
     const record = await this.deps.store.resumableUploads.byId(id);
-    if (record && record.fileId === null) await this.deps.storage.remove(id);
+    // A partial a final joined: its bytes are a copy (the removal after the join may not
+    // have happened, a crash): they go too, or nothing would find them again.
+    if (record && (record.fileId === null || finalOfPartial(record) !== null)) await this.deps.storage.remove(id);
     await this.forget(id);
   }
 
@@ -452,8 +455,10 @@ export class ResumableUploadsService {
             continue;
           }
           // A stored upload's file stays; only what tus kept of it (if a forget failed) goes.
-          // A concatenated partial's bytes were copied into its final's blob: none of them is a blob.
-          if (current.fileId === null || isPartial(current)) await this.deps.storage.remove(row.id);
+          // A partial a final joined had its bytes copied into the final's blob: none of them
+          // is a blob. (A partial an older server made a file of, as a plain upload, owns its
+          // blob like any stored upload: kept.)
+          if (current.fileId === null || finalOfPartial(current) !== null) await this.deps.storage.remove(row.id);
           else await this.deps.storage.forgetFinished(row.id);
           await this.forget(row.id);
           removed++;
@@ -570,7 +575,7 @@ export class ResumableUploadsService {
         await this.forget(record.id).catch((forgetError: unknown) => this.deps.log(forgetError, `forgetting the refused upload ${record.id} failed`));
         throw error;
       }
-      if (error instanceof ApiError) throw error;
+      if (error instanceof ApiError || error instanceof DatabaseBusyError) throw error;
       this.deps.log(error, 'storing a finished resumable upload failed; it stays for a retry');
       throw errors.uploadStorage();
     }

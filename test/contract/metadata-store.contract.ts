@@ -1310,7 +1310,13 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         };
         await store.resumableUploads.create(row);
         await store.resumableUploads.saveCheckpoints(row.id, '[{"at":4,"state":"x"}]');
-        assert.deepEqual(await peer.resumableUploads.byId(row.id), { ...row, digestCheckpoints: '[{"at":4,"state":"x"}]', fileId: null, expiresIn: null });
+        assert.deepEqual(await peer.resumableUploads.byId(row.id), {
+          ...row,
+          digestCheckpoints: '[{"at":4,"state":"x"}]',
+          fileId: null,
+          expiresIn: null,
+          concat: null,
+        });
         const marks = await Promise.all([store.resumableUploads.markStored(row.id, 'FILEAAAAAA'), peer.resumableUploads.markStored(row.id, 'FILEBBBBBB')]);
         assert.equal(marks.filter(Boolean).length, 1, `one file per upload: ${marks}`);
         await store.resumableUploads.saveCheckpoints(row.id, '[{"at":9,"state":"y"}]');
@@ -1326,6 +1332,22 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
         const taken = await Promise.all([store.resumableUploads.take(row.id), peer.resumableUploads.take(row.id)]);
         assert.equal(taken.filter((r) => r !== null).length, 1);
         assert.equal(await store.resumableUploads.byId(row.id), null);
+      });
+
+      test("a partial upload keeps its part in a concatenation; two finals joining it at once: one marks it, with the final's id", async () => {
+        const peer = await harness.openPeer();
+        const owner = await account();
+        const part = { id: '2'.repeat(32), accountId: owner.id, filename: 'p.bin', folderId: null, length: 10, reservationId: null, createdAt: 5, expiresAt: 100 };
+        await store.resumableUploads.create({ ...part, concat: 'partial' });
+        assert.equal((await peer.resumableUploads.byId(part.id))?.concat, 'partial');
+        const marks = await Promise.all([
+          store.resumableUploads.markStored(part.id, 'FILEAAAAAA', `partial;${'a'.repeat(32)}`),
+          peer.resumableUploads.markStored(part.id, 'FILEBBBBBB', `partial;${'b'.repeat(32)}`),
+        ]);
+        assert.equal(marks.filter(Boolean).length, 1, `one final per partial: ${marks}`);
+        const marked = await store.resumableUploads.byId(part.id);
+        assert.equal(marked?.concat, marks[0] ? `partial;${'a'.repeat(32)}` : `partial;${'b'.repeat(32)}`);
+        assert.equal(marked?.fileId, marks[0] ? 'FILEAAAAAA' : 'FILEBBBBBB');
       });
     });
   });

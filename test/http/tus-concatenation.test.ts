@@ -179,6 +179,8 @@ describe('the final upload', () => {
 
     let answer = await final(ada.key, [a, 'f'.repeat(32)]);
     expectError(answer.response, answer.body, 404, 'errorFileNotFound');
+    // A page elsewhere that sent the partials reads a refusal too.
+    assert.equal(answer.response.headers.get('access-control-allow-origin'), '*');
     answer = await final(ada.key, [a, unfinished.id]);
     expectError(answer.response, answer.body, 400, 'errorUploadFaild');
     assert.match(answer.body, /not finished/);

@@ -83,9 +83,14 @@ async function writeBigFile(file: string, size: number): Promise<string> {
   return hash.digest('hex');
 }
 
-/** `filehaven upload` of the test's CLI, through the proxy, with --json. */
+/**
+ * `filehaven upload` of the test's CLI, through the proxy, with --json; over one
+ * connection, as these tests are about one upload's PATCHes (parallel partials are each
+ * below the limit: tus-concatenation.test.ts and client-cli.test.ts).
+ */
 function upload(args: string[]): Promise<CliResult> {
-  return runCli(['upload', ...args, '--json'], { FILEHAVEN_SERVER: proxyUrl, FILEHAVEN_KEY: ada.key, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config') });
+  const oneConnection = args.includes('--no-resume') ? [] : ['--connections', '1'];
+  return runCli(['upload', ...args, ...oneConnection, '--json'], { FILEHAVEN_SERVER: proxyUrl, FILEHAVEN_KEY: ada.key, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config') });
 }
 
 /** The PATCHes nginx passed on, from its access log: their answers and body sizes. */

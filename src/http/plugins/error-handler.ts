@@ -26,7 +26,6 @@ const PAGE_TITLES: Record<number, string> = {
  * What a client refused for a busy database pool is told to wait: the queue it waited in
  * drains in seconds once the burst that filled it is served.
  */
-const BUSY_RETRY_SECONDS = 5;
 
 /** Maps anything thrown to an ApiError; unknown errors are logged and become a bare 500. */
 function toApiError(error: unknown, request: FastifyRequest): ApiError {
@@ -45,7 +44,7 @@ function toApiError(error: unknown, request: FastifyRequest): ApiError {
   if (error instanceof DatabaseBusyError) {
     // Load, not a fault: one line, no stack; the operator's remedy is in docs/operating.md.
     request.log.warn(`answered 503: ${error.message} (see --database-pool-size)`);
-    return errors.serverBusy(BUSY_RETRY_SECONDS);
+    return errors.serverBusy();
   }
   request.log.error(error, 'unhandled error');
   return errors.internal();

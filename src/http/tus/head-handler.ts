@@ -1,3 +1,4 @@
+import { isPartial } from '../../uploads/upload-concat.js';
 import { fileHeaders, finishedStatus, requestFileHeaders, uploadConcatHeader } from './tus-answers.js';
 import { callersUpload, type TusItemHandler } from './tus-handler.js';
 
@@ -28,10 +29,11 @@ export const handleHead: TusItemHandler = async (endpoint, request, reply, id) =
   }
   const exchange = await endpoint.pass(request, reply, caller, { id, finishStatus: finishedStatus(request) });
   const { response, state } = exchange;
-  if (!state.error && response.status < 400 && finishedOffsets(response)) {
+  // A whole partial upload waits for its final: nothing to finish, and no lock to wait for
+  // while a final is joining it.
+  if (!state.error && response.status < 400 && finishedOffsets(response) && !isPartial(record)) {
     // This answer is the one that stored it, so it shows the delete link.
     const finished = await service.finish(caller.account, id);
-    // A partial upload is whole now, and waits for its final.
     if (finished)
       reply.headers({
         'Cache-Control': 'no-store',

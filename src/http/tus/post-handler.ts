@@ -39,6 +39,9 @@ export const handlePost: TusHandler = async (endpoint, request, reply) => {
 /** A final upload: no body and no Upload-Length (tus: its length is its partials'), the file's name and folder in its metadata. */
 const handleFinal = async (endpoint: TusEndpoint, request: FastifyRequest, reply: Parameters<TusHandler>[2], urls: string): Promise<ReturnType<TusHandler>> => {
   const { context } = endpoint;
+  // As tus answers its own creations (no allowedOrigins: any origin), so a page elsewhere
+  // that sent the partials can read the final's answer too, a refusal included.
+  reply.headers({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': [...HEADERS, ...OWN_EXPOSED_HEADERS].join(', ') });
   if (requestOfMetadata(request) !== undefined) throw intoRequestRefused();
   const caller = await callerOf(context, request);
   const length = request.headers['content-length'];
@@ -59,10 +62,6 @@ const handleFinal = async (endpoint: TusEndpoint, request: FastifyRequest, reply
     expiresIn: metadata.expires_in ?? undefined,
   });
   reply.headers({
-    // As tus answers its own creations (no allowedOrigins: any origin), so a page
-    // elsewhere that sent the partials can read the final's answer too.
-    'Access-Control-Allow-Origin': '*',
-    'Access-Control-Expose-Headers': [...HEADERS, ...OWN_EXPOSED_HEADERS].join(', '),
     'Tus-Resumable': '1.0.0',
     Location: `${caller.viaSite ? context.links.webUrl : context.links.baseUrl}${UPLOADS_PATH}/${finished.finalId}`,
     'Upload-Concat': `final;${urls.trim()}`,

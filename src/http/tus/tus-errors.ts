@@ -1,4 +1,5 @@
 import { STATUS_CODES } from 'node:http';
+import { DatabaseBusyError } from '../../db/dialect.js';
 import { ApiError, errors } from '../../domain/errors.js';
 
 /**
@@ -8,6 +9,8 @@ import { ApiError, errors } from '../../domain/errors.js';
  */
 export function apiErrorOf(error: unknown, maxFileSize: number, log: (cause: unknown) => unknown): ApiError {
   if (error instanceof ApiError) return error;
+  // Every database connection in use (a lock, a creation, a finish): a 503 to retry.
+  if (error instanceof DatabaseBusyError) return errors.serverBusy();
   const tus = error as { status_code?: unknown; body?: unknown } | null;
   if (tus && typeof tus.status_code === 'number') {
     const status = tus.status_code;
