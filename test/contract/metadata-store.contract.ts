@@ -1337,7 +1337,16 @@ export function metadataStoreContract(name: string, makeStore: MetadataStoreFact
       test("a partial upload keeps its part in a concatenation; two finals joining it at once: one marks it, with the final's id", async () => {
         const peer = await harness.openPeer();
         const owner = await account();
-        const part = { id: '2'.repeat(32), accountId: owner.id, filename: 'p.bin', folderId: null, length: 10, reservationId: null, createdAt: 5, expiresAt: 100 };
+        const part = {
+          id: '2'.repeat(32),
+          accountId: owner.id,
+          filename: 'p.bin',
+          folderId: null,
+          length: 10,
+          reservationId: null,
+          createdAt: 5,
+          expiresAt: 100,
+        };
         await store.resumableUploads.create({ ...part, concat: 'partial' });
         assert.equal((await peer.resumableUploads.byId(part.id))?.concat, 'partial');
         const marks = await Promise.all([

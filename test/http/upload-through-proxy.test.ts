@@ -90,7 +90,12 @@ async function writeBigFile(file: string, size: number): Promise<string> {
  */
 function upload(args: string[]): Promise<CliResult> {
   const oneConnection = args.includes('--no-resume') ? [] : ['--connections', '1'];
-  return runCli(['upload', ...args, ...oneConnection, '--json'], { FILEHAVEN_SERVER: proxyUrl, FILEHAVEN_KEY: ada.key, HOME: work, XDG_CONFIG_HOME: path.join(work, 'config') });
+  return runCli(['upload', ...args, ...oneConnection, '--json'], {
+    FILEHAVEN_SERVER: proxyUrl,
+    FILEHAVEN_KEY: ada.key,
+    HOME: work,
+    XDG_CONFIG_HOME: path.join(work, 'config'),
+  });
 }
 
 /** The PATCHes nginx passed on, from its access log: their answers and body sizes. */
