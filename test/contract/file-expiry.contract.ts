@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore, NewFile } from '../../src/db/repositories/repositories.js';
 import { FileStatus, isExpired } from '../../src/domain/types.js';
+import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const T0 = Date.parse('2026-11-21T10:04:05Z');
@@ -26,19 +27,7 @@ export function fileExpiryContract(name: string, makeStore: MetadataStoreFactory
     beforeEach(async () => {
       harness = await makeStore();
       store = harness.store;
-      owner = (
-        await store.accounts.create({
-          login: 'ada',
-          passwordHash: 'h',
-          name: '',
-          email: '',
-          premiumStart: null,
-          premiumEnd: null,
-          trafficLeft: 0,
-          isOperator: false,
-          createdAt: T0,
-        })
-      ).id;
+      owner = (await contractAccount(store, 'ada', T0)).id;
       await store.folders.create({ id: 'FOLDER0001', ownerId: owner, parentId: null, name: 'f', createdAt: T0 });
       await store.folders.create({ id: 'FOLDER0002', ownerId: owner, parentId: null, name: 'g', createdAt: T0 });
     });

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import type { MetadataStore } from '../../src/db/repositories/repositories.js';
 import { FileStatus } from '../../src/domain/types.js';
 import { SETTLE_MS, StatsHistoryService } from '../../src/services/stats-history-service.js';
+import { contractAccount } from './contract-accounts.js';
 import type { MetadataStoreFactory, MetadataStoreHarness } from './metadata-store.contract.js';
 
 const DAY = 86_400_000;
@@ -28,19 +29,7 @@ export function siteDaysContract(name: string, makeStore: MetadataStoreFactory):
     beforeEach(async () => {
       harness = await makeStore();
       store = harness.store;
-      owner = (
-        await store.accounts.create({
-          login: 'a',
-          passwordHash: 'h',
-          name: '',
-          email: '',
-          premiumStart: null,
-          premiumEnd: null,
-          trafficLeft: 0,
-          isOperator: false,
-          createdAt: T0,
-        })
-      ).id;
+      owner = (await contractAccount(store, 'a', T0)).id;
     });
     afterEach(() => harness.cleanup());
 
